@@ -1,0 +1,87 @@
+//! The library's typed error.
+//!
+//! Every fallible library function returns [`Result<T>`]. Variants are the
+//! things a caller can act on; each message says what went wrong, where, and
+//! (where there is one) how to fix it. `anyhow` is used only in `cli/`.
+
+use std::path::PathBuf;
+
+/// Errors returned by the recall library.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Input given by the user (a flag, a key, a category, a body) is invalid.
+    #[error("{0}")]
+    Invalid(String),
+
+    /// A record, project or session named by the user does not exist.
+    #[error("{0}")]
+    NotFound(String),
+
+    /// A record file could not be parsed; `line` is 1-based within the file.
+    #[error("{}:{line}: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+
+    /// Text contains a secret and the caller did not ask for redaction.
+    #[error(
+        "refusing to store a secret: {kind} at {location}; remove it, or pass --redact to store it as [REDACTED:{kind}]"
+    )]
+    Secret { kind: String, location: String },
+
+    /// Filesystem failure, with the path involved. The cause is the
+    /// `source`, printed by `{:#}` chains.
+    #[error("{action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The index database is unreadable or malformed.
+    #[error("the index at {} is corrupt or unreadable ({detail}); rebuild it with `recall reindex --full`", path.display())]
+    CorruptIndex { path: PathBuf, detail: String },
+
+    /// The index was written by a newer recall.
+    #[error("the index at {} has schema version {found}, newer than this recall supports ({supported}); upgrade recall or run `recall reindex --full`", path.display())]
+    SchemaTooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+
+    /// Any other SQLite failure.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+
+    /// Failure to get a pooled connection.
+    #[error("connection pool: {0}")]
+    Pool(#[from] r2d2::Error),
+
+    /// JSON encoding or decoding failure.
+    #[error("json: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Shorthand result type for the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wrap an I/O error with the action and path that failed.
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Build an [`Error::Invalid`] from anything printable.
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::Invalid(msg.into())
+    }
+}

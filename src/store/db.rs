@@ -1,0 +1,226 @@
+//! Opening a scope's `index.db`: pragmas, migrations, one writer and a pool
+//! of readers.
+//!
+//! Write paths open [`OpenMode::ReadWrite`], which applies pending migrations.
+//! The hook path opens [`OpenMode::ReadOnly`]: one `user_version` read and no
+//! migrations.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::migrate::{migrate, SCHEMA_VERSION};
+use crate::error::{Error, Result};
+
+/// How long a connection waits on a lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How to open an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the file if needed and apply migrations.
+    ReadWrite,
+    /// Open an existing, current index without writing to it.
+    ReadOnly,
+}
+
+type Pool = r2d2::Pool<SqliteConnectionManager>;
+
+/// An open index: the single writer (absent in read-only mode) and a lazily
+/// filled pool of readers.
+pub struct Db {
+    path: PathBuf,
+    writer: Option<Connection>,
+    readers: Pool,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("path", &self.path).finish()
+    }
+}
+
+fn init_conn(c: &mut Connection) -> rusqlite::Result<()> {
+    c.busy_timeout(BUSY_TIMEOUT)?;
+    c.pragma_update(None, "foreign_keys", true)?;
+    Ok(())
+}
+
+impl Db {
+    /// Open the index at `path`. A file that is not a database, or is
+    /// corrupt, gives [`Error::CorruptIndex`]; a newer schema gives
+    /// [`Error::SchemaTooNew`].
+    pub fn open(path: &Path, mode: OpenMode) -> Result<Db> {
+        let corrupt = |e: rusqlite::Error| classify(path, e);
+        let writer = match mode {
+            OpenMode::ReadWrite => {
+                if let Some(dir) = path.parent() {
+                    super::create_private_dir(dir)?;
+                }
+                let mut c = Connection::open(path).map_err(corrupt)?;
+                init_conn(&mut c).map_err(corrupt)?;
+                c.pragma_update(None, "journal_mode", "WAL")
+                    .map_err(corrupt)?;
+                c.pragma_update(None, "synchronous", "NORMAL")
+                    .map_err(corrupt)?;
+                check_version(path, &c)?;
+                migrate(&mut c).map_err(|e| match e {
+                    Error::Sqlite(s) => classify(path, s),
+                    other => other,
+                })?;
+                restrict_permissions(path);
+                Some(c)
+            }
+            OpenMode::ReadOnly => {
+                if !path.exists() {
+                    return Err(Error::NotFound(format!(
+                        "no index at {}; create it with `recall reindex`",
+                        path.display()
+                    )));
+                }
+                None
+            }
+        };
+        let flags = match mode {
+            OpenMode::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            OpenMode::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let manager = SqliteConnectionManager::file(path)
+            .with_flags(flags)
+            .with_init(init_conn);
+        let readers = r2d2::Pool::builder()
+            .max_size(4)
+            .min_idle(Some(0))
+            .connection_timeout(BUSY_TIMEOUT)
+            .build_unchecked(manager);
+        let db = Db {
+            path: path.to_path_buf(),
+            writer,
+            readers,
+        };
+        if mode == OpenMode::ReadOnly {
+            let r = db.reader()?;
+            check_version(path, &r)?;
+        }
+        Ok(db)
+    }
+
+    /// Path of the database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A pooled read connection.
+    pub fn reader(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>> {
+        self.readers.get().map_err(|e| Error::CorruptIndex {
+            path: self.path.clone(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// The single writer. Errors in read-only mode.
+    pub fn writer(&mut self) -> Result<&mut Connection> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| Error::invalid("this index was opened read-only"))
+    }
+
+    /// Whether this handle can write.
+    pub fn is_writable(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// A read connection: the writer when there is one (it sees its own
+    /// uncommitted state and avoids a second open), else a pooled reader.
+    pub fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        match &self.writer {
+            Some(c) => f(c),
+            None => {
+                let r = self.reader()?;
+                f(&r)
+            }
+        }
+    }
+}
+
+fn check_version(path: &Path, c: &Connection) -> Result<()> {
+    let v: i64 = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if v > SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            path: path.to_path_buf(),
+            found: v,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// Turn "not a database" and "corrupt" failures into [`Error::CorruptIndex`].
+pub(crate) fn classify(path: &Path, e: rusqlite::Error) -> Error {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => Error::CorruptIndex {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        },
+        _ => Error::Sqlite(e),
+    }
+}
+
+fn restrict_permissions(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_file_is_reported_as_corrupt() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("index.db");
+        std::fs::write(&p, vec![0x42u8; 8192]).unwrap();
+        let err = Db::open(&p, OpenMode::ReadWrite).unwrap_err();
+        assert!(matches!(err, Error::CorruptIndex { .. }), "{err}");
+        assert!(err.to_string().contains("recall reindex --full"));
+    }
+
+    #[test]
+    fn read_only_sees_what_the_writer_wrote() -> Result<()> {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("index.db");
+        let mut rw = Db::open(&p, OpenMode::ReadWrite)?;
+        rw.writer()?
+            .execute("INSERT INTO meta(key, value) VALUES('k', 'v')", [])?;
+        let ro = Db::open(&p, OpenMode::ReadOnly)?;
+        let v: String =
+            ro.reader()?
+                .query_row("SELECT value FROM meta WHERE key='k'", [], |r| r.get(0))?;
+        assert_eq!(v, "v");
+        assert!(!ro.is_writable());
+        Ok(())
+    }
+
+    #[test]
+    fn newer_schema_is_refused() -> Result<()> {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("index.db");
+        {
+            let c = Connection::open(&p)?;
+            c.pragma_update(None, "user_version", SCHEMA_VERSION + 5)?;
+        }
+        let err = Db::open(&p, OpenMode::ReadWrite).unwrap_err();
+        assert!(matches!(err, Error::SchemaTooNew { .. }));
+        Ok(())
+    }
+}

@@ -1,0 +1,55 @@
+//! Schema migrations: `schema/NNNN_name.sql`, applied in order against
+//! `PRAGMA user_version` inside one write transaction. Append-only: a
+//! migration that has landed is never edited.
+
+use rusqlite::Connection;
+
+use crate::error::Result;
+
+/// Every migration, in order. Index `i` moves the schema to version `i + 1`.
+pub const MIGRATIONS: &[(&str, &str)] =
+    &[("0001_init", include_str!("../../schema/0001_init.sql"))];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Bring `conn` up to [`SCHEMA_VERSION`]. Returns the version found before.
+/// The caller has already checked that the found version is not newer.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<i64> {
+    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found >= SCHEMA_VERSION {
+        return Ok(found);
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    // Re-read inside the write lock: another process may have migrated.
+    let current: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
+        tracing::debug!(migration = name, "applying");
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+    }
+    tx.commit()?;
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_migrations_apply_to_an_empty_database() -> Result<()> {
+        let mut c = Connection::open_in_memory()?;
+        assert_eq!(migrate(&mut c)?, 0);
+        let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        assert_eq!(v, SCHEMA_VERSION);
+        // Idempotent.
+        assert_eq!(migrate(&mut c)?, SCHEMA_VERSION);
+        for t in ["records_fts", "chunks_fts", "tickets_fts"] {
+            c.execute(
+                &format!("INSERT INTO {t}({t}) VALUES('integrity-check')"),
+                [],
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,191 @@
+//! Project identity: which codebase a command is about, and its stable id.
+//!
+//! Resolved from `--project NAME`, then `RECALL_PROJECT`, then the git
+//! top-level of `--cwd` (or the current folder), then the canonical current
+//! folder. The id is a readable slug of the folder name plus a short hash of
+//! the canonical path, so two checkouts both called `app` never collide.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{atomic_write, Home, ScopeDir};
+use crate::error::{Error, Result};
+
+/// `project.json`: the mapping from project id to where the project lives.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProjectInfo {
+    pub id: String,
+    pub name: String,
+    /// Canonical root folder, or absent for a project named with `--project`.
+    pub root: Option<PathBuf>,
+    pub created: jiff::Timestamp,
+}
+
+/// A resolved project: its id, info and scope folder.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub info: ProjectInfo,
+    pub dir: ScopeDir,
+}
+
+impl Project {
+    /// Resolve the project for a command. `name` comes from `--project` or
+    /// `RECALL_PROJECT`; `cwd` from `--cwd` or the current folder.
+    pub fn resolve(home: &Home, name: Option<&str>, cwd: &Path) -> Result<Project> {
+        let info = match name.filter(|n| !n.trim().is_empty()) {
+            Some(name) => named(home, name)?,
+            None => {
+                let root = canonical_root(cwd)?;
+                let name = root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "root".to_string());
+                ProjectInfo {
+                    id: project_id(&name, &root.to_string_lossy()),
+                    name,
+                    root: Some(root),
+                    created: jiff::Timestamp::now(),
+                }
+            }
+        };
+        let dir = home.project(&info.id);
+        // Keep the original creation time when the project already exists.
+        let info = match read_info(&dir) {
+            Ok(Some(existing)) => existing,
+            _ => info,
+        };
+        Ok(Project { info, dir })
+    }
+
+    /// Write `project.json` if it does not exist yet.
+    pub fn ensure(&self) -> Result<()> {
+        let path = self.dir.root.join("project.json");
+        if path.exists() {
+            return Ok(());
+        }
+        let json = serde_json::to_vec_pretty(&self.info)?;
+        atomic_write(&path, &json)
+    }
+
+    /// Every project under the home, sorted by name.
+    pub fn list(home: &Home) -> Result<Vec<ProjectInfo>> {
+        let dir = home.projects_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(Error::io("cannot list", dir, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let sd = home.project(&entry.file_name().to_string_lossy());
+            if let Ok(Some(info)) = read_info(&sd) {
+                out.push(info);
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        Ok(out)
+    }
+}
+
+/// A project named explicitly: an existing id, or an existing project's name,
+/// or a new project whose id hashes the name.
+fn named(home: &Home, name: &str) -> Result<ProjectInfo> {
+    if let Ok(Some(info)) = read_info(&home.project(name)) {
+        return Ok(info);
+    }
+    let matches: Vec<_> = Project::list(home)?
+        .into_iter()
+        .filter(|p| p.name == name)
+        .collect();
+    match matches.len() {
+        0 => Ok(ProjectInfo {
+            id: project_id(name, &format!("name:{name}")),
+            name: name.to_string(),
+            root: None,
+            created: jiff::Timestamp::now(),
+        }),
+        1 => Ok(matches.into_iter().next().expect("one match")),
+        _ => Err(Error::invalid(format!(
+            "project name '{name}' is ambiguous ({}); pass one of those ids to --project",
+            matches
+                .iter()
+                .map(|p| p.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+fn read_info(dir: &ScopeDir) -> Result<Option<ProjectInfo>> {
+    let path = dir.root.join("project.json");
+    match fs::read(&path) {
+        Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("cannot read", path, e)),
+    }
+}
+
+/// The git top-level containing `cwd`, or `cwd` itself, canonicalized.
+pub fn canonical_root(cwd: &Path) -> Result<PathBuf> {
+    let canon = fs::canonicalize(cwd).map_err(|e| Error::io("cannot resolve", cwd, e))?;
+    let mut dir: &Path = &canon;
+    loop {
+        if dir.join(".git").exists() {
+            return Ok(dir.to_path_buf());
+        }
+        match dir.parent() {
+            Some(p) => dir = p,
+            None => return Ok(canon),
+        }
+    }
+}
+
+/// `<slug>-<8 hex of blake3(path)>`.
+pub fn project_id(name: &str, canonical: &str) -> String {
+    let mut slug = crate::text::slug(name, 40);
+    if slug.is_empty() {
+        slug.push_str("project");
+    }
+    let hash = blake3::hash(canonical.as_bytes()).to_hex();
+    format!("{slug}-{}", &hash[..8])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_name_different_paths_never_collide() {
+        let a = project_id("app", "/home/a/app");
+        let b = project_id("app", "/home/b/app");
+        assert_ne!(a, b);
+        assert!(a.starts_with("app-"));
+        assert_eq!(a, project_id("app", "/home/a/app"));
+    }
+
+    #[test]
+    fn git_toplevel_wins_over_subfolder() -> Result<()> {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir_all(t.path().join("repo/.git")).unwrap();
+        fs::create_dir_all(t.path().join("repo/src/deep")).unwrap();
+        let root = canonical_root(&t.path().join("repo/src/deep"))?;
+        assert_eq!(root, fs::canonicalize(t.path().join("repo")).unwrap());
+        Ok(())
+    }
+
+    #[test]
+    fn named_project_is_stable_and_listed() -> Result<()> {
+        let t = tempfile::tempdir().unwrap();
+        let home = Home::new(t.path());
+        let p = Project::resolve(&home, Some("demo"), t.path())?;
+        p.ensure()?;
+        let again = Project::resolve(&home, Some("demo"), Path::new("/"))?;
+        assert_eq!(p.info, again.info);
+        let by_id = Project::resolve(&home, Some(&p.info.id), Path::new("/"))?;
+        assert_eq!(by_id.info.id, p.info.id);
+        assert_eq!(Project::list(&home)?.len(), 1);
+        Ok(())
+    }
+}

@@ -1,0 +1,145 @@
+//! Small text utilities shared by records, indexing and recall: slugs, the
+//! word splitter that mirrors FTS5's `unicode61` tokenizer, identifier
+//! splitting and English stems for the `aux` column.
+
+use std::sync::LazyLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// Lowercase `s`, collapse every run of non-alphanumerics into one `-`, trim
+/// dashes and cut to at most `max` characters.
+pub fn slug(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max));
+    let mut dash = false;
+    for c in s.chars() {
+        if c.is_alphanumeric() {
+            if dash && !out.is_empty() {
+                out.push('-');
+            }
+            dash = false;
+            out.extend(c.to_lowercase());
+        } else {
+            dash = true;
+        }
+        if out.chars().count() >= max {
+            break;
+        }
+    }
+    let cut: String = out.chars().take(max).collect();
+    cut.trim_matches('-').to_string()
+}
+
+/// The words of `s` as `unicode61` sees them: maximal runs of alphanumeric
+/// characters. Underscores, slashes, colons and dots separate words.
+pub fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+}
+
+/// The English stem of a lowercase word.
+pub fn stem(word: &str) -> std::borrow::Cow<'_, str> {
+    STEMMER.stem(word)
+}
+
+/// Parts of a CamelCase word: `HashMap` -> `hash`, `map`;
+/// `parseHTTPRequest` -> `parse`, `http`, `request`; `E0502` is kept whole.
+/// Returns nothing for a word with a single part. `word` should be one
+/// [`words`] item (alphanumeric only).
+pub fn camel_parts(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (p, c) = (chars[i - 1], chars[i]);
+        let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+        // Letters and digits stay together (`utf8`, `E0502`, `sha256`);
+        // a capital after a lowercase letter or a digit starts a new part.
+        let boundary = ((p.is_lowercase() || p.is_numeric()) && c.is_uppercase())
+            || (p.is_uppercase() && c.is_uppercase() && next_lower);
+        if boundary {
+            parts.push(chars[start..i].iter().collect::<String>().to_lowercase());
+            start = i;
+        }
+    }
+    if parts.is_empty() {
+        return parts;
+    }
+    parts.push(chars[start..].iter().collect::<String>().to_lowercase());
+    parts
+}
+
+/// Text for the `aux` column: the parts of every CamelCase identifier and the
+/// stem of every word whose stem differs from the word. Searching it gives
+/// stemmed and identifier-part matches without a porter tokenizer.
+pub fn aux_terms(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() / 3);
+    let mut push = |t: &str| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(t);
+    };
+    for w in words(text) {
+        for part in camel_parts(w) {
+            push(&part);
+        }
+        if w.len() > 3 && w.chars().all(|c| c.is_alphabetic()) {
+            let lower = w.to_lowercase();
+            let s = stem(&lower);
+            if s != lower {
+                push(&s);
+            }
+        }
+    }
+    out
+}
+
+/// Cut `s` to at most `max` characters on a char boundary.
+pub fn truncate_chars(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_collapses_and_trims() {
+        assert_eq!(slug("  Use PNPM, not npm!! ", 60), "use-pnpm-not-npm");
+        assert_eq!(slug("a/b_c::d", 60), "a-b-c-d");
+        assert_eq!(slug("x".repeat(100).as_str(), 60).len(), 60);
+        assert_eq!(slug("ab-cd-ef", 3), "ab");
+        assert_eq!(slug("!!!", 10), "");
+    }
+
+    #[test]
+    fn camel_parts_split_identifiers() {
+        assert_eq!(camel_parts("HashMap"), ["hash", "map"]);
+        assert_eq!(
+            camel_parts("parseHTTPRequest"),
+            ["parse", "http", "request"]
+        );
+        assert!(camel_parts("E0502").is_empty());
+        assert!(camel_parts("lowercase").is_empty());
+        assert_eq!(camel_parts("utf8Decoder"), ["utf8", "decoder"]);
+    }
+
+    #[test]
+    fn aux_has_parts_and_stems() {
+        let a = aux_terms("ConfigLoader failed while parsing configurations");
+        assert!(a.contains("config loader"), "{a}");
+        assert!(a.contains("pars"), "{a}");
+        assert!(a.contains("configur"), "{a}");
+    }
+
+    #[test]
+    fn truncate_on_char_boundary() {
+        assert_eq!(truncate_chars("héllo", 2), "hé");
+        assert_eq!(truncate_chars("hi", 5), "hi");
+    }
+}
