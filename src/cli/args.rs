@@ -1,0 +1,315 @@
+//! The command line as typed: clap structs only. [`super::context`] turns
+//! them into validated options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// recall: full-text memory for AI coding agents.
+///
+/// A bare `recall TEXT` is `recall query TEXT`.
+#[derive(Debug, Parser)]
+#[command(name = "recall", version, subcommand_negates_reqs = true)]
+#[command(
+    after_help = "Exit codes: 0 success (or hits found), 1 no hits, 2 error, \
+3 a batch finished but some files failed.\nDocs: README.md"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub query: QueryArgs,
+}
+
+/// Flags accepted before or after any subcommand.
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// Home folder [default: $RECALL_HOME, $XDG_DATA_HOME/recall, ~/.local/share/recall]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+
+    /// Project name or id [default: $RECALL_PROJECT, else the git top-level of --cwd]
+    #[arg(long, global = true, env = "RECALL_PROJECT", value_name = "NAME")]
+    pub project: Option<String>,
+
+    /// Folder whose project to use [default: the current folder]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Search the project and user memory
+    Query(QueryArgs),
+    /// Add, change, list and remove records
+    #[command(subcommand)]
+    Record(RecordCmd),
+    /// Index session transcripts and tickets
+    Index(IndexArgs),
+    /// Rebuild the index from the record files
+    Reindex(ReindexArgs),
+    /// Check the store and print the fix for each problem
+    Doctor,
+    /// Show which project a folder maps to
+    #[command(subcommand)]
+    Project(ProjectCmd),
+    /// Build a temporary store from the bundled demo corpus and recall from it
+    Demo(DemoArgs),
+}
+
+/// Output formats of `query`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormat {
+    Snippets,
+    Prompt,
+    Json,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct QueryArgs {
+    /// Query text; read from --query-file or stdin when absent
+    #[arg(value_name = "TEXT")]
+    pub text: Vec<String>,
+
+    /// Read the query from a file
+    #[arg(long, value_name = "FILE")]
+    pub query_file: Option<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum)]
+    pub format: Option<QueryFormat>,
+
+    /// Most hits to return [default: 10, or recall.limit in config]
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Only records of this category
+    #[arg(long, value_name = "C")]
+    pub category: Option<String>,
+
+    /// Token budget of the prompt format
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub max_tokens: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RecordCmd {
+    /// Add a record, or update the one with the same key
+    Add(AddArgs),
+    /// Change some fields of a record
+    Update(UpdateArgs),
+    /// Move a record to another category
+    Reclassify {
+        id_or_key: String,
+        category: String,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// Leave a record out of recall, keeping its file
+    Archive {
+        id_or_key: String,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// Bring an archived record back into recall
+    Unarchive {
+        id_or_key: String,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// Delete a record's file
+    Delete {
+        id_or_key: String,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// List records: pinned first, then by importance, then most recently updated
+    List(ListArgs),
+    /// Print one record
+    Get {
+        id_or_key: String,
+        #[arg(long, value_enum, default_value = "md")]
+        format: GetFormat,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// Edit a record in $VISUAL or $EDITOR; it is validated on save
+    Edit {
+        id_or_key: String,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+}
+
+/// Which scope to look in; both (project first) when absent.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ScopeArg {
+    /// project or user
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GetFormat {
+    Md,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// decisions, procedures, principles, incidents or preferences
+    #[arg(long, value_name = "C")]
+    pub category: String,
+    /// Unique key within the scope (1-255 characters)
+    #[arg(long, value_name = "K")]
+    pub key: String,
+    /// project or user
+    #[arg(long, default_value = "project", value_name = "SCOPE")]
+    pub scope: String,
+    /// Pin the record: it comes first in lists and at session start
+    #[arg(long)]
+    pub pinned: bool,
+    /// 0-100
+    #[arg(long, value_name = "N")]
+    pub importance: Option<u8>,
+    /// Comma-separated keywords
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub keywords: Vec<String>,
+    /// Store detected secrets as [REDACTED:<kind>] instead of refusing
+    #[arg(long)]
+    pub redact: bool,
+    /// The fact; `-` or absent reads stdin
+    #[arg(value_name = "TEXT")]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    pub id_or_key: String,
+    /// New text (`-` reads stdin)
+    #[arg(long)]
+    pub text: Option<String>,
+    #[arg(long, value_name = "true|false")]
+    pub pinned: Option<bool>,
+    #[arg(long, value_name = "N")]
+    pub importance: Option<u8>,
+    /// Replace the keywords (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub keywords: Option<Vec<String>>,
+    /// Store detected secrets as [REDACTED:<kind>] instead of refusing
+    #[arg(long)]
+    pub redact: bool,
+    #[command(flatten)]
+    pub scope: ScopeArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long, value_name = "C")]
+    pub category: Option<String>,
+    /// project or user [default: both]
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// active or archived [default: both]
+    #[arg(long)]
+    pub status: Option<String>,
+    /// manual, auto or agent
+    #[arg(long)]
+    pub source: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ListFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ReindexArgs {
+    /// Re-read every file instead of trusting size and mtime; recreates a corrupt index
+    #[arg(long)]
+    pub full: bool,
+    /// Every project under the home, not just the current one
+    #[arg(long)]
+    pub all_projects: bool,
+    /// Print a JSON summary
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCmd {
+    /// Every project in the home
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The project of the current folder (or --cwd / --project)
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The demo corpus folder [default: testdata/demo of this checkout]
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+    /// Keep the temporary store and print where it is
+    #[arg(long)]
+    pub keep: bool,
+    /// Query to run [default: a sample ticket]
+    #[arg(value_name = "TEXT")]
+    pub text: Vec<String>,
+}
+
+/// `--kind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    Session,
+    Ticket,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Files, folders (searched recursively for .jsonl/.json/.md/.txt) and globs
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The current project's Claude Code transcripts
+    #[arg(long)]
+    pub claude_code: bool,
+    /// Claude Code's home [default: ~/.claude]
+    #[arg(long, value_name = "DIR")]
+    pub claude_home: Option<PathBuf>,
+    /// Codex rollouts whose cwd is inside the current project
+    #[arg(long)]
+    pub codex: bool,
+    /// Codex's home [default: $CODEX_HOME or ~/.codex]
+    #[arg(long, value_name = "DIR")]
+    pub codex_home: Option<PathBuf>,
+    /// One finished session (what a session-end hook calls)
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// Treat every source as this kind instead of detecting it
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+    /// Parse every source with this format: claude-code, codex, neutral, markdown, github, ticket-markdown, ticket-text
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Remove the chunks of sources whose files no longer exist
+    #[arg(long)]
+    pub prune: bool,
+    /// Re-read every source, ignoring what was indexed before
+    #[arg(long)]
+    pub full: bool,
+    /// Print a JSON summary on stdout
+    #[arg(long)]
+    pub json: bool,
+}

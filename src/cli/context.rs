@@ -1,0 +1,101 @@
+//! Stage two of argument handling: resolve the home, project and
+//! configuration, and open scopes' indexes.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use jiff::Timestamp;
+
+use super::args::GlobalArgs;
+use crate::config::Config;
+use crate::index::{records_changed, sync_records, Progress};
+use crate::records::Limits;
+use crate::store::{resolve_home, Db, Home, OpenMode, Project, Scope, ScopeDir};
+
+/// Everything a command needs, resolved once.
+pub struct Ctx {
+    pub home: Home,
+    pub config: Config,
+    pub project_name: Option<String>,
+    pub cwd: PathBuf,
+    pub now: Timestamp,
+}
+
+impl Ctx {
+    /// Resolve flags, environment and config.
+    pub fn new(g: &GlobalArgs) -> Result<Ctx> {
+        let env = |k: &str| std::env::var(k).ok();
+        let home = Home::new(resolve_home(g.home.clone(), env)?);
+        let config = Config::load(&home.root().join("config.toml"), env)?;
+        let cwd = match &g.cwd {
+            Some(c) => c.clone(),
+            None => std::env::current_dir().context("cannot read the current folder")?,
+        };
+        Ok(Ctx {
+            home,
+            config,
+            project_name: g.project.clone(),
+            cwd,
+            now: Timestamp::now(),
+        })
+    }
+
+    /// Record limits from the config.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_body_chars: self.config.records.max_body_chars,
+        }
+    }
+
+    /// The current project.
+    pub fn project(&self) -> Result<Project> {
+        Ok(Project::resolve(
+            &self.home,
+            self.project_name.as_deref(),
+            &self.cwd,
+        )?)
+    }
+
+    /// The folder of a scope (for the project scope, the current project).
+    pub fn scope_dir(&self, scope: Scope) -> Result<ScopeDir> {
+        Ok(match scope {
+            Scope::User => self.home.user(),
+            Scope::Project => self.project()?.dir,
+        })
+    }
+
+    /// Make sure the home and, for the project scope, `project.json` exist.
+    pub fn ensure_scope(&self, scope: Scope) -> Result<ScopeDir> {
+        self.home.ensure().with_context(|| {
+            format!(
+                "cannot use {} as the recall home; fix its permissions or choose another with --home or RECALL_HOME",
+                self.home.root().display()
+            )
+        })?;
+        if scope == Scope::Project {
+            let p = self.project()?;
+            p.ensure()?;
+            return Ok(p.dir);
+        }
+        Ok(self.home.user())
+    }
+
+    /// Open a scope's index read-write, first syncing records when the cheap
+    /// stat check says their files changed.
+    pub fn open_synced(&self, dir: &ScopeDir) -> Result<Db> {
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+        let conn = db.writer()?;
+        if records_changed(conn, dir)? {
+            let report = sync_records(conn, dir, &self.limits(), false, &Progress::hidden())?;
+            for e in &report.errors {
+                tracing::warn!("skipped {e}");
+            }
+        }
+        Ok(db)
+    }
+}
+
+/// Parse a `--scope` value.
+pub fn parse_scope(s: &str) -> Result<Scope> {
+    Ok(s.parse::<Scope>()?)
+}

@@ -1,0 +1,108 @@
+//! `recall demo`: build a temporary store from the bundled demo corpus
+//! (`testdata/demo`) and print a recall in two formats.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+
+use super::args::{DemoArgs, GlobalArgs, QueryArgs, QueryFormat};
+use super::context::Ctx;
+use crate::index::{sync_records, Progress, SyncReport};
+use crate::records::Category;
+use crate::store::{Db, OpenMode, Scope};
+
+const SAMPLE_QUERY: &str = "Ticket: the config loader test is flaky on CI. \
+`parse_config_file` sometimes fails with E0502 after the pnpm upgrade; what do we know?";
+
+fn corpus_dir(arg: Option<PathBuf>) -> Result<PathBuf> {
+    let dir = arg.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo"));
+    if !dir.join("records").is_dir() {
+        bail!(
+            "no demo corpus at {}: run the demo from a checkout of recall, or pass --corpus DIR",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+/// Copy `<corpus>/<from>/<category>/*.md` into a scope's records folder.
+fn copy_records(from: &Path, to: &Path) -> Result<usize> {
+    let mut n = 0;
+    for cat in Category::ALL {
+        let src = from.join(cat.as_str());
+        let Ok(entries) = std::fs::read_dir(&src) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let dst = to.join(cat.as_str()).join(e.file_name());
+            crate::store::atomic_write(&dst, &std::fs::read(e.path())?)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+pub fn run(a: DemoArgs) -> Result<u8> {
+    let corpus = corpus_dir(a.corpus)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("recall-demo-")
+        .tempdir()
+        .context("cannot create a temporary folder")?;
+    let global = GlobalArgs {
+        home: Some(tmp.path().join("home")),
+        project: Some("demo".into()),
+        cwd: Some(corpus.clone()),
+    };
+    let ctx = Ctx::new(&global)?;
+    let project = ctx.ensure_scope(Scope::Project)?;
+    let user = ctx.ensure_scope(Scope::User)?;
+    copy_records(&corpus.join("records"), &project.records_dir())?;
+    copy_records(&corpus.join("user"), &user.records_dir())?;
+    let mut total = SyncReport::default();
+    for dir in [&project, &user] {
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+        total.absorb(sync_records(
+            db.writer()?,
+            dir,
+            &ctx.limits(),
+            true,
+            &Progress::hidden(),
+        )?);
+    }
+    for e in &total.errors {
+        eprintln!("recall: skipped {e}");
+    }
+    eprintln!(
+        "demo: indexed {} records from {} into {}",
+        total.added,
+        corpus.display(),
+        tmp.path().display()
+    );
+    let text = if a.text.is_empty() {
+        SAMPLE_QUERY.to_string()
+    } else {
+        a.text.join(" ")
+    };
+    println!("query: {text}\n");
+    for format in [QueryFormat::Snippets, QueryFormat::Prompt] {
+        let name = if format == QueryFormat::Prompt {
+            "prompt"
+        } else {
+            "snippets"
+        };
+        println!("--- recall --format {name} ---");
+        let q = QueryArgs {
+            text: vec![text.clone()],
+            format: Some(format),
+            max_tokens: 800,
+            ..QueryArgs::default()
+        };
+        super::query::run(&ctx, q)?;
+        println!();
+    }
+    if a.keep {
+        let kept = tmp.keep();
+        eprintln!("demo: store kept at {}", kept.join("home").display());
+    }
+    Ok(0)
+}

@@ -1,0 +1,169 @@
+//! `recall doctor`: check every scope and print the fix for each problem.
+
+use std::path::Path;
+
+use anyhow::Result;
+use rusqlite::{Connection, OpenFlags};
+
+use super::context::Ctx;
+use crate::index::drift;
+use crate::store::{ScopeDir, SCHEMA_VERSION};
+
+/// One problem and its fix.
+struct Finding {
+    what: String,
+    fix: String,
+}
+
+pub fn run(ctx: &Ctx) -> Result<u8> {
+    let mut dirs = vec![ctx.home.user()];
+    if let Ok(p) = ctx.project() {
+        dirs.push(p.dir);
+    }
+    let mut findings = Vec::new();
+    check_mode(ctx.home.root(), 0o700, &mut findings);
+    for dir in &dirs {
+        if !dir.root.exists() {
+            println!("{}: {} (empty)", dir.scope, dir.root.display());
+            continue;
+        }
+        let before = findings.len();
+        check_scope(dir, &mut findings);
+        let status = if findings.len() == before {
+            "ok"
+        } else {
+            "problems"
+        };
+        println!("{}: {} ({status})", dir.scope, dir.root.display());
+    }
+    for f in &findings {
+        println!("problem: {}\n  fix: {}", f.what, f.fix);
+    }
+    if findings.is_empty() {
+        println!("all checks passed");
+        Ok(0)
+    } else {
+        println!("{} problem(s) found", findings.len());
+        Ok(1)
+    }
+}
+
+fn check_scope(dir: &ScopeDir, out: &mut Vec<Finding>) {
+    let path = dir.index_path();
+    check_mode(&dir.root, 0o700, out);
+    if !path.exists() {
+        if dir.records_dir().exists() {
+            out.push(Finding {
+                what: format!("{} is missing", path.display()),
+                fix: "run `recall reindex`".into(),
+            });
+        }
+        return;
+    }
+    check_mode(&path, 0o600, out);
+    // A plain connection: doctor reports, it does not migrate. Read-write
+    // because FTS5's integrity-check is spelled as an INSERT.
+    let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .and_then(|c| c.busy_timeout(std::time::Duration::from_secs(5)).map(|_| c));
+    let c = match conn {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(Finding {
+                what: format!("cannot open {}: {e}", path.display()),
+                fix: "run `recall reindex --full`".into(),
+            });
+            return;
+        }
+    };
+    let res = (|| -> crate::Result<()> {
+        check_schema(&c, &path, out)?;
+        let c = &c;
+        check_integrity(c, &path, out)?;
+        let d = drift(c, dir)?;
+        if !d.is_clean() {
+            out.push(Finding {
+                what: format!(
+                    "{}: {} record file(s) not indexed, {} indexed record(s) whose file is gone, {} changed since indexing",
+                    path.display(),
+                    d.unindexed.len(),
+                    d.missing.len(),
+                    d.stale.len()
+                ),
+                fix: "run `recall reindex`".into(),
+            });
+        }
+        Ok(())
+    })();
+    if let Err(e) = res {
+        out.push(Finding {
+            what: e.to_string(),
+            fix: "run `recall reindex --full`".into(),
+        });
+    }
+}
+
+fn check_schema(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crate::Result<()> {
+    let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if v > SCHEMA_VERSION {
+        out.push(Finding {
+            what: format!(
+                "{} has schema version {v}, newer than this recall ({SCHEMA_VERSION})",
+                path.display()
+            ),
+            fix: "upgrade recall, or run `recall reindex --full` to rebuild it".into(),
+        });
+    } else if v != SCHEMA_VERSION {
+        out.push(Finding {
+            what: format!(
+                "{} has schema version {v}; this recall uses {SCHEMA_VERSION}",
+                path.display()
+            ),
+            fix: "run any writing command (e.g. `recall reindex`) to migrate it".into(),
+        });
+    }
+    Ok(())
+}
+
+fn check_integrity(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crate::Result<()> {
+    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    if ok != "ok" {
+        out.push(Finding {
+            what: format!("{}: integrity_check says {ok}", path.display()),
+            fix: "run `recall reindex --full`".into(),
+        });
+    }
+    for t in ["records_fts", "chunks_fts", "tickets_fts"] {
+        let sql = format!("INSERT INTO {t}({t}) VALUES('integrity-check')");
+        if let Err(e) = c.execute(&sql, []) {
+            out.push(Finding {
+                what: format!(
+                    "{}: FTS5 integrity-check of {t} failed: {e}",
+                    path.display()
+                ),
+                fix: "run `recall reindex --full`".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_mode(path: &Path, want: u32, out: &mut Vec<Finding>) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path) {
+            let mode = m.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                out.push(Finding {
+                    what: format!(
+                        "{} has mode {mode:o}: other users can read your memory",
+                        path.display()
+                    ),
+                    fix: format!("chmod {want:o} {}", path.display()),
+                });
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, want, out);
+}

@@ -1,0 +1,122 @@
+//! `recall index`: chunk transcripts and tickets into the project's index.
+
+use anyhow::{bail, Context as _, Result};
+
+use super::args::{IndexArgs, KindArg};
+use super::context::Ctx;
+use super::reindex::PARTIAL;
+use crate::index::{index_sources, IndexReport, RunOptions};
+use crate::ingest::chunk::ChunkOptions;
+use crate::ingest::discover::{
+    claude_code_transcripts, codex_rollouts, default_claude_home, default_codex_home, expand, Input,
+};
+use crate::ingest::{Format, IngestOptions, Kind};
+use crate::store::{Db, OpenMode, Scope};
+
+/// Ingest options from config and flags.
+pub fn ingest_options(ctx: &Ctx, kind: Option<Kind>, format: Option<Format>) -> IngestOptions {
+    let c = &ctx.config.index;
+    IngestOptions {
+        chunk: ChunkOptions {
+            target_words: c.chunk_words.max(20),
+            overlap_words: c.overlap_words,
+            max_words: c.chunk_words.max(20) * 2,
+        },
+        tool_output_cap: c.tool_output_cap,
+        ticket_words: c.ticket_words.max(20),
+        kind,
+        format,
+    }
+}
+
+/// The files named by the flags.
+fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
+    let mut inputs = a.paths.clone();
+    if let Some(s) = &a.session {
+        inputs.push(s.clone());
+    }
+    let mut files = if inputs.is_empty() {
+        vec![]
+    } else {
+        expand(&inputs)?
+    };
+    if a.claude_code || a.codex {
+        let project = ctx.project()?;
+        let Some(root) = project.info.root.clone() else {
+            bail!("--claude-code and --codex need a project tied to a folder: run from the project or pass --cwd DIR");
+        };
+        if a.claude_code {
+            let home = a
+                .claude_home
+                .clone()
+                .or_else(default_claude_home)
+                .context("cannot find ~/.claude; pass --claude-home")?;
+            files.extend(
+                claude_code_transcripts(&home, &root)
+                    .into_iter()
+                    .map(Input::found),
+            );
+        }
+        if a.codex {
+            let home = a
+                .codex_home
+                .clone()
+                .or_else(default_codex_home)
+                .context("cannot find ~/.codex; pass --codex-home")?;
+            files.extend(codex_rollouts(&home, &root).into_iter().map(Input::found));
+        }
+    }
+    if files.is_empty() && inputs.is_empty() && !a.claude_code && !a.codex && !a.prune {
+        bail!("nothing to index: pass PATH..., --session FILE, --claude-code or --codex");
+    }
+    files.sort();
+    files.dedup_by(|a, b| a.path == b.path);
+    Ok(files)
+}
+
+pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
+    let format = a
+        .format
+        .as_deref()
+        .map(str::parse::<Format>)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let kind = a.kind.map(|k| match k {
+        KindArg::Session => Kind::Session,
+        KindArg::Ticket => Kind::Ticket,
+    });
+    if let (Some(f), Some(k)) = (format, kind) {
+        if f.kind() != k {
+            bail!(
+                "--format {f} is not a {} format",
+                if k == Kind::Session {
+                    "session"
+                } else {
+                    "ticket"
+                }
+            );
+        }
+    }
+    let files = sources(ctx, &a)?;
+    let dir = ctx.ensure_scope(Scope::Project)?;
+    let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+    let opts = ingest_options(ctx, kind, format);
+    let run = RunOptions {
+        full: a.full,
+        prune: a.prune,
+        progress: !a.json,
+        now: ctx.now.as_second(),
+    };
+    let report = index_sources(db.writer()?, &files, &opts, &run, &mut |line| {
+        eprintln!("recall: {line}")
+    })?;
+    print_report(&report, a.json);
+    Ok(if report.has_failures() { PARTIAL } else { 0 })
+}
+
+fn print_report(r: &IndexReport, json: bool) {
+    if json {
+        println!("{}", serde_json::json!({"version": 1, "summary": r}));
+    }
+    eprintln!("{}", r.summary());
+}

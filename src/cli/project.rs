@@ -1,0 +1,46 @@
+//! `recall project list|show`: the mapping from folders to project ids.
+
+use anyhow::Result;
+
+use super::args::ProjectCmd;
+use super::context::Ctx;
+use crate::store::{Project, ProjectInfo};
+
+pub fn run(ctx: &Ctx, cmd: ProjectCmd) -> Result<u8> {
+    match cmd {
+        ProjectCmd::List { json } => {
+            let all = Project::list(&ctx.home)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else if all.is_empty() {
+                eprintln!("no projects in {}", ctx.home.root().display());
+            } else {
+                for p in &all {
+                    println!("{}", line(p));
+                }
+            }
+        }
+        ProjectCmd::Show { json } => {
+            let p = ctx.project()?;
+            if json {
+                let mut v = serde_json::to_value(&p.info)?;
+                v["dir"] = p.dir.root.to_string_lossy().into_owned().into();
+                v["exists"] = p.dir.root.exists().into();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("{}", line(&p.info));
+                println!("store: {}", p.dir.root.display());
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn line(p: &ProjectInfo) -> String {
+    let root = p
+        .root
+        .as_ref()
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|| "(named)".into());
+    format!("{}\t{}\t{}", p.id, p.name, root)
+}

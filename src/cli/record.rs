@@ -1,0 +1,361 @@
+//! `recall record ...`: the record commands.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+
+use anyhow::{bail, Context as _, Result};
+
+use super::args::{AddArgs, GetFormat, ListArgs, ListFormat, RecordCmd, ScopeArg, UpdateArgs};
+use super::context::{parse_scope, Ctx};
+use crate::index::{ListFilter, Listed, Located, RecordStore, SecretPolicy};
+use crate::records::{parse_record, render_record, Category, Record, Status};
+use crate::store::Scope;
+
+/// Run a record subcommand.
+pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
+    match cmd {
+        RecordCmd::Add(a) => add(ctx, a),
+        RecordCmd::Update(a) => update(ctx, a),
+        RecordCmd::Reclassify {
+            id_or_key,
+            category,
+            scope,
+        } => {
+            let cat: Category = category.parse()?;
+            modify(ctx, &id_or_key, &scope, "reclassified", |r| {
+                r.meta.category = cat
+            })
+        }
+        RecordCmd::Archive { id_or_key, scope } => {
+            modify(ctx, &id_or_key, &scope, "archived", |r| {
+                r.meta.status = Status::Archived
+            })
+        }
+        RecordCmd::Unarchive { id_or_key, scope } => {
+            modify(ctx, &id_or_key, &scope, "unarchived", |r| {
+                r.meta.status = Status::Active
+            })
+        }
+        RecordCmd::Delete { id_or_key, scope } => delete(ctx, &id_or_key, &scope),
+        RecordCmd::List(a) => list(ctx, a),
+        RecordCmd::Get {
+            id_or_key,
+            format,
+            scope,
+        } => get(ctx, &id_or_key, format, &scope),
+        RecordCmd::Edit { id_or_key, scope } => edit(ctx, &id_or_key, &scope),
+    }
+}
+
+/// Read TEXT, or stdin when it is `-` or absent.
+fn read_text(arg: Option<String>) -> Result<String> {
+    match arg.as_deref() {
+        Some(t) if t != "-" => Ok(t.to_string()),
+        _ => {
+            let stdin = std::io::stdin();
+            if arg.is_none() && stdin.is_terminal() {
+                bail!("no record text: pass it as an argument or pipe it on stdin");
+            }
+            let mut bytes = Vec::new();
+            stdin
+                .lock()
+                .read_to_end(&mut bytes)
+                .context("cannot read stdin")?;
+            String::from_utf8(bytes).context("the text on stdin is not valid UTF-8")
+        }
+    }
+}
+
+fn policy(redact: bool) -> SecretPolicy {
+    if redact {
+        SecretPolicy::Redact
+    } else {
+        SecretPolicy::Refuse
+    }
+}
+
+fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
+    let scope = parse_scope(&a.scope)?;
+    let category: Category = a.category.parse()?;
+    let text = read_text(a.text)?;
+    if let Some(i) = a.importance.filter(|i| *i > 100) {
+        bail!("--importance {i} is out of range 0-100");
+    }
+    // Validate before touching disk, so bad input leaves nothing behind.
+    let probe = Record::new(
+        &a.key,
+        category,
+        scope,
+        crate::records::Source::Manual,
+        &text,
+        ctx.now,
+    );
+    crate::records::validate(&probe, &ctx.limits()).map_err(|(_, e)| e)?;
+    crate::index::screen_secrets(&mut probe.clone(), policy(a.redact))?;
+    let dir = ctx.ensure_scope(scope)?;
+    let mut db = ctx.open_synced(&dir)?;
+    let mut store = RecordStore {
+        dir: &dir,
+        conn: db.writer()?,
+        limits: ctx.limits(),
+    };
+    let keywords: Vec<String> = a
+        .keywords
+        .into_iter()
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .collect();
+    let (loc, created) = store.upsert(
+        &a.key,
+        category,
+        &text,
+        |r| {
+            if a.pinned {
+                r.meta.pinned = true;
+            }
+            if let Some(i) = a.importance {
+                r.meta.importance = i;
+            }
+            if !keywords.is_empty() {
+                r.meta.keywords = keywords;
+            }
+        },
+        policy(a.redact),
+        ctx.now,
+    )?;
+    let verb = if created { "added" } else { "updated" };
+    println!("{verb} {} {}", loc.record.meta.id, loc.path.display());
+    Ok(0)
+}
+
+/// The scopes to look in for ID_OR_KEY: the one given, else project then user.
+fn scopes(arg: &ScopeArg) -> Result<Vec<Scope>> {
+    Ok(match &arg.scope {
+        Some(s) => vec![parse_scope(s)?],
+        None => vec![Scope::Project, Scope::User],
+    })
+}
+
+/// Find a record and apply `f` with its store.
+fn with_record<T>(
+    ctx: &Ctx,
+    id_or_key: &str,
+    arg: &ScopeArg,
+    f: impl FnOnce(&mut RecordStore, Located) -> Result<T>,
+) -> Result<T> {
+    for scope in scopes(arg)? {
+        let dir = ctx.scope_dir(scope)?;
+        if !dir.records_dir().exists() && !dir.index_path().exists() {
+            continue;
+        }
+        let mut db = ctx.open_synced(&dir)?;
+        let mut store = RecordStore {
+            dir: &dir,
+            conn: db.writer()?,
+            limits: ctx.limits(),
+        };
+        if let Some(loc) = store.find(id_or_key)? {
+            return f(&mut store, loc);
+        }
+    }
+    bail!("no record with id or key '{id_or_key}'; list them with `recall record list`")
+}
+
+fn modify(
+    ctx: &Ctx,
+    id_or_key: &str,
+    scope: &ScopeArg,
+    verb: &str,
+    f: impl FnOnce(&mut Record),
+) -> Result<u8> {
+    with_record(ctx, id_or_key, scope, |store, loc| {
+        let mut r = loc.record;
+        f(&mut r);
+        r.meta.updated = ctx.now;
+        let saved = store.save(r, Some(&loc.path), SecretPolicy::Refuse)?;
+        println!("{verb} {} {}", saved.record.meta.id, saved.path.display());
+        Ok(0)
+    })
+}
+
+fn update(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
+    if let Some(i) = a.importance.filter(|i| *i > 100) {
+        bail!("--importance {i} is out of range 0-100");
+    }
+    let text = match a.text {
+        Some(t) => Some(read_text(Some(t))?),
+        None => None,
+    };
+    with_record(ctx, &a.id_or_key, &a.scope, |store, loc| {
+        let mut r = loc.record;
+        if let Some(t) = text {
+            r.body = t.trim().to_string();
+        }
+        if let Some(p) = a.pinned {
+            r.meta.pinned = p;
+        }
+        if let Some(i) = a.importance {
+            r.meta.importance = i;
+        }
+        if let Some(k) = a.keywords {
+            r.meta.keywords = k
+                .into_iter()
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty())
+                .collect();
+        }
+        r.meta.updated = ctx.now;
+        let saved = store.save(r, Some(&loc.path), policy(a.redact))?;
+        println!("updated {} {}", saved.record.meta.id, saved.path.display());
+        Ok(0)
+    })
+}
+
+fn delete(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
+    with_record(ctx, id_or_key, scope, |store, loc| {
+        let gone = store.delete(&loc.record.meta.id)?;
+        println!("deleted {} {}", gone.record.meta.id, gone.path.display());
+        Ok(0)
+    })
+}
+
+fn get(ctx: &Ctx, id_or_key: &str, format: GetFormat, scope: &ScopeArg) -> Result<u8> {
+    with_record(ctx, id_or_key, scope, |_, loc| {
+        match format {
+            GetFormat::Md => print!("{}", render_record(&loc.record)?),
+            GetFormat::Json => {
+                let mut v = serde_json::to_value(&loc.record.meta)?;
+                v["text"] = loc.record.body.clone().into();
+                v["path"] = loc.path.to_string_lossy().into_owned().into();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            }
+        }
+        Ok(0)
+    })
+}
+
+fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
+    let filter = ListFilter {
+        category: a.category.as_deref().map(str::parse).transpose()?,
+        status: a.status.as_deref().map(str::parse).transpose()?,
+        source: a.source.as_deref().map(str::parse).transpose()?,
+    };
+    let mut rows: Vec<Listed> = Vec::new();
+    let wanted = match &a.scope {
+        Some(s) => vec![parse_scope(s)?],
+        None => vec![Scope::Project, Scope::User],
+    };
+    for scope in wanted {
+        let dir = ctx.scope_dir(scope)?;
+        if !dir.records_dir().exists() && !dir.index_path().exists() {
+            continue;
+        }
+        let mut db = ctx.open_synced(&dir)?;
+        let store = RecordStore {
+            dir: &dir,
+            conn: db.writer()?,
+            limits: ctx.limits(),
+        };
+        rows.extend(store.list(&filter)?);
+    }
+    rows.sort_by(|x, y| {
+        y.pinned
+            .cmp(&x.pinned)
+            .then(y.importance.cmp(&x.importance))
+            .then(y.updated.cmp(&x.updated))
+    });
+    match a.format {
+        ListFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+        ListFormat::Table => print_table(&rows),
+    }
+    Ok(0)
+}
+
+fn print_table(rows: &[Listed]) {
+    if rows.is_empty() {
+        eprintln!("no records");
+        return;
+    }
+    let idw = rows
+        .iter()
+        .map(|r| r.id.chars().count())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    println!(
+        "{:<idw$}  {:<11}  {:<7}  {:<6}  PIN  IMP  {:<10}  KEY",
+        "ID", "CATEGORY", "SCOPE", "SOURCE", "UPDATED"
+    );
+    for r in rows {
+        let day = r.updated.get(..10).unwrap_or(&r.updated);
+        let status = if r.status == "archived" {
+            " (archived)"
+        } else {
+            ""
+        };
+        println!(
+            "{:<idw$}  {:<11}  {:<7}  {:<6}  {:<3}  {:>3}  {:<10}  {}{status}",
+            r.id,
+            r.category,
+            r.scope.as_str(),
+            r.source,
+            if r.pinned { "*" } else { "" },
+            r.importance,
+            day,
+            r.key
+        );
+    }
+}
+
+fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| {
+            std::env::var("EDITOR")
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+        })
+        .context("set $VISUAL or $EDITOR to the editor to use")?;
+    with_record(ctx, id_or_key, scope, |store, loc| {
+        let original = render_record(&loc.record)?;
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("recall-edit-{}-", loc.record.meta.id))
+            .suffix(".md")
+            .tempfile()
+            .context("cannot create a temporary file to edit")?;
+        std::fs::write(tmp.path(), &original)?;
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("sh")
+            .arg(tmp.path())
+            .status()
+            .with_context(|| format!("cannot run the editor '{editor}'"))?;
+        if !status.success() {
+            bail!("the editor '{editor}' exited with {status}; the record was not changed");
+        }
+        let edited = std::fs::read_to_string(tmp.path())?;
+        if edited == original {
+            println!("unchanged {}", loc.record.meta.id);
+            return Ok(0);
+        }
+        let result =
+            parse_record(&edited, Path::new(&loc.path), &store.limits).and_then(|mut r| {
+                r.meta.id = loc.record.meta.id.clone();
+                r.meta.updated = ctx.now;
+                store.save(r, Some(&loc.path), SecretPolicy::Refuse)
+            });
+        let saved = match result {
+            Ok(s) => s,
+            Err(e) => {
+                let kept = tmp.keep().map(|(_, p)| p.display().to_string());
+                let where_ =
+                    kept.unwrap_or_else(|_| "nowhere (cannot keep the temporary file)".into());
+                bail!("{e}\nyour edit was not saved; it is kept at {where_}");
+            }
+        };
+        println!("updated {} {}", saved.record.meta.id, saved.path.display());
+        Ok(0)
+    })
+}

@@ -1,0 +1,16 @@
+//! The single FTS5 writer: everything that puts rows into a scope's
+//! `index.db` (records from files, and later session chunks and tickets).
+
+mod pipeline;
+mod progress;
+mod record_ops;
+mod records;
+mod sources;
+
+pub use pipeline::{index_sources, IndexReport, RunOptions};
+pub use progress::Progress;
+pub use record_ops::{screen_secrets, ListFilter, Listed, Located, RecordStore, SecretPolicy};
+pub use records::{
+    drift, records_changed, remove_record, sync_records, upsert_record, Drift, SyncReport,
+};
+pub use sources::{delete_source, load_sources};

@@ -1,0 +1,241 @@
+//! The indexing pipeline: stat every source, skip the unchanged ones on the
+//! stat alone, prepare the rest on rayon threads, and write them from one
+//! thread in batched transactions. A bounded channel between the two keeps
+//! memory flat whatever the size of the corpus.
+
+use std::path::PathBuf;
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::sources::{delete_source, load_sources, write_source};
+use super::Progress;
+use crate::error::Result;
+use crate::ingest::discover::Input;
+use crate::ingest::{
+    current_parser_version, prepare, source_key, Action, IngestOptions, Job, Prepared,
+};
+use crate::store::file_mtime_ns;
+
+/// Commit after this many chunks (or sources) are pending.
+const BATCH_CHUNKS: usize = 20_000;
+const BATCH_SOURCES: usize = 500;
+/// Prepared sources waiting for the writer, at most.
+const CHANNEL_BOUND: usize = 8;
+/// Line problems printed per source before the rest are only counted.
+const PROBLEMS_SHOWN: usize = 10;
+
+/// How to run a batch.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Re-read every source, ignoring stored state.
+    pub full: bool,
+    /// Remove sources whose file no longer exists.
+    pub prune: bool,
+    /// Draw a progress bar (on a TTY).
+    pub progress: bool,
+    /// Unix seconds, stored as `indexed_at`.
+    pub now: i64,
+}
+
+/// What a batch did. `failed` sources could not be indexed at all;
+/// `problems` are bad lines inside sources that were indexed.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct IndexReport {
+    pub files: usize,
+    pub indexed: usize,
+    pub appended: usize,
+    pub unchanged: usize,
+    /// Files found in folders that are not transcripts or tickets.
+    pub skipped: usize,
+    pub removed: usize,
+    pub failed: usize,
+    pub problems: usize,
+    pub chunks: usize,
+    pub tickets: usize,
+    pub redactions: usize,
+    pub bytes: u64,
+    pub elapsed_ms: u64,
+}
+
+impl IndexReport {
+    /// Whether any source failed or had bad lines.
+    pub fn has_failures(&self) -> bool {
+        self.failed > 0 || self.problems > 0
+    }
+
+    /// The one-line summary printed after every run.
+    pub fn summary(&self) -> String {
+        let secs = (self.elapsed_ms as f64 / 1000.0).max(1e-3);
+        format!(
+            "index: {} files: {} indexed, {} appended, {} unchanged, {} skipped, {} removed, {} failed; {} problems; {} chunks, {} tickets, {} secrets redacted; {:.1} MB in {:.2}s ({:.1} MB/s, {:.0} chunks/s)",
+            self.files, self.indexed, self.appended, self.unchanged, self.skipped, self.removed, self.failed, self.problems,
+            self.chunks, self.tickets, self.redactions,
+            self.bytes as f64 / 1e6, secs, self.bytes as f64 / 1e6 / secs, self.chunks as f64 / secs
+        )
+    }
+}
+
+/// Index `paths` (files only; discovery happens before) into `conn`.
+/// `report_line` receives every `path:line: message` to show the user.
+pub fn index_sources(
+    conn: &mut Connection,
+    paths: &[Input],
+    opts: &IngestOptions,
+    run: &RunOptions,
+    report_line: &mut dyn FnMut(String),
+) -> Result<IndexReport> {
+    let t0 = Instant::now();
+    let mut report = IndexReport {
+        files: paths.len(),
+        ..IndexReport::default()
+    };
+    let mut stored = load_sources(conn)?;
+    let mut jobs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for input in paths {
+        let p = &input.path;
+        let key = source_key(p);
+        if !seen.insert(key.clone()) {
+            report.files -= 1;
+            continue;
+        }
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) => {
+                report.failed += 1;
+                report_line(format!("{}: cannot read: {e}", p.display()));
+                continue;
+            }
+        };
+        let (size, mtime) = (meta.len() as i64, file_mtime_ns(&meta));
+        let old = stored.remove(&key);
+        let same = old.as_ref().is_some_and(|s| {
+            s.size == size
+                && s.mtime == mtime
+                && current_parser_version(&s.format) == Some(s.parser_version)
+        });
+        if same && !run.full {
+            report.unchanged += 1;
+            continue;
+        }
+        jobs.push(Job {
+            path: PathBuf::from(key),
+            explicit: input.explicit,
+            size,
+            mtime,
+            stored: old.filter(|_| !run.full),
+        });
+    }
+    let total_bytes: u64 = jobs.iter().map(|j| j.size as u64).sum();
+    let progress = Progress::bytes(total_bytes, run.progress && !jobs.is_empty());
+    write_all(conn, jobs, opts, run, &mut report, report_line, &progress)?;
+    progress.finish();
+    if run.prune {
+        report.removed = prune(conn, stored.values().map(|s| (s.id, s.path.as_str())))?;
+    }
+    report.elapsed_ms = t0.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+fn write_all(
+    conn: &mut Connection,
+    jobs: Vec<Job>,
+    opts: &IngestOptions,
+    run: &RunOptions,
+    report: &mut IndexReport,
+    report_line: &mut dyn FnMut(String),
+    progress: &Progress,
+) -> Result<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let (tx, rx) = sync_channel::<Prepared>(CHANNEL_BOUND);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(move || {
+            jobs.into_par_iter().for_each_with(tx, |tx, job| {
+                // The writer stopped (an error): nothing left to do.
+                let _ = tx.send(prepare(&job, opts));
+            });
+        });
+        let mut pending = (0usize, 0usize);
+        let mut txn = conn.transaction()?;
+        for p in rx {
+            progress.inc(p.size.max(0) as u64);
+            account(&p, report, report_line);
+            if matches!(p.action, Action::Failed | Action::Skipped) {
+                continue;
+            }
+            let w = write_source(&txn, &p, run.now)?;
+            report.chunks += w.chunks;
+            report.tickets += w.tickets;
+            progress.set_message(format!("{} chunks", report.chunks));
+            pending = (pending.0 + w.chunks, pending.1 + 1);
+            if pending.0 >= BATCH_CHUNKS || pending.1 >= BATCH_SOURCES {
+                txn.commit()?;
+                txn = conn.transaction()?;
+                pending = (0, 0);
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    })
+}
+
+/// Count a prepared source and show its problems.
+fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(String)) {
+    report.bytes += p.bytes;
+    report.redactions += p.redactions;
+    match p.action {
+        Action::Failed => {
+            report.failed += 1;
+            report_line(format!(
+                "{}: {}",
+                p.path,
+                p.error.as_deref().unwrap_or("failed")
+            ));
+        }
+        Action::Skipped => {
+            report.skipped += 1;
+            tracing::debug!("skipped {}: not a transcript or ticket", p.path);
+        }
+        Action::Append => report.appended += 1,
+        Action::Replace => report.indexed += 1,
+    }
+    let real: Vec<_> = p
+        .problems
+        .iter()
+        .filter(|x| !x.message.starts_with("truncated last line"))
+        .collect();
+    report.problems += real.len();
+    for x in p.problems.iter().take(PROBLEMS_SHOWN) {
+        report_line(format!("{}:{}: {}", p.path, x.line, x.message));
+    }
+    if p.problems.len() > PROBLEMS_SHOWN {
+        report_line(format!(
+            "{}: {} more problems not shown",
+            p.path,
+            p.problems.len() - PROBLEMS_SHOWN
+        ));
+    }
+}
+
+/// Delete the given sources whose files are gone. Returns how many.
+fn prune<'a>(
+    conn: &mut Connection,
+    candidates: impl Iterator<Item = (i64, &'a str)>,
+) -> Result<usize> {
+    let gone: Vec<i64> = candidates
+        .filter(|(_, path)| !std::path::Path::new(path).exists())
+        .map(|(id, _)| id)
+        .collect();
+    let tx = conn.transaction()?;
+    for id in &gone {
+        delete_source(&tx, *id)?;
+    }
+    tx.commit()?;
+    Ok(gone.len())
+}

@@ -1,0 +1,243 @@
+//! The write path of a record: validate, refuse or redact secrets, write the
+//! file atomically, then update the index row, all in one command.
+//!
+//! The file is always written first. If the index update then fails, the
+//! file is still the truth and `recall reindex` repairs the index; a record
+//! is never lost.
+
+use std::fs;
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OptionalExtension};
+
+use super::records::{remove_record, upsert_record};
+use crate::error::{Error, Result};
+use crate::records::{
+    parse_record, record_path, render_record, validate, Category, Limits, Record,
+};
+use crate::secrets;
+use crate::store::{atomic_write, ScopeDir};
+
+/// How to treat secrets found in a record's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretPolicy {
+    /// Refuse the write (the default).
+    Refuse,
+    /// Store `[REDACTED:<kind>]` in place of each secret.
+    Redact,
+}
+
+/// A record as found in a scope: its parsed content and its file.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub record: Record,
+    pub path: PathBuf,
+}
+
+/// Record operations on one scope folder and its index connection.
+pub struct RecordStore<'a> {
+    pub dir: &'a ScopeDir,
+    pub conn: &'a mut Connection,
+    pub limits: Limits,
+}
+
+impl RecordStore<'_> {
+    /// Find a record by id, then by key. Reads the file, so the result
+    /// reflects hand edits.
+    pub fn find(&self, id_or_key: &str) -> Result<Option<Located>> {
+        let rel: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT path FROM records WHERE id=?1 UNION ALL SELECT path FROM records WHERE key=?1 LIMIT 1",
+                [id_or_key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(rel) = rel else { return Ok(None) };
+        let path = self.dir.root.join(rel);
+        let text = fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+        let record = parse_record(&text, &path, &self.limits)?;
+        Ok(Some(Located { record, path }))
+    }
+
+    /// Like [`find`](Self::find) but a missing record is an error.
+    pub fn get(&self, id_or_key: &str) -> Result<Located> {
+        self.find(id_or_key)?.ok_or_else(|| {
+            Error::NotFound(format!(
+                "no record with id or key '{id_or_key}' in the {} scope; list them with `recall record list`",
+                self.dir.scope
+            ))
+        })
+    }
+
+    /// Validate, check secrets, write the file and index it. Returns where
+    /// the record now lives. `previous` is the file it replaces, if any.
+    pub fn save(
+        &mut self,
+        mut record: Record,
+        previous: Option<&PathBuf>,
+        policy: SecretPolicy,
+    ) -> Result<Located> {
+        screen_secrets(&mut record, policy)?;
+        validate(&record, &self.limits).map_err(|(_, e)| e)?;
+        let path = record_path(self.dir, record.meta.category, &record.meta.id);
+        let text = render_record(&record)?;
+        atomic_write(&path, text.as_bytes())?;
+        // A reclassified record moves: the new file exists before the old
+        // one is removed, so a crash in between never loses it.
+        if let Some(old) = previous.filter(|p| **p != path) {
+            fs::remove_file(old).map_err(|e| Error::io("cannot remove", old, e))?;
+            remove_record(self.conn, self.dir, old)?;
+        }
+        upsert_record(self.conn, self.dir, &record, &path)?;
+        Ok(Located { record, path })
+    }
+
+    /// Add a record, or update the one that already has this key (upsert).
+    /// Returns the record and whether it was created.
+    pub fn upsert(
+        &mut self,
+        key: &str,
+        category: Category,
+        body: &str,
+        edit: impl FnOnce(&mut Record),
+        policy: SecretPolicy,
+        now: Timestamp,
+    ) -> Result<(Located, bool)> {
+        match self.find_by_key(key)? {
+            Some(mut found) => {
+                found.record.body = body.trim().to_string();
+                found.record.meta.category = category;
+                found.record.meta.updated = now;
+                edit(&mut found.record);
+                let loc = self.save(found.record, Some(&found.path), policy)?;
+                Ok((loc, false))
+            }
+            None => {
+                let mut r = Record::new(
+                    key,
+                    category,
+                    self.dir.scope,
+                    crate::records::Source::Manual,
+                    body,
+                    now,
+                );
+                edit(&mut r);
+                Ok((self.save(r, None, policy)?, true))
+            }
+        }
+    }
+
+    fn find_by_key(&self, key: &str) -> Result<Option<Located>> {
+        let id: Option<String> = self
+            .conn
+            .query_row("SELECT id FROM records WHERE key=?1", [key], |r| r.get(0))
+            .optional()?;
+        match id {
+            Some(id) => self.find(&id),
+            None => Ok(None),
+        }
+    }
+
+    /// Delete a record's file and row.
+    pub fn delete(&mut self, id_or_key: &str) -> Result<Located> {
+        let loc = self.get(id_or_key)?;
+        fs::remove_file(&loc.path).map_err(|e| Error::io("cannot remove", &loc.path, e))?;
+        crate::store::sync_parent(&loc.path);
+        remove_record(self.conn, self.dir, &loc.path)?;
+        Ok(loc)
+    }
+}
+
+/// Refuse or redact secrets in the key, body, keywords and aliases.
+pub fn screen_secrets(r: &mut Record, policy: SecretPolicy) -> Result<()> {
+    let m = &mut r.meta;
+    let mut fields: Vec<(String, &mut String)> =
+        vec![("key".into(), &mut m.key), ("text".into(), &mut r.body)];
+    for (i, k) in m.keywords.iter_mut().enumerate() {
+        fields.push((format!("keyword {}", i + 1), k));
+    }
+    for (i, a) in m.aliases.iter_mut().enumerate() {
+        fields.push((format!("alias {}", i + 1), a));
+    }
+    for (name, value) in fields {
+        let (clean, found) = secrets::redact(value);
+        let Some(first) = found.first() else { continue };
+        if policy == SecretPolicy::Refuse {
+            return Err(Error::Secret {
+                kind: first.kind.to_string(),
+                location: format!(
+                    "{name}, {}",
+                    first.describe().split_once(" at ").map_or("", |x| x.1)
+                ),
+            });
+        }
+        *value = clean.into_owned();
+    }
+    Ok(())
+}
+
+/// A row of `recall record list`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Listed {
+    pub id: String,
+    pub key: String,
+    pub category: String,
+    pub scope: crate::store::Scope,
+    pub source: String,
+    pub status: String,
+    pub pinned: bool,
+    pub importance: u8,
+    pub updated: String,
+    pub path: String,
+    pub text: String,
+}
+
+/// Filters of `recall record list`; `None` matches everything.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub category: Option<Category>,
+    pub status: Option<crate::records::Status>,
+    pub source: Option<crate::records::Source>,
+}
+
+impl RecordStore<'_> {
+    /// Records of this scope: pinned first, then by importance, then most
+    /// recently updated.
+    pub fn list(&self, f: &ListFilter) -> Result<Vec<Listed>> {
+        let mut st = self.conn.prepare(
+            "SELECT r.id, r.key, r.category, r.source, r.status, r.pinned, r.importance, r.updated, r.path, f.body
+             FROM records r JOIN records_fts f ON f.rowid = r.rowid
+             WHERE (?1 IS NULL OR r.category=?1) AND (?2 IS NULL OR r.status=?2) AND (?3 IS NULL OR r.source=?3)
+             ORDER BY r.pinned DESC, r.importance DESC, r.updated DESC, r.key",
+        )?;
+        let rows = st.query_map(
+            rusqlite::params![
+                f.category.map(|c| c.as_str()),
+                f.status.map(|s| s.as_str()),
+                f.source.map(|s| s.as_str())
+            ],
+            |r| {
+                let updated: i64 = r.get(7)?;
+                let rel: String = r.get(8)?;
+                Ok(Listed {
+                    id: r.get(0)?,
+                    key: r.get(1)?,
+                    category: r.get(2)?,
+                    scope: self.dir.scope,
+                    source: r.get(3)?,
+                    status: r.get(4)?,
+                    pinned: r.get(5)?,
+                    importance: r.get(6)?,
+                    updated: Timestamp::from_second(updated)
+                        .map(|t| t.to_string())
+                        .unwrap_or_default(),
+                    path: self.dir.root.join(rel).to_string_lossy().into_owned(),
+                    text: r.get(9)?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}

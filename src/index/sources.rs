@@ -1,0 +1,253 @@
+//! Writing prepared sources (transcripts and tickets) into the index, and
+//! the source state that makes indexing incremental.
+//!
+//! Each source is written inside the caller's transaction: its old rows are
+//! replaced (or its new chunks appended) together with its `sources` row, so
+//! an interrupted run leaves either the old state or the new one.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use crate::error::Result;
+use crate::ingest::{Action, ChunkOut, Continuation, Prepared, SessionOut, SourceState, TicketOut};
+
+/// Every stored source, by path.
+pub fn load_sources(conn: &Connection) -> Result<HashMap<String, SourceState>> {
+    let mut st = conn.prepare(
+        "SELECT id, path, format, size, mtime, hash, parser_version, offset, messages, state FROM sources",
+    )?;
+    let rows = st.query_map([], |r| {
+        let state: Option<String> = r.get(9)?;
+        Ok(SourceState {
+            id: r.get(0)?,
+            path: r.get(1)?,
+            format: r.get(2)?,
+            size: r.get(3)?,
+            mtime: r.get(4)?,
+            hash: r.get(5)?,
+            parser_version: r.get(6)?,
+            offset: r.get(7)?,
+            messages: r.get(8)?,
+            cont: state
+                .and_then(|s| serde_json::from_str(&s).ok())
+                .unwrap_or_default(),
+        })
+    })?;
+    let mut map = HashMap::new();
+    for s in rows {
+        let s = s?;
+        map.insert(s.path.clone(), s);
+    }
+    Ok(map)
+}
+
+/// What writing one source added.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Written {
+    pub chunks: usize,
+    pub tickets: usize,
+}
+
+/// Write one prepared source. Failed sources are not written (their old
+/// rows, if any, stay as they were).
+pub fn write_source(tx: &Transaction, p: &Prepared, now: i64) -> Result<Written> {
+    let format = p.format.map(|f| f.as_str()).unwrap_or("unknown");
+    let kind = p.format.map(|f| match f.kind() {
+        crate::ingest::Kind::Session => "session",
+        crate::ingest::Kind::Ticket => "ticket",
+    });
+    let existing: Option<(i64, i64)> = tx
+        .prepare_cached("SELECT id, messages FROM sources WHERE path=?1")?
+        .query_row([&p.path], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let append = p.action == Action::Append && existing.is_some();
+    if let Some((id, _)) = existing.filter(|_| !append) {
+        clear_source(tx, id)?;
+    }
+    let prior_messages = if append {
+        existing.map_or(0, |e| e.1)
+    } else {
+        0
+    };
+    let new_messages = p.session.as_ref().map_or(0, |s| s.new_messages) as i64;
+    let state = serde_json::to_string(&p.cont)?;
+    tx.prepare_cached(
+        "INSERT INTO sources(path, kind, format, size, mtime, hash, parser_version, offset, messages, state, indexed_at)
+         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+         ON CONFLICT(path) DO UPDATE SET kind=excluded.kind, format=excluded.format, size=excluded.size,
+           mtime=excluded.mtime, hash=excluded.hash, parser_version=excluded.parser_version,
+           offset=excluded.offset, messages=excluded.messages, state=excluded.state, indexed_at=excluded.indexed_at",
+    )?
+    .execute(params![
+        p.path,
+        kind.unwrap_or("session"),
+        format,
+        p.size,
+        p.mtime,
+        p.hash,
+        p.parser_version,
+        p.offset,
+        prior_messages + new_messages,
+        state,
+        now
+    ])?;
+    let source_id: i64 = tx
+        .prepare_cached("SELECT id FROM sources WHERE path=?1")?
+        .query_row([&p.path], |r| r.get(0))?;
+    let mut w = Written::default();
+    if let Some(s) = &p.session {
+        w.chunks = write_session(tx, source_id, s, &p.cont, append)?;
+    }
+    for t in &p.tickets {
+        write_ticket(tx, source_id, t)?;
+        w.tickets += 1;
+    }
+    Ok(w)
+}
+
+/// Delete every row derived from a source, keeping the `sources` row.
+fn clear_source(tx: &Connection, id: i64) -> Result<()> {
+    tx.prepare_cached(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE source_id=?1)",
+    )?
+    .execute([id])?;
+    tx.prepare_cached("DELETE FROM chunks WHERE source_id=?1")?
+        .execute([id])?;
+    tx.prepare_cached(
+        "DELETE FROM tickets_fts WHERE rowid IN (SELECT rowid FROM tickets WHERE source_id=?1)",
+    )?
+    .execute([id])?;
+    tx.prepare_cached("DELETE FROM tickets WHERE source_id=?1")?
+        .execute([id])?;
+    tx.prepare_cached("DELETE FROM sessions WHERE source_id=?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// Remove a source and everything derived from it.
+pub fn delete_source(tx: &Connection, id: i64) -> Result<()> {
+    clear_source(tx, id)?;
+    tx.prepare_cached("DELETE FROM sources WHERE id=?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+fn write_session(
+    tx: &Transaction,
+    source_id: i64,
+    s: &SessionOut,
+    cont: &Continuation,
+    append: bool,
+) -> Result<usize> {
+    let session_id = cont.session_id.clone().unwrap_or_else(|| s.meta.id.clone());
+    let first = s.chunks.iter().filter_map(|c| c.chunk.first_ts).min();
+    let last = s.chunks.iter().filter_map(|c| c.chunk.last_ts).max();
+    if append {
+        tx.prepare_cached(
+            "UPDATE sessions SET messages = messages + ?2, last_ts = max(coalesce(last_ts, ?3), coalesce(?3, last_ts)),
+               first_ts = coalesce(first_ts, ?4) WHERE source_id=?1",
+        )?
+        .execute(params![source_id, s.new_messages as i64, last, first])?;
+    } else {
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages)
+             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+        )?
+        .execute(params![
+            session_id,
+            source_id,
+            s.launcher.as_str(),
+            s.meta.parent_id,
+            s.meta.title,
+            s.meta.cwd,
+            s.meta.git_branch,
+            s.meta.started_at.or(first),
+            last,
+            s.new_messages as i64
+        ])?;
+    }
+    let title: String = tx
+        .prepare_cached("SELECT coalesce(title, '') FROM sessions WHERE source_id=?1")?
+        .query_row([source_id], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default();
+    let first_seq: i64 = tx
+        .prepare_cached("SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE source_id=?1")?
+        .query_row([source_id], |r| r.get(0))?;
+    for (i, c) in s.chunks.iter().enumerate() {
+        insert_chunk(
+            tx,
+            source_id,
+            &session_id,
+            first_seq + i as i64,
+            &title,
+            s,
+            c,
+        )?;
+    }
+    Ok(s.chunks.len())
+}
+
+fn insert_chunk(
+    tx: &Transaction,
+    source_id: i64,
+    session_id: &str,
+    seq: i64,
+    title: &str,
+    s: &SessionOut,
+    c: &ChunkOut,
+) -> Result<()> {
+    let k = &c.chunk;
+    let roles: Vec<&str> = k.roles.iter().map(|r| r.as_str()).collect();
+    tx.prepare_cached(
+        "INSERT INTO chunks(source_id, session_id, seq, msg_first, msg_last, message_ids, roles, speakers,
+            first_ts, last_ts, launcher, cwd, git_branch)
+         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+    )?
+    .execute(params![
+        source_id,
+        session_id,
+        seq,
+        k.msg_first as i64,
+        k.msg_last as i64,
+        serde_json::to_string(&k.message_ids)?,
+        serde_json::to_string(&roles)?,
+        serde_json::to_string(&k.speakers)?,
+        k.first_ts,
+        k.last_ts,
+        s.launcher.as_str(),
+        s.meta.cwd,
+        s.meta.git_branch
+    ])?;
+    let rowid = tx.last_insert_rowid();
+    tx.prepare_cached("INSERT INTO chunks_fts(rowid, title, body, aux) VALUES(?1,?2,?3,?4)")?
+        .execute(params![rowid, title, k.text, c.aux])?;
+    Ok(())
+}
+
+fn write_ticket(tx: &Transaction, source_id: i64, t: &TicketOut) -> Result<()> {
+    let k = &t.ticket;
+    let labels = serde_json::to_string(&k.labels)?;
+    for (part, (body, aux)) in t.parts.iter().enumerate() {
+        tx.prepare_cached(
+            "INSERT INTO tickets(source_id, ticket_id, part, status, labels, created, updated)
+             VALUES(?1,?2,?3,?4,?5,?6,?7)",
+        )?
+        .execute(params![
+            source_id,
+            k.id,
+            part as i64,
+            k.status,
+            labels,
+            k.created,
+            k.updated
+        ])?;
+        let rowid = tx.last_insert_rowid();
+        tx.prepare_cached(
+            "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1,?2,?3,?4,?5)",
+        )?
+        .execute(params![rowid, k.title, body, k.labels.join(" "), aux])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1251 @@
+//! OpenAI Codex CLI rollout parser (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+//!
+//! Owns turning one Codex rollout (or the appended tail of one) into a
+//! [`ParsedSession`]. Lines are `{timestamp, type, payload}`; each is decoded
+//! by [`util::read_lines`] into one borrowed, lenient struct (`Item`) whose
+//! `payload` is the same struct again, so every payload kind is read in a
+//! single pass without `serde_json::Value` (encrypted reasoning, base
+//! instructions and token counts are skipped unread).
+//!
+//! # What is indexed
+//! * **User text** from `event_msg/user_message` ([`Role::User`]). Text that
+//!   is itself injected context (starts with `<environment_context>`,
+//!   `<user_instructions>`, `<permissions instructions>` or
+//!   `# AGENTS.md instructions`) is dropped. `response_item` messages with
+//!   role `user` are used **only when the input has no `user_message` event
+//!   at all** (older rollouts), with the same filter; `developer`/`system`
+//!   messages never are.
+//! * **Assistant text**: `response_item` messages with role `assistant`
+//!   (`output_text` blocks joined by `\n`) are preferred. An
+//!   `event_msg/agent_message` is kept only if no assistant `response_item`
+//!   in the same input has the same trimmed text (on the real files every
+//!   `agent_message` duplicates one; Codex Desktop writes only the
+//!   `response_item`).
+//! * **Tool calls** ([`Role::Tool`], one message per call, id = `call_id`,
+//!   name = the function name): `function_call`, `local_shell_call` and
+//!   `custom_tool_call`, joined by `call_id` with their
+//!   `function_call_output` / `custom_tool_call_output` and with
+//!   `exec_command_end` / `patch_apply_end` events. The first line is
+//!   compact: `[exec] cargo test` for shell tools (`shell`, `exec_command`,
+//!   `shell_command`, `container.exec`, `local_shell`; `bash -lc X` is shown
+//!   as `X`), `[apply_patch] a.rs, b.rs` (paths from the patch headers),
+//!   `[write_stdin] ...`, or `[name] <compact JSON args, ~200 chars>`. Then
+//!   the output, cut to [`Options::tool_output_cap`] chars (4× for errors).
+//!   Output source: `exec_command_end` (`aggregated_output`, else stdout +
+//!   stderr, and `exit_code`) wins over `function_call_output`, whose JSON
+//!   form (`{"output", "metadata": {"exit_code"}}`) or unified-exec header
+//!   (`Chunk ID: ... Process exited with code N ... Output:`) is unwrapped.
+//!   A non-zero exit code or `patch_apply_end` with `success: false` sets
+//!   [`Message::is_error`]. `write_stdin` calls with empty `chars` are pure
+//!   polling (their output is repeated in `exec_command_end`) and are
+//!   dropped with their outputs. An output or `exec_command_end` whose call
+//!   is not in the input becomes its own Tool message (`[tool output]` /
+//!   `[exec] cmd` header), id = `call_id`.
+//! * `event_msg/web_search_end` as `[web_search] query` (Tool, id =
+//!   `call_id`; the matching `response_item/web_search_call` is skipped) and
+//!   `compacted` summaries as [`Role::System`].
+//!
+//! Skipped silently: `reasoning`, `turn_context`, `ghost_snapshot`, and any
+//! other `response_item`/`event_msg` payload type (`task_started`,
+//! `task_complete`, `token_count`, `agent_reasoning`, ...: Codex adds new
+//! ones often). An unknown top-level `type`, a missing one or a non-object
+//! payload is a [`Problem`](super::model::Problem).
+//!
+//! Messages without a native id (user and agent messages, summaries, and
+//! assistant messages without `id`) get `"<key>:<line>"`, where `<key>` is
+//! the UUID at the end of `stem` (the rollout's session id) or the stem
+//! itself. The file-derived key (not the `session_meta` id) keeps ids equal
+//! between a full parse and an incremental parse of a tail that no longer
+//! contains `session_meta`. Messages are in file order (tool calls at the
+//! call's position).
+//!
+//! # Older formats
+//! Lines without `payload` are read as a bare response item when their
+//! `type` is one (`message`, `function_call`, ...); `{"record_type": ...}`
+//! lines are skipped; a first-line header `{"id", "timestamp", ...}` without
+//! `type` supplies the session meta.
+//!
+//! # Session meta
+//! From the first `session_meta` (or legacy header): `id` (fallback: the
+//! stem key), `cwd` (fallback: first `turn_context` cwd), `git.branch`,
+//! `started_at` = payload `timestamp` (fallback: the line's, then the first
+//! line timestamp seen), `parent_id` = `source.subagent.thread_spawn.
+//! parent_thread_id` for spawned sub-agent threads. `title` = first user
+//! message (whitespace collapsed, 80 chars).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+use super::model::{Message, ParsedSession, Role, SessionMeta};
+use super::util::{self, Content, LBool, LStr, ObjOr, Problems, StrList, TextPart, LI64};
+
+/// Bump when the output for the same input changes (forces a re-index).
+pub const PARSER_VERSION: u32 = 1;
+
+/// Error outputs keep this many times [`Options::tool_output_cap`].
+pub const ERROR_CAP_FACTOR: usize = 4;
+
+/// Longest compact command / argument detail, in chars.
+const DETAIL_CAP: usize = 500;
+
+/// Longest compact JSON for other tools' arguments, in chars.
+const ARGS_CAP: usize = 200;
+
+/// Longest title, in chars.
+const TITLE_CAP: usize = 80;
+
+/// User text starting with one of these is injected context, not typed.
+const INJECTED_PREFIXES: [&str; 4] = [
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "# AGENTS.md instructions",
+];
+
+/// Parser settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Tool outputs are cut to this many chars (errors: 4× as many).
+    pub tool_output_cap: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            tool_output_cap: 2000,
+        }
+    }
+}
+
+/// One rollout line, or its payload (same shape, all fields optional and
+/// lenient).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Item<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: LStr<'a>,
+    #[serde(borrow)]
+    timestamp: LStr<'a>,
+    #[serde(borrow)]
+    payload: Option<ObjOr<Box<Item<'a>>>>,
+    record_type: Option<IgnoredAny>,
+    #[serde(borrow)]
+    id: LStr<'a>,
+    #[serde(borrow)]
+    cwd: LStr<'a>,
+    #[serde(borrow)]
+    git: Option<ObjOr<Git<'a>>>,
+    #[serde(borrow)]
+    source: Option<ObjOr<Source<'a>>>,
+    #[serde(borrow)]
+    role: LStr<'a>,
+    #[serde(borrow)]
+    content: Option<Content<'a, TextPart<'a>>>,
+    #[serde(borrow)]
+    message: LStr<'a>,
+    #[serde(borrow)]
+    name: LStr<'a>,
+    #[serde(borrow)]
+    arguments: LStr<'a>,
+    #[serde(borrow)]
+    input: LStr<'a>,
+    #[serde(borrow)]
+    call_id: LStr<'a>,
+    #[serde(borrow)]
+    output: Option<Content<'a, TextPart<'a>>>,
+    #[serde(borrow)]
+    action: Option<ObjOr<Action<'a>>>,
+    #[serde(borrow)]
+    command: StrList<'a>,
+    #[serde(borrow)]
+    aggregated_output: LStr<'a>,
+    #[serde(borrow)]
+    stdout: LStr<'a>,
+    #[serde(borrow)]
+    stderr: LStr<'a>,
+    exit_code: LI64,
+    success: Option<LBool>,
+    #[serde(borrow)]
+    query: LStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Git<'a> {
+    #[serde(borrow)]
+    branch: LStr<'a>,
+}
+
+/// `session_meta.source` when it is an object (a spawned sub-agent).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Source<'a> {
+    #[serde(borrow)]
+    subagent: Option<ObjOr<SubAgent<'a>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct SubAgent<'a> {
+    #[serde(borrow)]
+    thread_spawn: Option<ObjOr<ThreadSpawn<'a>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ThreadSpawn<'a> {
+    #[serde(borrow)]
+    parent_thread_id: LStr<'a>,
+}
+
+/// `local_shell_call.action`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Action<'a> {
+    #[serde(borrow)]
+    command: StrList<'a>,
+}
+
+/// The JSON `arguments` of a function call (only the fields we show).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Args<'a> {
+    #[serde(borrow)]
+    command: StrList<'a>,
+    #[serde(borrow)]
+    cmd: StrList<'a>,
+    #[serde(borrow)]
+    chars: LStr<'a>,
+    session_id: LI64,
+    #[serde(borrow)]
+    input: LStr<'a>,
+}
+
+/// The JSON form of an older `function_call_output.output`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct JsonOutput<'a> {
+    #[serde(borrow)]
+    output: LStr<'a>,
+    metadata: Option<ObjOr<OutputMeta>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct OutputMeta {
+    exit_code: LI64,
+}
+
+/// Parses a Codex rollout. `input` is the file content starting at byte
+/// `base_offset` of the file (0 for a full parse; >0 when an append-only
+/// file grew: then only new lines are given), `first_line` is the 1-based
+/// line number of input's first line, `stem` is the file stem used as a
+/// fallback session id (and as the key of synthesized message ids).
+pub fn parse(input: &[u8], first_line: usize, stem: &str, opts: &Options) -> ParsedSession {
+    let mut problems = Problems::default();
+    let mut b = Builder::new(opts, stem_key(stem));
+    let consumed =
+        util::read_lines::<Item, _>(input, first_line, &mut problems, |n, item, problems| {
+            b.line(n, &item, problems)
+        });
+    let (meta, messages) = b.finish();
+    ParsedSession {
+        meta,
+        messages,
+        problems: problems.finish(),
+        consumed,
+    }
+}
+
+/// Cheap content sniff on the first few KB: does this look like a Codex
+/// rollout? Decides on the first non-blank line: a Codex envelope type with a
+/// `payload`, or a legacy `{id, timestamp}` header without `type`. A first
+/// line cut by the end of `head` is judged by its start.
+pub fn sniff(head: &[u8]) -> bool {
+    let Some((line, complete)) = util::first_line(head) else {
+        return false;
+    };
+    if !line.starts_with(b"{") {
+        return false;
+    }
+    match serde_json::from_slice::<SniffLine>(line) {
+        Ok(s) => s.is_codex(),
+        Err(e) if e.is_eof() || !complete => {
+            let has = |k: &[u8]| memchr::memmem::find(line, k).is_some();
+            line.starts_with(b"{\"timestamp\"") && has(b"\"payload\"")
+        }
+        Err(_) => false,
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct SniffLine<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: LStr<'a>,
+    payload: Option<IgnoredAny>,
+    #[serde(borrow)]
+    id: LStr<'a>,
+    #[serde(borrow)]
+    timestamp: LStr<'a>,
+    #[serde(rename = "sessionId")]
+    session_id: Option<IgnoredAny>,
+}
+
+impl SniffLine<'_> {
+    fn is_codex(&self) -> bool {
+        let envelope = matches!(
+            self.kind.get(),
+            Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
+        );
+        let legacy_header =
+            self.kind.get().is_none() && self.id.get().is_some() && self.timestamp.get().is_some();
+        self.session_id.is_none() && ((envelope && self.payload.is_some()) || legacy_header)
+    }
+}
+
+/// The session key of a stem: its trailing UUID (`rollout-<date>-<uuid>`),
+/// else the stem itself.
+fn stem_key(stem: &str) -> &str {
+    let Some(tail) = stem.len().checked_sub(36).and_then(|i| stem.get(i..)) else {
+        return stem;
+    };
+    let uuid_like = tail.char_indices().all(|(i, c)| match i {
+        8 | 13 | 18 | 23 => c == '-',
+        _ => c.is_ascii_hexdigit(),
+    });
+    if uuid_like {
+        tail
+    } else {
+        stem
+    }
+}
+
+/// Where a plain message came from (for the dedupe / fallback rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Normal,
+    AgentMessageEvent,
+    ResponseItemUser,
+}
+
+/// Join state of a tool call.
+#[derive(Debug, Default)]
+struct CallState {
+    header: String,
+    output: Option<String>,
+    exit_code: Option<i64>,
+    patch_ok: Option<bool>,
+    /// `exec_command_end` was seen: its output and exit code win.
+    from_end_event: bool,
+}
+
+/// A message under construction.
+struct Unit {
+    id: String,
+    role: Role,
+    name: Option<String>,
+    text: String,
+    timestamp: Option<i64>,
+    origin: Origin,
+    call: Option<CallState>,
+}
+
+/// Session-level facts gathered in file order.
+#[derive(Default)]
+struct MetaAcc {
+    seen: bool,
+    id: Option<String>,
+    cwd: Option<String>,
+    turn_cwd: Option<String>,
+    git_branch: Option<String>,
+    started_at: Option<i64>,
+    first_ts: Option<i64>,
+    parent_id: Option<String>,
+}
+
+struct Builder<'k, 'o> {
+    opts: &'o Options,
+    key: &'k str,
+    units: Vec<Unit>,
+    calls: HashMap<String, usize>,
+    skipped_calls: HashSet<String>,
+    assistant_texts: HashSet<String>,
+    had_user_event: bool,
+    meta: MetaAcc,
+}
+
+impl<'k, 'o> Builder<'k, 'o> {
+    fn new(opts: &'o Options, key: &'k str) -> Self {
+        Builder {
+            opts,
+            key,
+            units: Vec::new(),
+            calls: HashMap::new(),
+            skipped_calls: HashSet::new(),
+            assistant_texts: HashSet::new(),
+            had_user_event: false,
+            meta: MetaAcc::default(),
+        }
+    }
+
+    fn line(&mut self, n: usize, item: &Item<'_>, problems: &mut Problems) {
+        let ts = item.timestamp.get().and_then(util::parse_ts);
+        if self.meta.first_ts.is_none() {
+            self.meta.first_ts = ts;
+        }
+        let kind = item.kind.get();
+        let p = match &item.payload {
+            Some(ObjOr::Obj(p)) => p,
+            Some(ObjOr::NotObject(k)) => {
+                return problems.push(n, format!("payload is {k}, not an object"))
+            }
+            None => return self.legacy_line(n, item, ts, problems),
+        };
+        match kind {
+            Some("session_meta") => self.session_meta(p, ts),
+            Some("response_item") => self.response_item(n, p, ts),
+            Some("event_msg") => self.event(n, p, ts),
+            Some("turn_context") => {
+                if self.meta.turn_cwd.is_none() {
+                    self.meta.turn_cwd = p.cwd.non_blank().map(str::to_owned);
+                }
+            }
+            Some("compacted") => {
+                if let Some(text) = p.message.non_blank() {
+                    let id = self.synth_id(n);
+                    self.push_unit(id, Role::System, text.trim().to_owned(), ts, Origin::Normal);
+                }
+            }
+            Some(other) => problems.push(n, format!("unknown line type {other:?}")),
+            None => problems.push(n, "missing \"type\" field"),
+        }
+    }
+
+    /// A line without `payload`: a bare response item, a state record or a
+    /// legacy header.
+    fn legacy_line(&mut self, n: usize, item: &Item<'_>, ts: Option<i64>, problems: &mut Problems) {
+        match item.kind.get() {
+            Some(
+                "message"
+                | "function_call"
+                | "function_call_output"
+                | "custom_tool_call"
+                | "custom_tool_call_output"
+                | "local_shell_call"
+                | "reasoning"
+                | "web_search_call",
+            ) => self.response_item(n, item, ts),
+            Some(other) => problems.push(n, format!("unknown line type {other:?} (no payload)")),
+            None if item.record_type.is_some() => {}
+            None if item.id.get().is_some() && !self.meta.seen => self.session_meta(item, ts),
+            None => problems.push(n, "missing \"type\" field"),
+        }
+    }
+
+    fn session_meta(&mut self, p: &Item<'_>, ts: Option<i64>) {
+        let m = &mut self.meta;
+        if m.seen {
+            return;
+        }
+        m.seen = true;
+        m.id = p.id.non_blank().map(str::to_owned);
+        m.cwd = p.cwd.non_blank().map(str::to_owned);
+        m.git_branch = p
+            .git
+            .as_ref()
+            .and_then(ObjOr::as_obj)
+            .and_then(|g| g.branch.non_blank())
+            .map(str::to_owned);
+        m.started_at = p.timestamp.get().and_then(util::parse_ts).or(ts);
+        m.parent_id = p
+            .source
+            .as_ref()
+            .and_then(ObjOr::as_obj)
+            .and_then(|s| {
+                s.subagent
+                    .as_ref()?
+                    .as_obj()?
+                    .thread_spawn
+                    .as_ref()?
+                    .as_obj()
+            })
+            .and_then(|t| t.parent_thread_id.non_blank())
+            .map(str::to_owned);
+    }
+
+    fn synth_id(&self, n: usize) -> String {
+        format!("{}:{n}", self.key)
+    }
+
+    fn push_unit(
+        &mut self,
+        id: String,
+        role: Role,
+        text: String,
+        ts: Option<i64>,
+        origin: Origin,
+    ) -> usize {
+        self.units.push(Unit {
+            id,
+            role,
+            name: None,
+            text,
+            timestamp: ts,
+            origin,
+            call: None,
+        });
+        self.units.len() - 1
+    }
+
+    fn response_item(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        match p.kind.get() {
+            Some("message") => self.response_message(n, p, ts),
+            Some("function_call" | "custom_tool_call" | "local_shell_call") => self.call(n, p, ts),
+            Some("function_call_output" | "custom_tool_call_output") => self.call_output(n, p, ts),
+            _ => {}
+        }
+    }
+
+    fn response_message(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        let text = p
+            .content
+            .as_ref()
+            .map(|c| c.join("\n", util::text_part))
+            .unwrap_or_default();
+        let text = text.trim();
+        match p.role.get() {
+            Some("assistant") if !text.is_empty() => {
+                self.assistant_texts.insert(text.to_owned());
+                let id =
+                    p.id.non_blank()
+                        .map_or_else(|| self.synth_id(n), str::to_owned);
+                self.push_unit(id, Role::Assistant, text.to_owned(), ts, Origin::Normal);
+            }
+            Some("user") if !is_injected(text) => {
+                let id =
+                    p.id.non_blank()
+                        .map_or_else(|| self.synth_id(n), str::to_owned);
+                self.push_unit(
+                    id,
+                    Role::User,
+                    text.to_owned(),
+                    ts,
+                    Origin::ResponseItemUser,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn event(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        match p.kind.get() {
+            Some("user_message") => {
+                self.had_user_event = true;
+                self.text_event(n, p, ts, Role::User);
+            }
+            Some("agent_message") => self.text_event(n, p, ts, Role::Assistant),
+            Some("exec_command_end") => self.exec_end(n, p, ts),
+            Some("patch_apply_end") => {
+                let call = p.call_id.get().and_then(|c| self.calls.get(c)).copied();
+                if let Some(state) = call.and_then(|u| self.units[u].call.as_mut()) {
+                    state.patch_ok = p.success.map(|s| s.0);
+                }
+            }
+            Some("web_search_end") => self.web_search(n, p, ts),
+            _ => {}
+        }
+    }
+
+    /// A `user_message` (injected context dropped) or `agent_message`
+    /// (deduplicated in [`Builder::finish`]).
+    fn text_event(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>, role: Role) {
+        let text = p.message.get().unwrap_or_default().trim();
+        let (drop, origin) = match role {
+            Role::User => (is_injected(text), Origin::Normal),
+            _ => (text.is_empty(), Origin::AgentMessageEvent),
+        };
+        if !drop {
+            let id = self.synth_id(n);
+            self.push_unit(id, role, text.to_owned(), ts, origin);
+        }
+    }
+
+    fn web_search(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        let query = p.query.get().unwrap_or_default().trim();
+        let id = p
+            .call_id
+            .non_blank()
+            .map_or_else(|| self.synth_id(n), str::to_owned);
+        let text = format!("[web_search] {}", util::truncate_chars(query, DETAIL_CAP));
+        let u = self.push_unit(id, Role::Tool, text, ts, Origin::Normal);
+        self.units[u].name = Some("web_search".to_owned());
+    }
+
+    /// Starts a call message (`function_call`, `custom_tool_call`,
+    /// `local_shell_call`).
+    fn call(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        let call_id = p
+            .call_id
+            .non_blank()
+            .map_or_else(|| self.synth_id(n), str::to_owned);
+        let name = match (p.kind.get(), p.name.non_blank()) {
+            (Some("local_shell_call"), _) => "local_shell",
+            (_, Some(name)) => name,
+            (_, None) => "?",
+        };
+        let Some(header) = call_header(name, p) else {
+            self.skipped_calls.insert(call_id);
+            return;
+        };
+        let u = self.push_unit(
+            call_id.clone(),
+            Role::Tool,
+            String::new(),
+            ts,
+            Origin::Normal,
+        );
+        self.units[u].name = Some(name.to_owned());
+        self.units[u].call = Some(CallState {
+            header,
+            ..CallState::default()
+        });
+        self.calls.insert(call_id, u);
+    }
+
+    /// The call's unit, creating an orphan one (with `header`) when the call
+    /// is not in this input. `None` for calls that were dropped.
+    fn call_unit(
+        &mut self,
+        call_id: Option<&str>,
+        n: usize,
+        ts: Option<i64>,
+        header: impl FnOnce() -> String,
+    ) -> Option<usize> {
+        if let Some(id) = call_id {
+            if self.skipped_calls.contains(id) {
+                return None;
+            }
+            if let Some(&u) = self.calls.get(id) {
+                return Some(u);
+            }
+        }
+        let id = call_id.map_or_else(|| self.synth_id(n), str::to_owned);
+        let u = self.push_unit(id.clone(), Role::Tool, String::new(), ts, Origin::Normal);
+        self.units[u].call = Some(CallState {
+            header: header(),
+            ..CallState::default()
+        });
+        self.calls.insert(id, u);
+        Some(u)
+    }
+
+    fn call_output(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        let cap = self.error_cap();
+        let Some(u) = self.call_unit(p.call_id.non_blank(), n, ts, || "[tool output]".to_owned())
+        else {
+            return;
+        };
+        let raw = p
+            .output
+            .as_ref()
+            .map(|c| c.join("\n", util::text_part))
+            .unwrap_or_default();
+        let (body, exit) = unwrap_output(&raw);
+        if let Some(state) = self.units[u].call.as_mut() {
+            if !state.from_end_event {
+                state.output = Some(util::truncate_chars(body.trim(), cap).into_owned());
+                state.exit_code = state.exit_code.or(exit);
+            }
+        }
+    }
+
+    fn exec_end(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        let cap = self.error_cap();
+        let header = || format!("[exec] {}", command_line(&p.command.0));
+        let Some(u) = self.call_unit(p.call_id.non_blank(), n, ts, header) else {
+            return;
+        };
+        let body = match p.aggregated_output.non_blank() {
+            Some(all) => all.trim().to_owned(),
+            None => [&p.stdout, &p.stderr]
+                .iter()
+                .filter_map(|s| s.non_blank().map(str::trim))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        };
+        if let Some(state) = self.units[u].call.as_mut() {
+            state.output = Some(util::truncate_chars(&body, cap).into_owned());
+            state.exit_code = p.exit_code.0.or(state.exit_code);
+            state.from_end_event = true;
+        }
+    }
+
+    fn error_cap(&self) -> usize {
+        self.opts.tool_output_cap.saturating_mul(ERROR_CAP_FACTOR)
+    }
+
+    fn finish(self) -> (SessionMeta, Vec<Message>) {
+        let Builder {
+            opts,
+            key,
+            units,
+            assistant_texts,
+            had_user_event,
+            meta,
+            ..
+        } = self;
+        let messages: Vec<Message> = units
+            .into_iter()
+            .filter(|u| match u.origin {
+                Origin::Normal => true,
+                Origin::AgentMessageEvent => !assistant_texts.contains(&u.text),
+                Origin::ResponseItemUser => !had_user_event,
+            })
+            .map(|u| into_message(u, opts.tool_output_cap))
+            .filter(|m| !util::is_blank(&m.text))
+            .collect();
+        let title = messages
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map(|m| util::title(&m.text, TITLE_CAP));
+        let meta = SessionMeta {
+            id: meta.id.unwrap_or_else(|| key.to_owned()),
+            title,
+            cwd: meta.cwd.or(meta.turn_cwd),
+            git_branch: meta.git_branch,
+            started_at: meta.started_at.or(meta.first_ts),
+            parent_id: meta.parent_id,
+        };
+        (meta, messages)
+    }
+}
+
+fn into_message(u: Unit, cap: usize) -> Message {
+    let (text, is_error) = match u.call {
+        Some(state) => finish_call(state, cap),
+        None => (u.text, false),
+    };
+    Message {
+        id: Some(u.id),
+        role: u.role,
+        name: u.name,
+        text,
+        timestamp: u.timestamp,
+        is_error,
+    }
+}
+
+/// The text and error flag of a finished call.
+fn finish_call(state: CallState, cap: usize) -> (String, bool) {
+    let is_error = state.exit_code.is_some_and(|c| c != 0) || state.patch_ok == Some(false);
+    let cap = if is_error {
+        cap.saturating_mul(ERROR_CAP_FACTOR)
+    } else {
+        cap
+    };
+    let mut text = state.header;
+    if let Some(out) = state.output.as_deref().filter(|o| !o.is_empty()) {
+        text.push('\n');
+        text.push_str(&util::truncate_chars(out, cap));
+    }
+    (text, is_error)
+}
+
+fn is_injected(text: &str) -> bool {
+    text.is_empty() || INJECTED_PREFIXES.iter().any(|p| text.starts_with(p))
+}
+
+/// The compact first line of a call, or `None` for a call that is dropped
+/// (`write_stdin` polling with no input).
+fn call_header(name: &str, p: &Item<'_>) -> Option<String> {
+    if p.kind.get() == Some("local_shell_call") {
+        let action = p.action.as_ref().and_then(ObjOr::as_obj);
+        let cmd = action.map(|a| command_line(&a.command.0));
+        return Some(format!("[exec] {}", cmd.unwrap_or_default()));
+    }
+    let raw = p.arguments.get().or(p.input.get()).unwrap_or_default();
+    let args: Option<Args> = serde_json::from_str(raw).ok();
+    let header = match (name, &args) {
+        ("shell" | "exec_command" | "shell_command" | "container.exec", Some(a)) => {
+            let argv = if a.command.0.is_empty() {
+                &a.cmd.0
+            } else {
+                &a.command.0
+            };
+            format!("[exec] {}", command_line(argv))
+        }
+        ("write_stdin", Some(a)) => stdin_header(a)?,
+        ("apply_patch", Some(a)) => patch_header(a.input.get().unwrap_or(raw)),
+        ("apply_patch", None) => patch_header(raw),
+        (_, Some(_)) => {
+            let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
+            format!("[{name}] {}", util::compact_json(&v, ARGS_CAP))
+        }
+        (_, None) => format!("[{name}] {}", util::truncate_chars(raw.trim(), ARGS_CAP)),
+    };
+    Some(header.trim_end().to_owned())
+}
+
+/// `[write_stdin] session N "chars"`, or `None` for pure polling (no chars).
+fn stdin_header(a: &Args<'_>) -> Option<String> {
+    let chars = a.chars.get().filter(|c| !c.is_empty())?;
+    let session = a.session_id.0.map(|s| format!(" session {s}"));
+    Some(format!(
+        "[write_stdin]{} {}",
+        session.unwrap_or_default(),
+        util::compact_json(chars, ARGS_CAP)
+    ))
+}
+
+/// `[apply_patch] a, b` from the file headers of a patch.
+fn patch_header(patch: &str) -> String {
+    const MARKERS: [&str; 4] = [
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    let files: Vec<&str> = patch
+        .lines()
+        .filter_map(|l| MARKERS.iter().find_map(|m| l.strip_prefix(m)))
+        .map(str::trim)
+        .collect();
+    let joined = util::truncate_chars(&files.join(", "), DETAIL_CAP).into_owned();
+    format!("[apply_patch] {joined}")
+}
+
+/// A command line for display: `bash -lc X` is `X`, other argv are joined
+/// with spaces.
+fn command_line(argv: &[Cow<'_, str>]) -> String {
+    let shell_wrapped =
+        argv.len() >= 3 && argv[0].ends_with("sh") && matches!(argv[1].as_ref(), "-lc" | "-c");
+    let cmd = if shell_wrapped {
+        argv[2..].join(" ")
+    } else {
+        argv.join(" ")
+    };
+    util::truncate_chars(cmd.trim(), DETAIL_CAP).into_owned()
+}
+
+/// Unwraps a `function_call_output`: the older JSON form
+/// `{"output", "metadata": {"exit_code"}}` or the unified-exec text header
+/// (`Chunk ID: ...\nProcess exited with code N\n...\nOutput:\n<body>`).
+fn unwrap_output(raw: &str) -> (Cow<'_, str>, Option<i64>) {
+    if raw.trim_start().starts_with('{') {
+        if let Ok(j) = serde_json::from_str::<JsonOutput>(raw) {
+            if let Some(out) = j.output.0 {
+                let exit = j
+                    .metadata
+                    .as_ref()
+                    .and_then(ObjOr::as_obj)
+                    .and_then(|m| m.exit_code.0);
+                return (out, exit);
+            }
+        }
+    }
+    let headed = ["Chunk ID:", "Exit code:", "Wall time:"]
+        .iter()
+        .any(|h| raw.starts_with(h));
+    if !headed {
+        return (Cow::Borrowed(raw), None);
+    }
+    let (head, body) = match raw.find("\nOutput:\n") {
+        Some(i) => (&raw[..i], &raw[i + "\nOutput:\n".len()..]),
+        None => (raw, ""),
+    };
+    let exit = head.lines().find_map(|l| {
+        l.strip_prefix("Process exited with code ")
+            .or_else(|| l.strip_prefix("Exit code: "))
+            .and_then(|c| c.trim().parse().ok())
+    });
+    (Cow::Borrowed(body), exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const STEM: &str = "rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52";
+    const KEY: &str = "019b7f94-51b4-7593-922e-ba12b5b73b52";
+
+    fn line(kind: &str, payload: serde_json::Value) -> String {
+        json!({"timestamp": "2026-05-12T10:00:00.000Z", "type": kind, "payload": payload})
+            .to_string()
+    }
+
+    fn meta_line() -> String {
+        line(
+            "session_meta",
+            json!({"id": "sess-1", "timestamp": "2026-05-12T09:59:55.000Z", "cwd": "/p",
+                   "git": {"branch": "main"}, "base_instructions": {"text": "long"}}),
+        )
+    }
+
+    fn user_msg(t: &str) -> String {
+        line(
+            "event_msg",
+            json!({"type": "user_message", "message": t, "images": []}),
+        )
+    }
+
+    fn ri_msg(role: &str, t: &str) -> String {
+        let kind = if role == "assistant" {
+            "output_text"
+        } else {
+            "input_text"
+        };
+        line(
+            "response_item",
+            json!({"type": "message", "role": role, "content": [{"type": kind, "text": t}]}),
+        )
+    }
+
+    fn agent_msg(t: &str) -> String {
+        line("event_msg", json!({"type": "agent_message", "message": t}))
+    }
+
+    fn call(id: &str, name: &str, args: serde_json::Value) -> String {
+        line(
+            "response_item",
+            json!({"type": "function_call", "name": name, "arguments": args.to_string(), "call_id": id}),
+        )
+    }
+
+    fn output(id: &str, out: &str) -> String {
+        line(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": id, "output": out}),
+        )
+    }
+
+    fn file(lines: &[String]) -> String {
+        let mut s = lines.join("\n");
+        s.push('\n');
+        s
+    }
+
+    fn run(input: &str) -> ParsedSession {
+        parse(input.as_bytes(), 1, STEM, &Options::default())
+    }
+
+    fn texts(p: &ParsedSession) -> Vec<(Role, &str)> {
+        p.messages
+            .iter()
+            .map(|m| (m.role, m.text.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn user_and_assistant_with_dedupe_and_skips() {
+        let input = file(&[
+            meta_line(),
+            line("turn_context", json!({"cwd": "/p", "model": "gpt"})),
+            line(
+                "response_item",
+                json!({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "<permissions instructions>x"}]}),
+            ),
+            ri_msg(
+                "user",
+                "<environment_context>\n<cwd>/p</cwd>\n</environment_context>",
+            ),
+            ri_msg("user", "fix the bug"),
+            user_msg("fix the bug"),
+            user_msg("<environment_context>x</environment_context>"),
+            line(
+                "response_item",
+                json!({"type": "reasoning", "summary": [], "content": null, "encrypted_content": "gAAAA"}),
+            ),
+            agent_msg("Looking."),
+            ri_msg("assistant", "Looking."),
+            agent_msg("Only in the event."),
+            line("event_msg", json!({"type": "token_count", "info": null})),
+            line("event_msg", json!({"type": "task_complete"})),
+        ]);
+        let p = run(&input);
+        assert_eq!(
+            texts(&p),
+            vec![
+                (Role::User, "fix the bug"),
+                (Role::Assistant, "Looking."),
+                (Role::Assistant, "Only in the event."),
+            ]
+        );
+        assert_eq!(
+            p.messages[0].id.as_deref(),
+            Some(format!("{KEY}:6").as_str())
+        );
+        assert_eq!(p.meta.id, "sess-1");
+        assert_eq!(p.meta.cwd.as_deref(), Some("/p"));
+        assert_eq!(p.meta.git_branch.as_deref(), Some("main"));
+        assert_eq!(p.meta.started_at, Some(1_778_579_995));
+        assert_eq!(p.meta.title.as_deref(), Some("fix the bug"));
+        assert!(p.problems.is_empty());
+    }
+
+    #[test]
+    fn calls_join_outputs_and_exit_codes() {
+        let input = file(&[
+            call("c1", "shell", json!({"command": ["bash", "-lc", "cargo test"], "workdir": "/p"})),
+            output("c1", r#"{"output":"test result: ok","metadata":{"exit_code":0}}"#),
+            call("c2", "exec_command", json!({"cmd": "cat missing"})),
+            output("c2", "Chunk ID: ab\nWall time: 0.1 seconds\nProcess running with session ID 7\nOriginal token count: 0\nOutput:\n"),
+            call("c3", "write_stdin", json!({"session_id": 7, "chars": ""})),
+            output("c3", "Chunk ID: cd\nProcess exited with code 1\nOutput:\nno such file"),
+            line("event_msg", json!({"type": "exec_command_end", "call_id": "c2", "command": ["/bin/zsh", "-lc", "cat missing"],
+                "stdout": "", "stderr": "cat: missing: No such file", "aggregated_output": "cat: missing: No such file", "exit_code": 1})),
+            call("c4", "update_plan", json!({"plan": [{"step": "a", "status": "done"}]})),
+            output("c4", "Plan updated"),
+        ]);
+        let p = run(&input);
+        assert_eq!(
+            texts(&p),
+            vec![
+                (Role::Tool, "[exec] cargo test\ntest result: ok"),
+                (Role::Tool, "[exec] cat missing\ncat: missing: No such file"),
+                (
+                    Role::Tool,
+                    "[update_plan] {\"plan\":[{\"status\":\"done\",\"step\":\"a\"}]}\nPlan updated"
+                ),
+            ]
+        );
+        let errs: Vec<_> = p.messages.iter().map(|m| m.is_error).collect();
+        assert_eq!(errs, vec![false, true, false]);
+        assert_eq!(p.messages[1].id.as_deref(), Some("c2"));
+        assert_eq!(p.messages[1].name.as_deref(), Some("exec_command"));
+    }
+
+    #[test]
+    fn unified_exec_output_header_gives_exit_code() {
+        let input = file(&[
+            call("c1", "exec_command", json!({"cmd": "false"})),
+            output("c1", "Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 2\nOriginal token count: 1\nOutput:\nboom\n"),
+        ]);
+        let p = run(&input);
+        assert_eq!(texts(&p), vec![(Role::Tool, "[exec] false\nboom")]);
+        assert!(p.messages[0].is_error);
+    }
+
+    #[test]
+    fn output_truncated_and_errors_kept_longer() {
+        let long = "o".repeat(1000);
+        let input = file(&[
+            call("ok", "shell", json!({"command": "yes"})),
+            output("ok", &long),
+            call("bad", "shell", json!({"command": "no"})),
+            output(
+                "bad",
+                &format!(r#"{{"output":"{long}","metadata":{{"exit_code":3}}}}"#),
+            ),
+        ]);
+        let p = parse(
+            input.as_bytes(),
+            1,
+            STEM,
+            &Options {
+                tool_output_cap: 100,
+            },
+        );
+        let n = |i: usize| p.messages[i].text.chars().count();
+        assert_eq!(n(0), "[exec] yes\n".len() + 101);
+        assert_eq!(n(1), "[exec] no\n".len() + 401);
+        assert!(p.messages[1].is_error && !p.messages[0].is_error);
+    }
+
+    #[test]
+    fn apply_patch_is_compact() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: src/b.rs\n+z\n*** End Patch\n";
+        let input = file(&[
+            line(
+                "response_item",
+                json!({"type": "custom_tool_call", "status": "completed", "call_id": "p1", "name": "apply_patch", "input": patch}),
+            ),
+            line(
+                "event_msg",
+                json!({"type": "patch_apply_end", "call_id": "p1", "stdout": "", "stderr": "bad hunk", "success": false}),
+            ),
+            line(
+                "response_item",
+                json!({"type": "custom_tool_call_output", "call_id": "p1", "output": "{\"output\":\"error: bad hunk\",\"metadata\":{\"exit_code\":1}}"}),
+            ),
+        ]);
+        let p = run(&input);
+        assert_eq!(
+            texts(&p),
+            vec![(
+                Role::Tool,
+                "[apply_patch] src/a.rs, src/b.rs\nerror: bad hunk"
+            )]
+        );
+        assert!(p.messages[0].is_error);
+        assert!(!format!("{p:?}").contains("+y"));
+    }
+
+    #[test]
+    fn orphan_outputs_and_web_search() {
+        let input = file(&[
+            output("gone", "late output"),
+            line(
+                "event_msg",
+                json!({"type": "exec_command_end", "call_id": "gone2", "command": ["ls"], "aggregated_output": "a b", "exit_code": 0}),
+            ),
+            line(
+                "event_msg",
+                json!({"type": "web_search_end", "call_id": "ws1", "query": "rust serde borrow"}),
+            ),
+            line(
+                "response_item",
+                json!({"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "rust serde borrow"}}),
+            ),
+            line("compacted", json!({"message": "Summary of earlier work"})),
+        ]);
+        let p = run(&input);
+        assert_eq!(
+            texts(&p),
+            vec![
+                (Role::Tool, "[tool output]\nlate output"),
+                (Role::Tool, "[exec] ls\na b"),
+                (Role::Tool, "[web_search] rust serde borrow"),
+                (Role::System, "Summary of earlier work"),
+            ]
+        );
+        assert_eq!(p.messages[0].id.as_deref(), Some("gone"));
+    }
+
+    #[test]
+    fn legacy_format_is_read() {
+        let input = [
+            r#"{"id":"old-1","timestamp":"2025-04-20T10:00:00.000Z","instructions":null,"git":{"branch":"dev"}}"#,
+            r#"{"record_type":"state"}"#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"<user_instructions>be brief</user_instructions>"}]}"#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}"#,
+            r#"{"type":"local_shell_call","call_id":"l1","status":"completed","action":{"type":"exec","command":["bash","-lc","ls"]}}"#,
+            r#"{"type":"function_call_output","call_id":"l1","output":"{\"output\":\"a.rs\",\"metadata\":{\"exit_code\":0}}"}"#,
+            r#"{"type":"message","role":"assistant","id":"msg_9","content":[{"type":"output_text","text":"One file."}]}"#,
+            r#"{"type":"weird"}"#,
+        ];
+        let p = run(&file(&input.map(str::to_owned)));
+        assert_eq!(
+            texts(&p),
+            vec![
+                (Role::User, "list files"),
+                (Role::Tool, "[exec] ls\na.rs"),
+                (Role::Assistant, "One file.")
+            ]
+        );
+        assert_eq!(p.messages[2].id.as_deref(), Some("msg_9"));
+        assert_eq!(
+            (p.meta.id.as_str(), p.meta.git_branch.as_deref()),
+            ("old-1", Some("dev"))
+        );
+        assert_eq!(p.meta.started_at, Some(1_745_143_200));
+        assert_eq!(p.problems.len(), 1);
+        assert_eq!(p.problems[0].line, 8);
+    }
+
+    #[test]
+    fn bad_lines_become_problems() {
+        let mut input = file(&[user_msg("one")]).into_bytes();
+        input.extend_from_slice(
+            b"{\"timestamp\":\"x\",\"type\":\"event_msg\",\"payload\":\n[1]\n\xc3\x28\n",
+        );
+        input.extend_from_slice(b"{\"type\":\"foo\",\"payload\":{}}\n{\"type\":\"event_msg\",\"payload\":\"str\"}\n{\"a\":1}\n");
+        input.extend_from_slice(file(&[user_msg("two")]).as_bytes());
+        let p = parse(&input, 1, STEM, &Options::default());
+        let got: Vec<(usize, &str)> = p
+            .problems
+            .iter()
+            .map(|p| (p.line, p.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, "invalid JSON: EOF while parsing a value at column 46"),
+                (3, "not a JSON object (found an array)"),
+                (4, "invalid UTF-8 at byte 0"),
+                (5, "unknown line type \"foo\""),
+                (6, "payload is a string, not an object"),
+                (7, "missing \"type\" field"),
+            ]
+        );
+        assert_eq!(texts(&p), vec![(Role::User, "one"), (Role::User, "two")]);
+        assert_eq!(p.consumed, input.len());
+    }
+
+    #[test]
+    fn truncated_last_line_and_incremental_tail() {
+        let lines = [
+            meta_line(),
+            user_msg("first"),
+            ri_msg("assistant", "reply"),
+            call("c1", "shell", json!({"command": "ls"})),
+            output("c1", "x"),
+            user_msg("second"),
+            ri_msg("assistant", "reply two"),
+        ];
+        let input = file(&lines);
+        let full = run(&input);
+        let split = file(&lines[..5]).len();
+        let head = parse(&input.as_bytes()[..split], 1, STEM, &Options::default());
+        let tail = parse(&input.as_bytes()[split..], 6, STEM, &Options::default());
+        let union: Vec<Message> = head.messages.into_iter().chain(tail.messages).collect();
+        assert_eq!(union, full.messages);
+        assert_eq!(tail.meta.id, KEY);
+
+        let cut = &input.as_bytes()[..split + 20];
+        let p = parse(cut, 1, STEM, &Options::default());
+        assert_eq!(p.consumed, split);
+        assert_eq!(p.problems.len(), 1);
+        assert_eq!(p.problems[0].line, 6);
+        assert!(p.problems[0].message.starts_with("truncated last line"));
+    }
+
+    #[test]
+    fn subagent_parent_from_source() {
+        let input = file(&[line(
+            "session_meta",
+            json!({"id": "child", "source": {"subagent": {"thread_spawn": {"parent_thread_id": "parent", "depth": 1}}}}),
+        )]);
+        assert_eq!(run(&input).meta.parent_id.as_deref(), Some("parent"));
+        let plain = file(&[line("session_meta", json!({"id": "x", "source": "cli"}))]);
+        assert_eq!(run(&plain).meta.parent_id, None);
+    }
+
+    #[test]
+    fn stem_keys() {
+        assert_eq!(stem_key(STEM), KEY);
+        assert_eq!(stem_key("turn-1"), "turn-1");
+        assert_eq!(stem_key("é".repeat(30).as_str()), "é".repeat(30));
+    }
+
+    #[test]
+    fn sniff_codex_lines() {
+        assert!(sniff(meta_line().as_bytes()));
+        assert!(sniff(
+            br#"{"id":"x","timestamp":"2025-04-20T10:00:00Z","instructions":null}"#
+        ));
+        assert!(sniff(b"{\"timestamp\":\"2026-05-11T08:27:17.490Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"019e\",\"base_instructions\":{\"text\":\"You are"));
+        assert!(!sniff(
+            br#"{"type":"user","sessionId":"s","uuid":"u","message":{"content":"hi"}}"#
+        ));
+        assert!(!sniff(b"\x00\x01binary"));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut junk = Vec::with_capacity(64 * 1024);
+        for _ in 0..64 * 1024 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            junk.push(b"{}[]\":,\n\\apyload0\xff"[(seed % 18) as usize]);
+        }
+        let p = parse(&junk, 1, "x", &Options::default());
+        assert!(p.consumed <= junk.len());
+    }
+}

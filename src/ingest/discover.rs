@@ -1,0 +1,214 @@
+//! Finding the sources to index: explicit files, folders (recursively),
+//! globs, a project's Claude Code transcripts and its Codex rollouts.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// File endings considered when walking a folder. Explicit files are always
+/// taken, whatever their name.
+const WALKED_EXTENSIONS: &[&str] = &["jsonl", "json", "md", "markdown", "txt"];
+
+/// A file to index. `explicit` files were named by the user; files found
+/// by walking a folder are skipped quietly when their content is not a
+/// transcript or ticket.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Input {
+    pub path: PathBuf,
+    pub explicit: bool,
+}
+
+impl Input {
+    /// A file named by the user.
+    pub fn explicit(path: impl Into<PathBuf>) -> Input {
+        Input {
+            path: path.into(),
+            explicit: true,
+        }
+    }
+
+    /// A file found by discovery.
+    pub fn found(path: impl Into<PathBuf>) -> Input {
+        Input {
+            path: path.into(),
+            explicit: false,
+        }
+    }
+}
+
+/// Expand files, folders and globs into a sorted, deduplicated file list.
+/// A glob that matches nothing is an error naming it; a missing file is
+/// kept, for the pipeline to report.
+pub fn expand(inputs: &[PathBuf]) -> Result<Vec<Input>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let s = input.to_string_lossy();
+        if input.is_dir() {
+            out.extend(walk(input).into_iter().map(Input::found));
+        } else if input.exists() {
+            out.push(Input::explicit(input.clone()));
+        } else if s.contains(['*', '?', '[']) {
+            let matches =
+                glob::glob(&s).map_err(|e| Error::invalid(format!("invalid glob '{s}': {e}")))?;
+            let before = out.len();
+            for m in matches.flatten() {
+                if m.is_dir() {
+                    out.extend(walk(&m).into_iter().map(Input::found));
+                } else {
+                    out.push(Input::explicit(m));
+                }
+            }
+            if out.len() == before {
+                return Err(Error::NotFound(format!("no files match '{s}'")));
+            }
+        } else {
+            // Reported and counted by the pipeline ("cannot read"), so one
+            // missing file never aborts a batch.
+            out.push(Input::explicit(input.clone()));
+        }
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.path == b.path);
+    Ok(out)
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            e.path()
+                .extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| WALKED_EXTENSIONS.contains(&x))
+        })
+        .map(|e| e.into_path())
+        .collect()
+}
+
+/// The folder name Claude Code uses for a project under
+/// `~/.claude/projects/`: the absolute root path with every character that
+/// is not an ASCII letter or digit replaced by `-`
+/// (`/home/me/my.app` -> `-home-me-my-app`).
+pub fn claude_project_dir_name(root: &Path) -> String {
+    root.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Default Claude Code home: `~/.claude`.
+pub fn default_claude_home() -> Option<PathBuf> {
+    dirs::home_dir().map(|h| h.join(".claude"))
+}
+
+/// Default Codex home: `$CODEX_HOME` or `~/.codex`.
+pub fn default_codex_home() -> Option<PathBuf> {
+    std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".codex")))
+}
+
+/// Every `*.jsonl` under `<claude_home>/projects/<mapped root>/`, including
+/// `<session>/subagents/agent-*.jsonl`.
+pub fn claude_code_transcripts(claude_home: &Path, root: &Path) -> Vec<PathBuf> {
+    let dir = claude_home
+        .join("projects")
+        .join(claude_project_dir_name(root));
+    walk(&dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect()
+}
+
+/// Rollouts under `<codex_home>/sessions/` whose `session_meta.cwd` is
+/// `root` or inside it. Only each file's first line is read.
+pub fn codex_rollouts(codex_home: &Path, root: &Path) -> Vec<PathBuf> {
+    walk(&codex_home.join("sessions"))
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+        })
+        .filter(|p| rollout_cwd(p).is_some_and(|cwd| Path::new(&cwd).starts_with(root)))
+        .collect()
+}
+
+/// The `cwd` of a rollout's `session_meta` line.
+fn rollout_cwd(path: &Path) -> Option<String> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    BufReader::new(f).take(1 << 20).read_line(&mut line).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+    let payload = if v["type"] == "session_meta" {
+        &v["payload"]
+    } else {
+        &v
+    };
+    payload["cwd"].as_str().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_folder_name_mapping() {
+        assert_eq!(
+            claude_project_dir_name(Path::new("/home/me/my.app")),
+            "-home-me-my-app"
+        );
+        assert_eq!(
+            claude_project_dir_name(Path::new("/tmp/private")),
+            "-tmp-private"
+        );
+        assert_eq!(claude_project_dir_name(Path::new("/a/b_c d")), "-a-b-c-d");
+    }
+
+    #[test]
+    fn expand_walks_folders_and_globs_and_rejects_missing() -> Result<()> {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("a/.hidden")).unwrap();
+        for f in [
+            "a/x.jsonl",
+            "a/y.md",
+            "a/z.bin",
+            "a/.hidden/h.jsonl",
+            "b.txt",
+        ] {
+            std::fs::write(t.path().join(f), "x").unwrap();
+        }
+        let got = expand(&[t.path().join("a")])?;
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got.iter().all(|i| !i.explicit));
+        let got = expand(&[t.path().join("*.txt")])?;
+        assert_eq!(got, vec![Input::explicit(t.path().join("b.txt"))]);
+        assert_eq!(
+            expand(&[t.path().join("missing")])?,
+            vec![Input::explicit(t.path().join("missing"))]
+        );
+        assert!(expand(&[t.path().join("nomatch*.x")]).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn codex_rollouts_filtered_by_cwd() {
+        let t = tempfile::tempdir().unwrap();
+        let day = t.path().join("sessions/2026/01/02");
+        std::fs::create_dir_all(&day).unwrap();
+        let line = |cwd: &str| {
+            format!("{{\"timestamp\":\"2026-01-02T00:00:00Z\",\"type\":\"session_meta\",\"payload\":{{\"id\":\"s\",\"cwd\":\"{cwd}\"}}}}\n")
+        };
+        std::fs::write(day.join("rollout-a.jsonl"), line("/work/app/sub")).unwrap();
+        std::fs::write(day.join("rollout-b.jsonl"), line("/work/other")).unwrap();
+        std::fs::write(day.join("notes.jsonl"), line("/work/app")).unwrap();
+        let got = codex_rollouts(t.path(), Path::new("/work/app"));
+        assert_eq!(got, vec![day.join("rollout-a.jsonl")]);
+    }
+}

@@ -1,0 +1,27 @@
+//! Ingest: turning transcripts and tickets into messages and chunks, ready
+//! for the index writer. Parsers never touch SQL or the index.
+//!
+//! - format parsers: [`claude_code`], [`codex`], [`neutral`], [`chatlog`], [`ticket`]
+//! - [`detect`]: choosing a parser from a file's content
+//! - [`noise`] and [`chunk`]: tool-noise reduction and chunking
+//! - [`prepare`]: one source from bytes to redacted chunks, incrementally
+//! - [`discover`]: finding sources on disk
+
+pub mod chatlog;
+pub mod chunk;
+pub mod claude_code;
+pub mod codex;
+pub mod detect;
+pub mod discover;
+pub mod model;
+pub mod neutral;
+pub mod noise;
+pub mod prepare;
+pub mod ticket;
+mod util;
+
+pub use detect::{detect, Format, Kind};
+pub use prepare::{
+    current_parser_version, prepare, source_key, Action, ChunkOut, Continuation, IngestOptions,
+    Job, Prepared, SessionOut, SourceState, TicketOut,
+};

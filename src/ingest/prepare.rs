@@ -1,0 +1,407 @@
+//! Preparing one source for the writer: read it, decide what changed since
+//! the last run, parse, chunk and redact. Pure with respect to the index:
+//! runs on rayon threads and hands a [`Prepared`] to the single writer.
+//!
+//! Incremental rules, given the stored [`SourceState`]:
+//! - same size, mtime and parser version: never read (decided before this
+//!   step, on the stat alone);
+//! - an append-only JSONL transcript that grew and whose first `offset` bytes
+//!   still hash the same: only the new lines are parsed ([`Action::Append`]);
+//! - anything else (modified, truncated, another format): everything is
+//!   parsed again and replaces the old rows atomically ([`Action::Replace`]).
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::chunk::{chunk_messages, Chunk, ChunkOptions};
+use super::detect::{detect, Format, Kind};
+use super::model::{Launcher, ParsedSession, Problem, Role, SessionMeta, Ticket};
+use super::{chatlog, claude_code, codex, neutral, noise, ticket};
+use crate::secrets;
+use crate::text::aux_terms;
+
+/// Bumped when chunking or redaction changes, so every source is redone.
+pub const PIPELINE_VERSION: u32 = 1;
+
+/// How much of a file is read to detect its format.
+const HEAD_BYTES: usize = 64 * 1024;
+
+/// What the index remembers about a source between runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceState {
+    pub id: i64,
+    pub path: String,
+    pub format: String,
+    pub size: i64,
+    pub mtime: i64,
+    pub hash: String,
+    pub parser_version: i64,
+    pub offset: i64,
+    pub messages: i64,
+    pub cont: Continuation,
+}
+
+/// Parser state kept in `sources.state` (JSON) for append-only files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Continuation {
+    /// Complete lines consumed so far.
+    pub lines: usize,
+    /// The session id the source's rows use.
+    pub session_id: Option<String>,
+}
+
+/// Options of the ingest step.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    pub chunk: ChunkOptions,
+    /// Cap on a tool result or command output, in characters.
+    pub tool_output_cap: usize,
+    /// Target size of a ticket part, in words.
+    pub ticket_words: usize,
+    /// Force a kind or a format instead of detecting it.
+    pub kind: Option<Kind>,
+    pub format: Option<Format>,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions {
+            chunk: ChunkOptions::default(),
+            tool_output_cap: 2000,
+            ticket_words: 300,
+            kind: None,
+            format: None,
+        }
+    }
+}
+
+/// What the writer should do with a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Replace every row of the source.
+    Replace,
+    /// Add the new messages after the stored ones.
+    Append,
+    /// Nothing could be indexed; `error` says why.
+    Failed,
+    /// A file found by walking a folder that is not a transcript or ticket.
+    Skipped,
+}
+
+/// A chunk ready for the index: redacted text plus its `aux` column.
+#[derive(Debug, Clone)]
+pub struct ChunkOut {
+    pub chunk: Chunk,
+    pub aux: String,
+}
+
+/// The session part of a prepared transcript.
+#[derive(Debug, Clone)]
+pub struct SessionOut {
+    pub meta: SessionMeta,
+    pub launcher: Launcher,
+    pub chunks: Vec<ChunkOut>,
+    /// Messages parsed in this run.
+    pub new_messages: usize,
+}
+
+/// A ticket ready for the index: redacted, split into parts.
+#[derive(Debug, Clone)]
+pub struct TicketOut {
+    pub ticket: Ticket,
+    /// (body, aux) of each part.
+    pub parts: Vec<(String, String)>,
+}
+
+/// One source, prepared.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub path: String,
+    pub action: Action,
+    pub format: Option<Format>,
+    pub size: i64,
+    pub mtime: i64,
+    /// Hash of the consumed prefix, and its length.
+    pub hash: String,
+    pub offset: i64,
+    pub cont: Continuation,
+    pub parser_version: i64,
+    pub session: Option<SessionOut>,
+    pub tickets: Vec<TicketOut>,
+    pub problems: Vec<Problem>,
+    pub error: Option<String>,
+    /// Bytes parsed in this run.
+    pub bytes: u64,
+    /// Secrets replaced by `[REDACTED:<kind>]`.
+    pub redactions: usize,
+}
+
+/// A source to prepare: its path, stat and what was stored for it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub path: PathBuf,
+    /// Named by the user: an unrecognised format is a failure, not a skip.
+    pub explicit: bool,
+    pub size: i64,
+    pub mtime: i64,
+    pub stored: Option<SourceState>,
+}
+
+fn parser_version(f: Format) -> i64 {
+    let v = match f {
+        Format::ClaudeCode => claude_code::PARSER_VERSION,
+        Format::Codex => codex::PARSER_VERSION,
+        Format::Neutral => neutral::PARSER_VERSION,
+        Format::Markdown => chatlog::PARSER_VERSION,
+        Format::GithubTicket | Format::MarkdownTicket | Format::TextTicket => {
+            ticket::PARSER_VERSION
+        }
+    };
+    i64::from(v) * 1000 + i64::from(PIPELINE_VERSION)
+}
+
+/// The parser version a stored source must match to be skipped.
+pub fn current_parser_version(format: &str) -> Option<i64> {
+    format.parse::<Format>().ok().map(parser_version)
+}
+
+fn is_append_only(f: Format) -> bool {
+    matches!(f, Format::ClaudeCode | Format::Codex | Format::Neutral)
+}
+
+fn failed(job: &Job, msg: String) -> Prepared {
+    Prepared {
+        path: job.path.to_string_lossy().into_owned(),
+        action: Action::Failed,
+        format: None,
+        size: job.size,
+        mtime: job.mtime,
+        hash: String::new(),
+        offset: 0,
+        cont: Continuation::default(),
+        parser_version: 0,
+        session: None,
+        tickets: vec![],
+        problems: vec![],
+        error: Some(msg),
+        bytes: 0,
+        redactions: 0,
+    }
+}
+
+/// Read, parse, chunk and redact one source.
+pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
+    let bytes = match std::fs::read(&job.path) {
+        Ok(b) => b,
+        Err(e) => return failed(job, format!("cannot read: {e}")),
+    };
+    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+    let format = match opts.format.or_else(|| detect(head, &job.path, opts.kind)) {
+        Some(f) => f,
+        None if !job.explicit => {
+            let mut out = failed(job, "not a transcript or ticket".into());
+            out.action = Action::Skipped;
+            return out;
+        }
+        None if looks_binary(head) => return failed(job, "binary file, not a transcript or ticket".into()),
+        None => {
+            return failed(
+                job,
+                "unrecognised format: pass --format claude-code|codex|neutral|markdown|github, or --kind".into(),
+            )
+        }
+    };
+    let stem = job
+        .path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let version = parser_version(format);
+    let append_from = job.stored.as_ref().filter(|s| {
+        is_append_only(format)
+            && s.format == format.as_str()
+            && s.parser_version == version
+            && s.offset > 0
+            && (s.offset as usize) <= bytes.len()
+            && blake3::hash(&bytes[..s.offset as usize]).to_hex().as_str() == s.hash
+    });
+    let mut out = failed(job, String::new());
+    out.error = None;
+    out.format = Some(format);
+    out.parser_version = version;
+    match format.kind() {
+        Kind::Ticket => prepare_tickets(&bytes, &stem, opts, &mut out),
+        Kind::Session => {
+            let (start, cont) = match append_from {
+                Some(s) => (s.offset as usize, s.cont.clone()),
+                None => (0, Continuation::default()),
+            };
+            let base = append_from.map_or(0, |s| s.messages as usize);
+            let parsed = parse_session(format, &bytes[start..], cont.lines + 1, &stem, opts);
+            let consumed = start + parsed.consumed;
+            out.action = if append_from.is_some() {
+                Action::Append
+            } else {
+                Action::Replace
+            };
+            out.cont = Continuation {
+                lines: cont.lines + count_lines(&bytes[start..consumed]),
+                session_id: cont.session_id.or_else(|| Some(parsed.meta.id.clone())),
+            };
+            out.offset = consumed as i64;
+            out.hash = blake3::hash(&bytes[..consumed]).to_hex().to_string();
+            out.bytes = (bytes.len() - start) as u64;
+            finish_session(parsed, format, base, opts, &mut out);
+        }
+    }
+    out
+}
+
+fn count_lines(b: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', b).count()
+}
+
+fn looks_binary(head: &[u8]) -> bool {
+    head.contains(&0)
+        || std::str::from_utf8(head).is_err()
+            && String::from_utf8_lossy(head).matches('\u{fffd}').count() * 10
+                > head.len().min(4096) / 10
+}
+
+fn parse_session(
+    f: Format,
+    input: &[u8],
+    first_line: usize,
+    stem: &str,
+    opts: &IngestOptions,
+) -> ParsedSession {
+    match f {
+        Format::ClaudeCode => claude_code::parse(
+            input,
+            first_line,
+            stem,
+            &claude_code::Options {
+                tool_result_cap: opts.tool_output_cap,
+            },
+        ),
+        Format::Codex => codex::parse(
+            input,
+            first_line,
+            stem,
+            &codex::Options {
+                tool_output_cap: opts.tool_output_cap,
+            },
+        ),
+        Format::Neutral => neutral::parse(input, first_line, stem),
+        _ => chatlog::parse(input, stem),
+    }
+}
+
+fn launcher(f: Format) -> Launcher {
+    match f {
+        Format::ClaudeCode => Launcher::ClaudeCode,
+        Format::Codex => Launcher::Codex,
+        Format::Neutral => Launcher::Neutral,
+        _ => Launcher::Markdown,
+    }
+}
+
+/// Redact `s` in place; returns how many secrets were replaced.
+pub fn redact_in_place(s: &mut String) -> usize {
+    let (clean, found) = secrets::redact(s);
+    if found.is_empty() {
+        return 0;
+    }
+    *s = clean.into_owned();
+    found.len()
+}
+
+fn finish_session(
+    mut parsed: ParsedSession,
+    f: Format,
+    base: usize,
+    opts: &IngestOptions,
+    out: &mut Prepared,
+) {
+    // Tool noise (base64, minified blobs, long path lists, huge outputs)
+    // must not drown the conversation; errors keep a larger budget.
+    for m in &mut parsed.messages {
+        let cap = match (m.role, m.is_error) {
+            (Role::Tool, true) => opts.tool_output_cap.saturating_mul(4),
+            (Role::Tool, false) => opts.tool_output_cap,
+            _ => usize::MAX,
+        };
+        if let Cow::Owned(reduced) = noise::reduce(&m.text, cap) {
+            m.text = reduced;
+        }
+    }
+    let mut redactions = 0;
+    if let Some(t) = parsed.meta.title.as_mut() {
+        redactions += redact_in_place(t);
+    }
+    let chunks = chunk_messages(&parsed.messages, base, &opts.chunk)
+        .into_iter()
+        .map(|mut chunk| {
+            redactions += redact_in_place(&mut chunk.text);
+            let aux = aux_terms(&chunk.text);
+            ChunkOut { chunk, aux }
+        })
+        .collect();
+    out.redactions = redactions;
+    out.problems = std::mem::take(&mut parsed.problems);
+    out.session = Some(SessionOut {
+        new_messages: parsed.messages.len(),
+        meta: parsed.meta,
+        launcher: launcher(f),
+        chunks,
+    });
+}
+
+fn prepare_tickets(bytes: &[u8], stem: &str, opts: &IngestOptions, out: &mut Prepared) {
+    out.action = Action::Replace;
+    out.offset = bytes.len() as i64;
+    out.hash = blake3::hash(bytes).to_hex().to_string();
+    out.bytes = bytes.len() as u64;
+    let tickets = match ticket::parse(bytes, stem) {
+        Ok(t) => t,
+        Err(p) => {
+            out.action = Action::Failed;
+            out.error = Some(if p.line > 0 {
+                format!("line {}: {}", p.line, p.message)
+            } else {
+                p.message
+            });
+            return;
+        }
+    };
+    let mut redactions = 0;
+    for mut t in tickets {
+        redactions += redact_in_place(&mut t.title);
+        for l in &mut t.labels {
+            redactions += redact_in_place(l);
+        }
+        let parts = ticket::split_long(&t, opts.ticket_words)
+            .into_iter()
+            .map(|mut body| {
+                redactions += redact_in_place(&mut body);
+                let aux = aux_terms(&format!("{} {body}", t.title));
+                (body, aux)
+            })
+            .collect();
+        // The full body and comments live only in the parts, redacted.
+        t.body.clear();
+        t.comments.clear();
+        out.tickets.push(TicketOut { ticket: t, parts });
+    }
+    out.redactions = redactions;
+}
+
+/// Canonical string form of a source path, as stored in `sources.path`.
+pub fn source_key(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}

@@ -1,0 +1,24 @@
+//! recall: a full-text recall engine that gives AI coding agents a memory.
+//!
+//! Data flows through these modules (see `ARCHITECTURE.md`):
+//! - [`records`]: Markdown record files, the source of truth;
+//! - [`ingest`]: transcript and ticket parsers and the chunker;
+//! - [`index`]: the single FTS5 writer;
+//! - [`store`]: home, scopes, projects, the SQLite pool and migrations;
+//! - [`recall`]: query, rank and merge;
+//! - [`render`]: snippets, prompt and JSON output;
+//! - `cli`: the command line (the only module that knows clap).
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod index;
+pub mod ingest;
+pub mod recall;
+pub mod records;
+pub mod render;
+pub mod secrets;
+pub mod store;
+pub mod text;
+
+pub use error::{Error, Result};

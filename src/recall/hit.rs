@@ -1,0 +1,78 @@
+//! What recall returns: plain data, rendered by `render`.
+
+use serde::Serialize;
+
+use crate::store::Scope;
+
+/// The kind of thing a hit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum HitKind {
+    Record,
+    Ticket,
+    Session,
+}
+
+impl HitKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HitKind::Record => "record",
+            HitKind::Ticket => "ticket",
+            HitKind::Session => "session",
+        }
+    }
+}
+
+/// Where a hit came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HitSource {
+    /// A record's file (absolute), or a transcript or ticket file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub message_ids: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_range: Option<[i64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_timestamp: Option<String>,
+}
+
+/// Marks that open and close a highlighted match inside [`Hit::snippet`];
+/// renderers turn them into colour, `**bold**` or nothing.
+pub const HL_OPEN: char = '\u{2}';
+pub const HL_CLOSE: char = '\u{3}';
+
+/// One ranked result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// 1-based position in the final ranking.
+    pub rank: usize,
+    /// Fused score in `[0, 1]`; higher is better.
+    pub score: f64,
+    pub kind: HitKind,
+    pub scope: Scope,
+    /// Record id, chunk id (`<session>#<seq>`) or ticket id.
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Record key, session title or ticket title.
+    pub title: String,
+    /// A short excerpt with [`HL_OPEN`]/[`HL_CLOSE`] around matches.
+    pub snippet: String,
+    /// The full text of the hit.
+    pub text: String,
+    pub source: HitSource,
+    #[serde(skip)]
+    pub pinned: bool,
+    #[serde(skip)]
+    pub importance: u8,
+    /// Unix seconds of the newest content in the hit.
+    #[serde(skip)]
+    pub updated: Option<i64>,
+}

@@ -1,0 +1,271 @@
+//! The one query sanitizer: any text, however hostile, becomes a list of
+//! [`Term`]s and then a valid FTS5 `MATCH` expression.
+//!
+//! Every term is emitted as a double-quoted FTS5 string with inner quotes
+//! doubled, so no operator (`AND`, `OR`, `NOT`, `NEAR`, `*`, `^`, `:`, `-`,
+//! brackets) in user text is ever interpreted. Terms are OR-ed: a long query
+//! never requires every word. Code identifiers, paths and quoted phrases are
+//! kept whole as phrases (they match as phrases under `unicode61`), and their
+//! parts are added as single words.
+
+use std::collections::HashSet;
+
+use super::stopwords::is_stopword;
+use crate::text::{camel_parts, stem, words};
+
+/// At most this many terms leave the sanitizer, bounding query cost.
+pub const MAX_TERMS: usize = 64;
+
+/// What a term is; identifiers and phrases get a boost in ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TermKind {
+    /// An ordinary word.
+    Word,
+    /// A code identifier, path or error code: `parse_config_file`,
+    /// `src/a.rs`, `std::io::Error`, `HashMap`, `E0502`.
+    Identifier,
+    /// A phrase the user put in double quotes.
+    Phrase,
+    /// The English stem of a word, matched mostly in the `aux` column.
+    Stem,
+}
+
+/// One search term: lowercase text made of `unicode61` words.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Term {
+    pub text: String,
+    pub kind: TermKind,
+}
+
+impl Term {
+    /// The term as an FTS5 string literal.
+    pub fn to_fts(&self) -> String {
+        fts_string(&self.text)
+    }
+}
+
+/// Quote `s` as an FTS5 string: `"` around it, inner `"` doubled.
+pub fn fts_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    // Control characters (NUL above all: SQLite would end the string
+    // there) are never part of a token; drop them.
+    for c in s.chars().filter(|c| !c.is_control()) {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+fn is_identifier(token: &str) -> bool {
+    let n = words(token).count();
+    let has_sep = token.contains(['_', '/', '.', ':', '-', '\\']);
+    let camel = words(token).any(|w| !camel_parts(w).is_empty());
+    let code = token.len() >= 4
+        && token.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && token.chars().skip(1).all(|c| c.is_ascii_digit());
+    (n >= 2 && has_sep) || camel || code
+}
+
+/// Split `query` into deduplicated terms, most important kinds first.
+pub fn extract_terms(query: &str) -> Vec<Term> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut push = |text: String, kind: TermKind, out: &mut Vec<Term>| {
+        if !text.is_empty() && words(&text).next().is_some() && seen.insert(text.clone()) {
+            out.push(Term { text, kind });
+        }
+    };
+    // Quoted phrases first.
+    let mut rest = String::with_capacity(query.len());
+    for (i, part) in query.split('"').enumerate() {
+        if i % 2 == 1 && words(part).nth(1).is_some() {
+            push(normalise(part), TermKind::Phrase, &mut out);
+        }
+        rest.push_str(part);
+        rest.push(' ');
+    }
+    let mut plain = Vec::new();
+    for raw in rest.split_whitespace() {
+        let token = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        if token.is_empty() {
+            continue;
+        }
+        if is_identifier(token) {
+            push(normalise(token), TermKind::Identifier, &mut out);
+            plain.extend(words(token).flat_map(camel_parts));
+        }
+        plain.extend(words(token).map(str::to_lowercase));
+    }
+    let meaningful: Vec<&String> = plain
+        .iter()
+        .filter(|w| !is_stopword(w) && w.chars().count() > 1)
+        .collect();
+    // A query made only of stopwords still searches for them.
+    let chosen: Vec<&String> = if meaningful.is_empty() {
+        plain.iter().collect()
+    } else {
+        meaningful
+    };
+    for w in chosen {
+        push(w.clone(), TermKind::Word, &mut out);
+        let s = stem(w);
+        if s != w.as_str() && s.chars().count() > 1 {
+            push(s.into_owned(), TermKind::Stem, &mut out);
+        }
+    }
+    out.truncate(MAX_TERMS);
+    out
+}
+
+/// Lowercase, keep only what `unicode61` would keep, one space between words.
+fn normalise(s: &str) -> String {
+    words(s)
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The FTS5 expression for `terms`: every term quoted, OR-ed. `None` when
+/// there is nothing to search for.
+pub fn to_match(terms: &[Term]) -> Option<String> {
+    if terms.is_empty() {
+        return None;
+    }
+    Some(
+        terms
+            .iter()
+            .map(Term::to_fts)
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
+}
+
+/// Sanitize arbitrary text straight to a MATCH expression.
+pub fn sanitize(query: &str) -> Option<String> {
+    to_match(&extract_terms(query))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rusqlite::Connection;
+
+    fn db() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(body, aux, tokenize='unicode61 remove_diacritics 2');
+             INSERT INTO t VALUES('the parse_config_file function in src/config/loader.rs returns std::io::Error E0502', '');
+             INSERT INTO t VALUES('HashMap config loader', 'hash map');",
+        )
+        .unwrap();
+        c
+    }
+
+    fn count(c: &Connection, q: &str) -> rusqlite::Result<i64> {
+        match sanitize(q) {
+            None => Ok(0),
+            Some(m) => c.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [m], |r| r.get(0)),
+        }
+    }
+
+    #[test]
+    fn identifiers_match_whole_and_by_parts() {
+        let c = db();
+        assert_eq!(count(&c, "parse_config_file").unwrap(), 2); // phrase + 'config'
+        assert_eq!(count(&c, "src/config/loader.rs").unwrap(), 2);
+        assert_eq!(count(&c, "std::io::Error").unwrap(), 1);
+        assert_eq!(count(&c, "E0502").unwrap(), 1);
+        assert_eq!(count(&c, "hash").unwrap(), 1);
+        let t = extract_terms("fix parse_config_file now");
+        assert_eq!(
+            t[0],
+            Term {
+                text: "parse config file".into(),
+                kind: TermKind::Identifier
+            }
+        );
+    }
+
+    #[test]
+    fn hostile_operators_are_inert() {
+        let c = db();
+        for q in [
+            "\"",
+            "\"\"\"",
+            "a AND",
+            "OR OR NOT",
+            "NEAR(a b)",
+            "col:value",
+            "-x",
+            "^start",
+            "(((",
+            "*",
+            "{body}: x",
+            "emoji 🦀 crab",
+            "",
+            "   ",
+            "NOT parse",
+            "x\0y",
+        ] {
+            count(&c, q).unwrap_or_else(|e| panic!("{q:?}: {e}"));
+        }
+        // As an operator, `NOT parse` is a syntax error; here NOT is a
+        // (stop)word and the query finds the row with `parse`.
+        assert_eq!(count(&c, "NOT parse").unwrap(), 1);
+        assert_eq!(count(&c, "parse NOT hash").unwrap(), 2);
+    }
+
+    #[test]
+    fn long_queries_are_or_not_and() {
+        let c = db();
+        let q =
+            "we should look at why the config loader breaks when deploying to staging on friday";
+        assert!(count(&c, q).unwrap() >= 1);
+    }
+
+    #[test]
+    fn huge_input_is_capped() {
+        let q = "word ".repeat(20_000) + &(0..5000).map(|i| format!("w{i} ")).collect::<String>();
+        let t = extract_terms(&q);
+        assert!(t.len() <= MAX_TERMS);
+        count(&db(), &q).unwrap();
+    }
+
+    #[test]
+    fn stopword_only_queries_still_search() {
+        assert!(!extract_terms("the").is_empty());
+        assert!(extract_terms("the parser").iter().all(|t| t.text != "the"));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn sanitizer_never_produces_an_invalid_match(q in "\\PC{0,200}") {
+            let c = db();
+            prop_assert!(count(&c, &q).is_ok());
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_error(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let q = String::from_utf8_lossy(&bytes);
+            let c = db();
+            prop_assert!(count(&c, &q).is_ok());
+        }
+
+        #[test]
+        fn operator_soup_never_errors(parts in proptest::collection::vec(
+            prop_oneof![Just("AND"), Just("OR"), Just("NOT"), Just("NEAR"), Just("\""), Just("*"),
+                        Just("("), Just(")"), Just(":"), Just("^"), Just("-"), Just("+"), Just("{"),
+                        Just("}"), Just("a"), Just("b_c"), Just("x/y.rs")], 0..30)) {
+            let q = parts.join(" ");
+            let c = db();
+            prop_assert!(count(&c, &q).is_ok());
+        }
+    }
+}

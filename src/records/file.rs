@@ -1,0 +1,200 @@
+//! Reading and writing record files: `---`, YAML frontmatter, `---`, then the
+//! fact as a Markdown body. Errors point at `path:line`.
+
+use std::path::{Path, PathBuf};
+
+use super::model::{Category, Frontmatter, Record};
+use super::validate::{validate, Limits};
+use crate::error::{Error, Result};
+use crate::store::ScopeDir;
+
+/// `<scope>/records/<category>/<id>.md`
+pub fn record_path(dir: &ScopeDir, category: Category, id: &str) -> PathBuf {
+    dir.records_dir()
+        .join(category.as_str())
+        .join(format!("{id}.md"))
+}
+
+/// The frontmatter text, the body, and the 1-based file line where the YAML
+/// starts.
+fn split(text: &str) -> Option<(&str, &str, usize)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            let yaml = &rest[..offset];
+            let body = &rest[offset + line.len()..];
+            return Some((yaml, body, 2));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// 1-based file line of the `field:` entry in the frontmatter, if present.
+fn field_line(yaml: &str, field: &str, first: usize) -> usize {
+    yaml.lines()
+        .position(|l| {
+            l.strip_prefix(field)
+                .is_some_and(|r| r.trim_start().starts_with(':'))
+        })
+        .map(|i| first + i)
+        .unwrap_or(first.saturating_sub(1).max(1))
+}
+
+/// Parse and validate a record file. `path` is used only in error messages.
+pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> {
+    let err = |line: usize, message: String| Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let (yaml, body, first) = split(text).ok_or_else(|| {
+        err(
+            1,
+            "missing frontmatter: a record file starts with a line '---', then YAML, then a closing '---'"
+                .into(),
+        )
+    })?;
+    let meta: Frontmatter = serde_yaml_ng::from_str(yaml).map_err(|e| {
+        let line = e
+            .location()
+            .map(|l| first + l.line().saturating_sub(1))
+            .unwrap_or(first);
+        err(line, format!("invalid frontmatter: {e}"))
+    })?;
+    let body_start = first + yaml.lines().count() + 1;
+    let record = Record {
+        meta,
+        body: body.trim().to_string(),
+    };
+    validate(&record, limits).map_err(|(field, e)| {
+        let line = if field == "body" {
+            body_start
+        } else {
+            field_line(yaml, field, first)
+        };
+        err(line, e.to_string())
+    })?;
+    Ok(record)
+}
+
+/// Render a record as file text. `parse_record(render_record(r)) == r` for
+/// any valid record.
+pub fn render_record(r: &Record) -> Result<String> {
+    let yaml = serde_yaml_ng::to_string(&r.meta)
+        .map_err(|e| Error::invalid(format!("cannot encode frontmatter: {e}")))?;
+    Ok(format!("---\n{yaml}---\n\n{}\n", r.body.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{Source, Status};
+    use crate::store::Scope;
+    use proptest::prelude::*;
+
+    fn sample() -> Record {
+        let now: jiff::Timestamp = "2026-01-02T03:04:05Z".parse().unwrap();
+        let mut r = Record::new(
+            "use pnpm",
+            Category::Decisions,
+            Scope::Project,
+            Source::Manual,
+            "We use pnpm, not npm.",
+            now,
+        );
+        r.meta.keywords = vec!["pnpm".into(), "node".into()];
+        r
+    }
+
+    #[test]
+    fn round_trip() -> Result<()> {
+        let r = sample();
+        let text = render_record(&r)?;
+        assert!(text.starts_with("---\nid: use-pnpm-"));
+        let back = parse_record(&text, Path::new("x.md"), &Limits::default())?;
+        assert_eq!(back, r);
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_keys_survive() -> Result<()> {
+        let text =
+            render_record(&sample())?.replacen("---\n", "---\nreviewer: ana\nx_tags: [1, 2]\n", 1);
+        let r = parse_record(&text, Path::new("x.md"), &Limits::default())?;
+        let again = render_record(&r)?;
+        assert!(again.contains("reviewer: ana"), "{again}");
+        assert!(again.contains("x_tags"), "{again}");
+        Ok(())
+    }
+
+    #[test]
+    fn errors_point_at_lines() {
+        let lim = Limits::default();
+        let p = Path::new("records/decisions/a.md");
+        let e = parse_record("no frontmatter", p, &lim).unwrap_err();
+        assert_eq!(
+            e.to_string().split(": ").next(),
+            Some("records/decisions/a.md:1")
+        );
+
+        let bad_yaml = "---\nid: a\nkey: [unclosed\n---\nbody\n";
+        let e = parse_record(bad_yaml, p, &lim).unwrap_err();
+        assert!(
+            matches!(e, Error::Parse { line, .. } if (2..=4).contains(&line)),
+            "{e}"
+        );
+
+        let good = render_record(&sample()).unwrap();
+        let empty_key = good.replace("key: use pnpm", "key: ''");
+        let e = parse_record(&empty_key, p, &lim).unwrap_err();
+        assert!(matches!(e, Error::Parse { line: 3, .. }), "{e}");
+
+        let bad_cat = good.replace("category: decisions", "category: chores");
+        let e = parse_record(&bad_cat, p, &lim).unwrap_err();
+        assert!(e.to_string().contains("category"), "{e}");
+    }
+
+    #[test]
+    fn archived_and_expired_records_are_not_live() {
+        let mut r = sample();
+        let now = r.meta.created;
+        assert!(r.is_live(now));
+        r.meta.expires = Some(now);
+        assert!(!r.is_live(now));
+        r.meta.expires = None;
+        r.meta.status = Status::Archived;
+        assert!(!r.is_live(now));
+    }
+
+    fn key_strategy() -> impl Strategy<Value = String> {
+        "[^\\n\\r]{1,80}".prop_filter("non-blank", |k| !k.trim().is_empty())
+    }
+
+    proptest! {
+        #[test]
+        fn frontmatter_round_trips(
+            key in key_strategy(),
+            body in "\\PC{1,400}".prop_filter("non-blank", |b| !b.trim().is_empty()),
+            importance in 0u8..=100,
+            pinned: bool,
+            keywords in proptest::collection::vec("\\PC{0,20}", 0..4),
+            conf in 0.0f64..=1.0,
+        ) {
+            let mut r = sample();
+            r.meta.key = key;
+            r.body = body.trim().to_string();
+            r.meta.importance = importance;
+            r.meta.pinned = pinned;
+            r.meta.keywords = keywords;
+            r.meta.confidence = conf;
+            let text = render_record(&r).unwrap();
+            let back = parse_record(&text, Path::new("p.md"), &Limits { max_body_chars: 10_000 }).unwrap();
+            prop_assert_eq!(back, r);
+        }
+    }
+}

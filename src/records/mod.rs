@@ -1,0 +1,10 @@
+//! Records: durable facts kept as Markdown files with YAML frontmatter. The
+//! files are the source of truth; the FTS5 index is derived from them.
+
+mod file;
+mod model;
+mod validate;
+
+pub use file::{parse_record, record_path, render_record};
+pub use model::{Category, Frontmatter, Origin, Record, Source, Status, Temporal};
+pub use validate::{validate, Limits, MAX_KEY_CHARS};

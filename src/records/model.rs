@@ -1,0 +1,217 @@
+//! The record types: categories, frontmatter fields and the record itself.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::store::Scope;
+
+macro_rules! string_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $var:ident => $s:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $name { $($(#[$vdoc])* #[serde(rename = $s)] $var),+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            /// The lowercase name used in files, flags and JSON.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$var => $s),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                match s {
+                    $($s => Ok($name::$var),)+
+                    _ => Err(Error::invalid(format!(
+                        "unknown {} '{}': expected one of {}",
+                        stringify!($name).to_lowercase(),
+                        s,
+                        [$($s),+].join(", ")
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// The five kinds of durable fact.
+    Category {
+        Decisions => "decisions",
+        Procedures => "procedures",
+        Principles => "principles",
+        Incidents => "incidents",
+        Preferences => "preferences",
+    }
+);
+
+string_enum!(
+    /// Who wrote a record.
+    Source {
+        /// A person, with `recall record add` or by hand.
+        Manual => "manual",
+        /// The extract pipeline.
+        Auto => "auto",
+        /// An agent, through the CLI.
+        Agent => "agent",
+    }
+);
+
+string_enum!(
+    /// Whether a record takes part in recall.
+    Status {
+        Active => "active",
+        Archived => "archived",
+    }
+);
+
+string_enum!(
+    /// Whether a fact is meant to last.
+    Temporal {
+        Permanent => "permanent",
+        Temporary => "temporary",
+    }
+);
+
+/// Where an extracted record came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Origin {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extractor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extractor_version: Option<String>,
+    /// Unknown origin fields survive a rewrite.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_yaml_ng::Value>,
+}
+
+fn default_importance() -> u8 {
+    50
+}
+fn default_confidence() -> f64 {
+    1.0
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The YAML frontmatter of a record file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Frontmatter {
+    pub id: String,
+    pub key: String,
+    pub category: Category,
+    pub scope: Scope,
+    pub source: Source,
+    pub created: Timestamp,
+    pub updated: Timestamp,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pinned: bool,
+    #[serde(default = "default_importance")]
+    pub importance: u8,
+    #[serde(default = "Status::default_active")]
+    pub status: Status,
+    #[serde(default = "Temporal::default_permanent")]
+    pub temporal: Temporal,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<Timestamp>,
+    #[serde(default = "default_confidence")]
+    pub confidence: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+    /// Keys this version does not know survive a rewrite.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_yaml_ng::Value>,
+}
+
+impl Status {
+    fn default_active() -> Status {
+        Status::Active
+    }
+}
+
+impl Temporal {
+    fn default_permanent() -> Temporal {
+        Temporal::Permanent
+    }
+}
+
+/// A record: frontmatter plus the fact as a Markdown body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub meta: Frontmatter,
+    pub body: String,
+}
+
+impl Record {
+    /// A new record with defaults for everything but the essentials.
+    pub fn new(
+        key: &str,
+        category: Category,
+        scope: Scope,
+        source: Source,
+        body: &str,
+        now: Timestamp,
+    ) -> Record {
+        Record {
+            meta: Frontmatter {
+                id: new_id(key, now),
+                key: key.to_string(),
+                category,
+                scope,
+                source,
+                created: now,
+                updated: now,
+                pinned: false,
+                importance: default_importance(),
+                status: Status::Active,
+                temporal: Temporal::Permanent,
+                expires: None,
+                confidence: default_confidence(),
+                aliases: vec![],
+                keywords: vec![],
+                origin: None,
+                extra: BTreeMap::new(),
+            },
+            body: body.trim().to_string(),
+        }
+    }
+
+    /// Whether recall should consider this record at `now`.
+    pub fn is_live(&self, now: Timestamp) -> bool {
+        self.meta.status == Status::Active && self.meta.expires.is_none_or(|e| e > now)
+    }
+}
+
+/// A readable, unique id: the key's slug plus six hex digits of a hash of
+/// the key and the creation time.
+fn new_id(key: &str, now: Timestamp) -> String {
+    let mut slug = crate::text::slug(key, 48);
+    if slug.is_empty() {
+        slug.push('r');
+    }
+    let h = blake3::hash(format!("{key}\0{}", now.as_nanosecond()).as_bytes()).to_hex();
+    format!("{slug}-{}", &h[..6])
+}

@@ -1,0 +1,85 @@
+//! Validation of a record before it is written or indexed.
+
+use super::model::Record;
+use crate::error::{Error, Result};
+
+/// The longest key, in characters.
+pub const MAX_KEY_CHARS: usize = 255;
+
+/// Configurable limits on records.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The longest body, in characters (default 2,000).
+    pub max_body_chars: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_chars: 2000,
+        }
+    }
+}
+
+/// Check every field a file or a flag could get wrong. Returns the name of
+/// the offending field with the message, so file errors can point at a line.
+pub fn validate(r: &Record, limits: &Limits) -> Result<(), (&'static str, Error)> {
+    let m = &r.meta;
+    let key_chars = m.key.chars().count();
+    if m.key.trim().is_empty() {
+        return Err((
+            "key",
+            Error::invalid("the key is empty: give a key of 1 to 255 characters"),
+        ));
+    }
+    if key_chars > MAX_KEY_CHARS {
+        return Err((
+            "key",
+            Error::invalid(format!(
+                "the key is {key_chars} characters long; the limit is {MAX_KEY_CHARS}"
+            )),
+        ));
+    }
+    if m.key.contains(['\n', '\r']) {
+        return Err(("key", Error::invalid("the key contains a line break")));
+    }
+    if m.id.is_empty() || m.id.contains(['/', '\\', '\0']) || m.id.starts_with('.') {
+        return Err((
+            "id",
+            Error::invalid(format!(
+                "invalid id '{}': it names the file, so it must be non-empty and contain no slashes",
+                m.id
+            )),
+        ));
+    }
+    if m.importance > 100 {
+        return Err((
+            "importance",
+            Error::invalid(format!("importance {} is out of range 0-100", m.importance)),
+        ));
+    }
+    if !(0.0..=1.0).contains(&m.confidence) {
+        return Err((
+            "confidence",
+            Error::invalid(format!("confidence {} is out of range 0-1", m.confidence)),
+        ));
+    }
+    validate_body(&r.body, limits).map_err(|e| ("body", e))
+}
+
+/// The body must be non-empty and short.
+pub(crate) fn validate_body(body: &str, limits: &Limits) -> Result<()> {
+    if body.trim().is_empty() {
+        return Err(Error::invalid(
+            "the record text is empty: a record needs a fact as its body",
+        ));
+    }
+    let n = body.chars().count();
+    if n > limits.max_body_chars {
+        return Err(Error::invalid(format!(
+            "the record text is {n} characters long; the limit is {} (records are short facts: split it, or raise `max_body_chars` in config.toml)",
+            limits.max_body_chars
+        )));
+    }
+    Ok(())
+}

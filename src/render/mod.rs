@@ -1,0 +1,40 @@
+//! Turning a recall [`Response`](crate::recall::Response) into text:
+//! `snippets` for people, `prompt` for a system prompt, `json` for programs.
+//! Never touches SQL.
+
+mod json;
+mod prompt;
+mod snippets;
+
+pub use json::render_json;
+pub use prompt::{render_prompt, PromptOptions};
+pub use snippets::{render_snippets, Style};
+
+use crate::recall::{HL_CLOSE, HL_OPEN};
+
+/// The output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Snippets,
+    Prompt,
+    Json,
+}
+
+/// Rough token count: four characters a token.
+pub fn estimate_tokens(s: &str) -> usize {
+    s.chars().count().div_ceil(4)
+}
+
+/// Replace highlight marks with `open`/`close`.
+pub fn highlight(s: &str, open: &str, close: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            HL_OPEN => out.push_str(open),
+            HL_CLOSE => out.push_str(close),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}

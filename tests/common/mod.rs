@@ -1,0 +1,120 @@
+//! Shared setup for integration tests: a temporary home and a `recall`
+//! command bound to it.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// A temporary home with a default project name.
+pub struct Env {
+    pub tmp: TempDir,
+    pub project: String,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            tmp: tempfile::tempdir().unwrap(),
+            project: "alpha".into(),
+        }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.tmp.path().join("home")
+    }
+
+    /// `recall --home H --project P ...` with a clean environment.
+    pub fn cmd(&self) -> Command {
+        self.cmd_in(&self.project)
+    }
+
+    /// The same, for another project.
+    pub fn cmd_in(&self, project: &str) -> Command {
+        self.cmd_with(&self.home(), project)
+    }
+
+    /// The same, with another home.
+    pub fn cmd_with(&self, home: &Path, project: &str) -> Command {
+        let mut c = Command::cargo_bin("recall").unwrap();
+        c.env_remove("RECALL_HOME")
+            .env_remove("RECALL_PROJECT")
+            .env_remove("RECALL_LIMIT")
+            .env_remove("RECALL_MAX_BODY_CHARS")
+            .env("NO_COLOR", "1")
+            .arg("--home")
+            .arg(home)
+            .arg("--project")
+            .arg(project)
+            .current_dir(self.tmp.path());
+        c
+    }
+
+    /// Run and return stdout; panics with stderr when the exit code differs.
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = self.cmd().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "recall {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `record add` and return the new id.
+    pub fn add(&self, category: &str, key: &str, text: &str) -> String {
+        let out = self.run(&["record", "add", "--category", category, "--key", key, text]);
+        out.split_whitespace().nth(1).unwrap().to_string()
+    }
+
+    /// `query --format json` parsed.
+    pub fn query_json(&self, project: &str, q: &str) -> serde_json::Value {
+        let out = self
+            .cmd_in(project)
+            .args(["query", "--format", "json", q])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().unwrap() <= 1,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// Ids of the hits of a JSON query.
+    pub fn hit_ids(&self, project: &str, q: &str) -> Vec<String> {
+        self.query_json(project, q)["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+/// Every file under `dir` with its contents, sorted: a snapshot of disk.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The only record file of a category folder in a project.
+pub fn record_files(home: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<_> = walkdir::WalkDir::new(home)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| e.path().to_path_buf())
+        .collect();
+    v.sort();
+    v
+}

@@ -1,0 +1,394 @@
+//! Reindex, doctor, project identity and recall across scopes, end to end.
+
+mod common;
+
+use common::{record_files, snapshot, Env};
+use predicates::prelude::*;
+
+fn project_dir(env: &Env) -> std::path::PathBuf {
+    let out = env.run(&["project", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["dir"].as_str().unwrap().into()
+}
+
+#[test]
+fn hand_edited_file_is_picked_up_by_reindex() {
+    let env = Env::new();
+    let id = env.add("decisions", "cache", "We cache with redis.");
+    let file = &record_files(&env.home())[0];
+    let text = std::fs::read_to_string(file)
+        .unwrap()
+        .replace("redis", "memcached");
+    // Rewrite in place, keeping the folder's mtime: only reindex can see it.
+    std::fs::write(file, text).unwrap();
+    let out = env
+        .cmd()
+        .args(["reindex"])
+        .assert()
+        .success()
+        .get_output()
+        .stderr
+        .clone();
+    let summary = String::from_utf8(out).unwrap();
+    assert!(summary.contains("updated 1"), "{summary}");
+    assert_eq!(env.hit_ids("alpha", "memcached"), vec![id]);
+    assert!(env.hit_ids("alpha", "redis").is_empty());
+}
+
+#[test]
+fn new_file_dropped_in_is_noticed_without_reindex() {
+    let env = Env::new();
+    env.add("decisions", "first", "First fact.");
+    let dir = project_dir(&env);
+    let text = "---\nid: dropped\nkey: dropped in\ncategory: principles\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nNever force-push to main.\n";
+    std::fs::create_dir_all(dir.join("records/principles")).unwrap();
+    std::fs::write(dir.join("records/principles/dropped.md"), text).unwrap();
+    assert_eq!(env.hit_ids("alpha", "force-push main"), vec!["dropped"]);
+}
+
+#[test]
+fn deleting_the_index_and_reindexing_gives_the_same_results() {
+    let env = Env::new();
+    for (c, k, t) in [
+        (
+            "decisions",
+            "pnpm",
+            "We use pnpm workspaces for the monorepo.",
+        ),
+        (
+            "procedures",
+            "tests",
+            "Run the tests with cargo nextest run --workspace.",
+        ),
+        (
+            "incidents",
+            "flaky",
+            "The config loader test was flaky because of a shared temp dir.",
+        ),
+        (
+            "principles",
+            "no unwrap",
+            "Never unwrap on user input in library code.",
+        ),
+    ] {
+        env.add(c, k, t);
+    }
+    let queries = [
+        "pnpm workspace",
+        "flaky config test",
+        "unwrap input",
+        "cargo tests",
+    ];
+    let before: Vec<_> = queries
+        .iter()
+        .map(|q| env.query_json("alpha", q)["hits"].clone())
+        .collect();
+    let dir = project_dir(&env);
+    for f in ["index.db", "index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    env.run(&["reindex"]);
+    let after: Vec<_> = queries
+        .iter()
+        .map(|q| env.query_json("alpha", q)["hits"].clone())
+        .collect();
+    assert_eq!(before, after);
+    assert!(before.iter().all(|h| !h.as_array().unwrap().is_empty()));
+}
+
+#[test]
+fn malformed_frontmatter_is_reported_with_path_line_and_skipped() {
+    let env = Env::new();
+    env.add("decisions", "good", "A good record about sqlite.");
+    let dir = project_dir(&env);
+    let bad = dir.join("records/decisions/bad.md");
+    let text = "---\nid: bad\nkey: bad\ncategory: [oops\n---\n\nsqlite body\n";
+    std::fs::write(&bad, text).unwrap();
+    let out = env
+        .cmd()
+        .args(["reindex", "--full"])
+        .assert()
+        .code(3)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    let needle = format!("{}:", bad.display());
+    assert!(err.contains(&needle), "{err}");
+    assert!(err.contains("errors 1"), "{err}");
+    // The line points inside the frontmatter.
+    let line: usize = err
+        .split(&needle)
+        .nth(1)
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((2..=5).contains(&line), "line {line}: {err}");
+    assert_eq!(
+        std::fs::read_to_string(&bad).unwrap(),
+        text,
+        "the bad file was touched"
+    );
+    assert_eq!(env.hit_ids("alpha", "sqlite").len(), 1);
+}
+
+#[test]
+fn reindex_json_summary() {
+    let env = Env::new();
+    env.add("decisions", "a", "one");
+    let v: serde_json::Value =
+        serde_json::from_str(&env.run(&["reindex", "--json", "--full"])).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["summary"]["scanned"], 1);
+    assert_eq!(v["summary"]["errors"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn projects_never_see_each_others_records() {
+    let env = Env::new();
+    env.cmd_in("alpha")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "a",
+            "alpha uses postgres",
+        ])
+        .assert()
+        .success();
+    env.cmd_in("beta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "b",
+            "beta uses mysql",
+        ])
+        .assert()
+        .success();
+    assert_eq!(env.hit_ids("alpha", "postgres mysql").len(), 1);
+    assert_eq!(env.hit_ids("beta", "postgres mysql").len(), 1);
+    assert!(env.hit_ids("beta", "postgres").is_empty());
+    assert!(env.hit_ids("alpha", "mysql").is_empty());
+}
+
+#[test]
+fn user_records_appear_in_every_project() {
+    let env = Env::new();
+    env.run(&[
+        "record",
+        "add",
+        "--scope",
+        "user",
+        "--category",
+        "preferences",
+        "--key",
+        "style",
+        "I prefer small focused commits",
+    ]);
+    for p in ["alpha", "beta", "gamma"] {
+        let v = env.query_json(p, "commits");
+        assert_eq!(v["hits"][0]["scope"], "user", "{p}: {v}");
+    }
+}
+
+#[test]
+fn corrupt_index_suggests_reindex_full_which_repairs_it() {
+    let env = Env::new();
+    env.add("decisions", "k", "the durable fact about tokio");
+    let dir = project_dir(&env);
+    for f in ["index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    std::fs::write(dir.join("index.db"), vec![7u8; 4096]).unwrap();
+    let before = snapshot(&dir.join("records"));
+    env.cmd()
+        .args(["query", "tokio"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("recall reindex --full"));
+    env.cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "x",
+            "y",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("recall reindex --full"));
+    assert_eq!(before, snapshot(&dir.join("records")));
+    env.cmd()
+        .args(["reindex", "--full"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("moved the unreadable index aside"));
+    assert_eq!(env.hit_ids("alpha", "tokio").len(), 1);
+}
+
+#[test]
+fn doctor_reports_drift_and_permissions_with_fixes() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.add("decisions", "k", "fact");
+    env.cmd()
+        .arg("doctor")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("all checks passed"));
+    let file = &record_files(&env.home())[0];
+    std::fs::write(
+        file,
+        std::fs::read_to_string(file)
+            .unwrap()
+            .replace("fact", "changed fact"),
+    )
+    .unwrap();
+    std::fs::set_permissions(env.home(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.cmd()
+        .arg("doctor")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("changed since indexing"))
+        .stdout(predicate::str::contains("fix: run `recall reindex`"))
+        .stdout(predicate::str::contains("chmod 700"));
+}
+
+#[test]
+fn project_identity_from_git_toplevel() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("work/app");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+    let other = env.tmp.path().join("other/app");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    let show = |cwd: &std::path::Path| -> serde_json::Value {
+        let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+        c.env_remove("RECALL_PROJECT")
+            .env_remove("RECALL_HOME")
+            .arg("--home")
+            .arg(env.home());
+        let out = c
+            .args(["project", "show", "--json", "--cwd"])
+            .arg(cwd)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let a = show(&repo.join("src/deep"));
+    let b = show(&repo);
+    let c = show(&other);
+    assert_eq!(a["id"], b["id"]);
+    assert_ne!(a["id"], c["id"], "two checkouts named app collided");
+    assert!(a["id"].as_str().unwrap().starts_with("app-"));
+    assert_eq!(a["name"], "app");
+}
+
+#[test]
+fn project_list_prints_the_mapping() {
+    let env = Env::new();
+    env.cmd_in("alpha")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "a",
+            "x",
+        ])
+        .assert()
+        .success();
+    env.cmd_in("beta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "b",
+            "y",
+        ])
+        .assert()
+        .success();
+    let out = env.run(&["project", "list"]);
+    assert_eq!(out.lines().count(), 2);
+    assert!(
+        out.contains("\talpha\t") && out.contains("\tbeta\t"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bare_recall_equals_query_and_reads_stdin_or_file() {
+    let env = Env::new();
+    env.add("decisions", "k", "We deploy with terraform.");
+    let a = env.run(&["terraform", "deploy"]);
+    let b = env.run(&["query", "terraform", "deploy"]);
+    assert_eq!(a, b);
+    assert!(a.contains("terraform"));
+    let c = env
+        .cmd()
+        .args(["query", "--format", "json"])
+        .write_stdin("how do we deploy?")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&c.stdout).contains("\"rank\": 1"));
+    let qf = env.tmp.path().join("q.txt");
+    std::fs::write(&qf, b"terraform \xff\xfe invalid utf8").unwrap();
+    env.cmd()
+        .args(["query", "--query-file"])
+        .arg(&qf)
+        .assert()
+        .success();
+}
+
+#[test]
+fn hostile_and_huge_queries_never_error() {
+    let env = Env::new();
+    env.add("decisions", "k", "plain fact about NEAR and OR");
+    let huge = "lorem ipsum dolor ".repeat(6000);
+    for q in [
+        "\"unbalanced",
+        "a AND OR NOT",
+        "NEAR(x y, 2)",
+        "col:val*",
+        "^-( ) {}",
+        "🦀🦀",
+        huge.as_str(),
+    ] {
+        let code = env.cmd().args(["query", q]).output().unwrap().status.code();
+        assert!(matches!(code, Some(0 | 1)), "{q:.40}: {code:?}");
+    }
+}
+
+#[test]
+fn no_hits_exits_1() {
+    let env = Env::new();
+    env.add("decisions", "k", "fact");
+    env.cmd().args(["query", "zebra"]).assert().code(1);
+}
+
+#[test]
+fn long_ticket_query_is_not_anded() {
+    let env = Env::new();
+    env.add(
+        "incidents",
+        "k",
+        "The websocket reconnect loop leaked file descriptors.",
+    );
+    let ticket = "Users report that after a network blip the app stops receiving updates; \
+        we suspect the websocket reconnect logic, maybe related to the proxy timeout settings \
+        changed last sprint. Please investigate and add monitoring.";
+    assert_eq!(env.hit_ids("alpha", ticket).len(), 1);
+}

@@ -1,0 +1,429 @@
+//! `recall index` end to end: formats, incremental runs, bad input, prune
+//! and exit codes, against real SQLite files in temporary homes.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use common::Env;
+use predicates::prelude::*;
+use rusqlite::Connection;
+
+fn project_db(env: &Env) -> PathBuf {
+    let out = env.run(&["project", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    PathBuf::from(v["dir"].as_str().unwrap()).join("index.db")
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    Connection::open(db)
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Run `recall index --json ARGS` and return (exit code, summary).
+fn index(env: &Env, args: &[&str]) -> (i32, serde_json::Value) {
+    let out = env
+        .cmd()
+        .arg("index")
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("no JSON ({code}): {}", String::from_utf8_lossy(&out.stderr)));
+    (code, v["summary"].clone())
+}
+
+fn neutral_line(i: usize, text: &str) -> String {
+    let role = if i % 2 == 0 { "user" } else { "assistant" };
+    format!("{{\"role\":\"{role}\",\"id\":\"m{i}\",\"content\":\"{text}\"}}\n")
+}
+
+fn write_neutral(path: &Path, range: std::ops::Range<usize>, append: bool) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(append)
+        .write(true)
+        .truncate(!append)
+        .open(path)
+        .unwrap();
+    if !append {
+        f.write_all(b"{\"session\":{\"id\":\"sess-1\",\"title\":\"refactor the loader\"}}\n")
+            .unwrap();
+    }
+    for i in range {
+        f.write_all(
+            neutral_line(
+                i,
+                &format!("message number {i} about topic{i} and the loader"),
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn every_fixture_format_indexes() {
+    let env = Env::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/formats");
+    let (code, s) = index(&env, &[dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{s}");
+    // A plain-text ticket found in a folder needs `--kind ticket`.
+    assert_eq!(
+        (s["indexed"].as_i64(), s["skipped"].as_i64()),
+        (Some(7), Some(1)),
+        "{s}"
+    );
+    assert_eq!(s["failed"], 0);
+    let (code, s) = index(
+        &env,
+        &["--kind", "ticket", dir.join("ticket.txt").to_str().unwrap()],
+    );
+    assert_eq!((code, s["tickets"].as_i64()), (0, Some(1)), "{s}");
+    let db = project_db(&env);
+    assert!(count(&db, "SELECT count(*) FROM sessions") >= 4);
+    assert!(count(&db, "SELECT count(DISTINCT ticket_id) FROM tickets") >= 4);
+    let launchers = count(&db, "SELECT count(DISTINCT launcher) FROM sessions");
+    assert_eq!(launchers, 2, "neutral and markdown");
+}
+
+#[test]
+fn unchanged_sources_are_skipped_on_stat() {
+    let env = Env::new();
+    let t = env.tmp.path().join("s.jsonl");
+    write_neutral(&t, 0..10, false);
+    assert_eq!(index(&env, &[t.to_str().unwrap()]).1["indexed"], 1);
+    let (_, s) = index(&env, &[t.to_str().unwrap()]);
+    assert_eq!(
+        (
+            s["unchanged"].as_i64(),
+            s["indexed"].as_i64(),
+            s["chunks"].as_i64()
+        ),
+        (Some(1), Some(0), Some(0))
+    );
+}
+
+#[test]
+fn appended_transcript_indexes_only_new_messages() {
+    let env = Env::new();
+    let t = env.tmp.path().join("s.jsonl");
+    write_neutral(&t, 0..6, false);
+    index(&env, &[t.to_str().unwrap()]);
+    let db = project_db(&env);
+    let before = count(&db, "SELECT count(*) FROM chunks");
+    write_neutral(&t, 6..12, true);
+    let (code, s) = index(&env, &[t.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(s["appended"], 1, "{s}");
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM chunks") - before,
+        s["chunks"].as_i64().unwrap()
+    );
+    // New chunks continue the message numbering and the session id.
+    assert_eq!(count(&db, "SELECT max(msg_last) FROM chunks"), 11);
+    assert_eq!(
+        count(&db, "SELECT min(msg_first) FROM chunks WHERE seq >= 1"),
+        6
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(DISTINCT session_id) FROM chunks WHERE session_id='sess-1'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT messages FROM sessions WHERE session_id='sess-1'"
+        ),
+        12
+    );
+    let ids = count(
+        &db,
+        "SELECT count(*) FROM chunks WHERE message_ids LIKE '%\"m11\"%'",
+    );
+    assert_eq!(ids, 1);
+}
+
+#[test]
+fn modified_and_truncated_sources_are_replaced() {
+    let env = Env::new();
+    let t = env.tmp.path().join("s.jsonl");
+    write_neutral(&t, 0..20, false);
+    index(&env, &[t.to_str().unwrap()]);
+    let db = project_db(&env);
+    // Modify the middle: same length is not enough to fool the hash.
+    let text = std::fs::read_to_string(&t)
+        .unwrap()
+        .replace("topic3 ", "TOPIC3 ");
+    std::fs::write(&t, text).unwrap();
+    let (_, s) = index(&env, &[t.to_str().unwrap()]);
+    assert_eq!(s["indexed"], 1, "{s}");
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'topic3'"
+        ),
+        1
+    );
+    // Truncate to half.
+    write_neutral(&t, 0..5, false);
+    let (_, s) = index(&env, &[t.to_str().unwrap()]);
+    assert_eq!(s["indexed"], 1, "{s}");
+    assert_eq!(count(&db, "SELECT max(msg_last) FROM chunks"), 4);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'topic15'"
+        ),
+        0
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM chunks"),
+        count(&db, "SELECT count(*) FROM chunks_fts")
+    );
+}
+
+#[test]
+fn deleted_sources_are_pruned() {
+    let env = Env::new();
+    let a = env.tmp.path().join("a.jsonl");
+    let b = env.tmp.path().join("b.jsonl");
+    write_neutral(&a, 0..4, false);
+    std::fs::write(&b, neutral_line(0, "bravo text")).unwrap();
+    index(&env, &[a.to_str().unwrap(), b.to_str().unwrap()]);
+    std::fs::remove_file(&b).unwrap();
+    let (_, s) = index(&env, &["--prune", a.to_str().unwrap()]);
+    assert_eq!(s["removed"], 1, "{s}");
+    let db = project_db(&env);
+    assert_eq!(count(&db, "SELECT count(*) FROM sources"), 1);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'bravo'"
+        ),
+        0
+    );
+}
+
+#[test]
+fn bad_lines_are_reported_with_path_line_and_the_batch_goes_on() {
+    let env = Env::new();
+    let t = env.tmp.path().join("bad.jsonl");
+    let mut body = String::from("{\"session\":{\"id\":\"bad\"}}\n");
+    body += &neutral_line(0, "first good line");
+    body += "{not json\n";
+    body += &neutral_line(1, "after the bad line");
+    std::fs::write(&t, body.as_bytes()).unwrap();
+    let mut bytes = std::fs::read(&t).unwrap();
+    bytes.extend_from_slice(b"{\"role\":\"user\",\"content\":\"\xff\xfe\"}\n");
+    bytes.extend_from_slice(b"{\"role\":\"user\",\"content\":\"cut off mid-wri");
+    std::fs::write(&t, &bytes).unwrap();
+    let good = env.tmp.path().join("good.jsonl");
+    write_neutral(&good, 0..3, false);
+    let out = env
+        .cmd()
+        .args(["index", "--json"])
+        .arg(&t)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:3: invalid JSON", t.display())),
+        "{err}"
+    );
+    assert!(err.contains("truncated last line"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["indexed"], 2);
+    let db = project_db(&env);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'after'"
+        ),
+        1
+    );
+    // The truncated line is finished later: only it is read on the next run.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&t).unwrap();
+    f.write_all(b"ting\"}\n").unwrap();
+    drop(f);
+    let (_, s) = index(&env, &[t.to_str().unwrap()]);
+    assert_eq!(s["appended"], 1, "{s}");
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'writing'"
+        ),
+        1
+    );
+}
+
+#[test]
+fn binary_missing_and_unknown_files_fail_without_stopping_the_batch() {
+    let env = Env::new();
+    let bin = env.tmp.path().join("blob.jsonl");
+    std::fs::write(&bin, [0u8, 159, 146, 150, 0, 1, 2, 3].repeat(100)).unwrap();
+    let odd = env.tmp.path().join("notes.csv");
+    std::fs::write(&odd, "a,b,c\n1,2,3\n").unwrap();
+    let dangling = env.tmp.path().join("gone.jsonl");
+    std::os::unix::fs::symlink(env.tmp.path().join("nowhere"), &dangling).unwrap();
+    let good = env.tmp.path().join("good.jsonl");
+    write_neutral(&good, 0..3, false);
+    let out = env
+        .cmd()
+        .args(["index", "--json"])
+        .args([&bin, &odd, &dangling, &good])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("binary file"), "{err}");
+    assert!(err.contains("unrecognised format: pass --format"), "{err}");
+    assert!(err.contains("cannot read"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            v["summary"]["failed"].as_i64(),
+            v["summary"]["indexed"].as_i64()
+        ),
+        (Some(3), Some(1))
+    );
+}
+
+#[test]
+fn a_fifty_megabyte_line_is_handled() {
+    let env = Env::new();
+    let t = env.tmp.path().join("huge.jsonl");
+    let blob = "word ".repeat(10_000_000);
+    let mut body = neutral_line(0, "before the huge line");
+    body += &format!("{{\"role\":\"tool\",\"content\":\"{blob}\"}}\n");
+    body += &neutral_line(2, "after the huge line");
+    std::fs::write(&t, body).unwrap();
+    let (code, s) = index(&env, &[t.to_str().unwrap()]);
+    assert!(code == 0 || code == 3, "{s}");
+    assert_eq!(s["indexed"], 1);
+    let db = project_db(&env);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'after'"
+        ),
+        1
+    );
+    // Tool output is capped, so the huge line does not flood the index.
+    let total: i64 = count(&db, "SELECT sum(length(body)) FROM chunks_fts");
+    assert!(total < 100_000, "{total}");
+}
+
+#[test]
+fn kind_and_format_overrides() {
+    let env = Env::new();
+    let t = env.tmp.path().join("plain.txt");
+    std::fs::write(
+        &t,
+        "Login page is slow\n\nThe login page takes 5s to render on mobile.",
+    )
+    .unwrap();
+    env.cmd()
+        .args(["index"])
+        .arg(&t)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("pass --format"));
+    let (code, s) = index(&env, &["--kind", "ticket", t.to_str().unwrap()]);
+    assert_eq!((code, s["tickets"].as_i64()), (0, Some(1)), "{s}");
+    env.cmd()
+        .args(["index", "--kind", "ticket", "--format", "codex"])
+        .arg(&t)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a ticket format"));
+    env.cmd()
+        .args(["index", "--format", "yaml"])
+        .arg(&t)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown format"));
+}
+
+#[test]
+fn nothing_to_index_is_an_error() {
+    let env = Env::new();
+    env.cmd()
+        .arg("index")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing to index"));
+    env.cmd()
+        .args(["index", "/definitely/not/here"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("cannot read"));
+    env.cmd()
+        .args(["index", "/definitely/not/*.jsonl"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no files match"));
+}
+
+#[test]
+fn claude_code_discovery_maps_the_project_root() {
+    let env = Env::new();
+    let root = env.tmp.path().join("work/my.app");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let root = std::fs::canonicalize(&root).unwrap();
+    let claude = env.tmp.path().join("claude");
+    let mapped: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = claude.join("projects").join(&mapped);
+    std::fs::create_dir_all(dir.join("s1/subagents")).unwrap();
+    let line = |uuid: &str, sid: &str, text: &str| {
+        format!(
+        "{{\"type\":\"user\",\"uuid\":\"{uuid}\",\"parentUuid\":null,\"sessionId\":\"{sid}\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"{}\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n",
+        root.display()
+    )
+    };
+    std::fs::write(
+        dir.join("s1.jsonl"),
+        line("u1", "s1", "please fix the parser"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("s1/subagents/agent-a1.jsonl"),
+        line("u2", "s1", "subagent looks at the parser"),
+    )
+    .unwrap();
+    let other = claude.join("projects/-somewhere-else");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("x.jsonl"), line("u3", "x", "unrelated")).unwrap();
+    let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+    let out = c
+        .env_remove("RECALL_PROJECT")
+        .arg("--home")
+        .arg(env.home())
+        .arg("--cwd")
+        .arg(&root)
+        .args(["index", "--json", "--claude-code", "--claude-home"])
+        .arg(&claude)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["indexed"], 2, "{v}");
+}

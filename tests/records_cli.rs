@@ -1,0 +1,440 @@
+//! Record commands end to end: the real binary on a temporary home.
+
+mod common;
+
+use common::{record_files, snapshot, Env};
+use predicates::prelude::*;
+
+#[test]
+fn add_get_update_list_delete_round_trip() {
+    let env = Env::new();
+    let id = env.add("decisions", "use pnpm", "We use pnpm, not npm.");
+    let md = env.run(&["record", "get", &id]);
+    assert!(md.starts_with("---\n"), "{md}");
+    assert!(md.contains("key: use pnpm") && md.contains("We use pnpm, not npm."));
+
+    env.run(&[
+        "record",
+        "update",
+        "use pnpm",
+        "--text",
+        "We use pnpm 9.",
+        "--pinned",
+        "true",
+        "--importance",
+        "90",
+        "--keywords",
+        "node,js",
+    ]);
+    let j: serde_json::Value =
+        serde_json::from_str(&env.run(&["record", "get", &id, "--format", "json"])).unwrap();
+    assert_eq!(j["text"], "We use pnpm 9.");
+    assert_eq!(j["pinned"], true);
+    assert_eq!(j["importance"], 90);
+    assert_eq!(j["keywords"], serde_json::json!(["node", "js"]));
+    assert_eq!(j["source"], "manual");
+
+    env.run(&["record", "delete", &id]);
+    env.cmd()
+        .args(["record", "get", &id])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no record"));
+    assert!(record_files(&env.home()).is_empty());
+}
+
+#[test]
+fn text_from_stdin() {
+    let env = Env::new();
+    env.cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "procedures",
+            "--key",
+            "tests",
+            "-",
+        ])
+        .write_stdin("Run cargo nextest run.\n")
+        .assert()
+        .success();
+    assert!(env
+        .run(&["record", "get", "tests"])
+        .contains("Run cargo nextest run."));
+}
+
+#[test]
+fn upsert_by_key_updates_instead_of_duplicating() {
+    let env = Env::new();
+    let a = env.add("decisions", "db", "Use SQLite.");
+    let b = env.add("decisions", "db", "Use SQLite with WAL.");
+    assert_eq!(a, b);
+    assert_eq!(record_files(&env.home()).len(), 1);
+    assert!(env
+        .run(&["record", "get", "db"])
+        .contains("Use SQLite with WAL."));
+}
+
+#[test]
+fn reclassify_moves_the_file() {
+    let env = Env::new();
+    let id = env.add("decisions", "ci", "CI runs on every push.");
+    env.run(&["record", "reclassify", &id, "procedures"]);
+    let files = record_files(&env.home());
+    assert_eq!(files.len(), 1);
+    assert!(files[0].to_string_lossy().contains("/records/procedures/"));
+    assert_eq!(env.hit_ids("alpha", "push"), vec![id]);
+}
+
+#[test]
+fn archived_records_stay_on_disk_and_leave_recall() {
+    let env = Env::new();
+    let id = env.add(
+        "incidents",
+        "outage",
+        "The cache outage came from a stale lock.",
+    );
+    env.run(&["record", "archive", &id]);
+    assert_eq!(record_files(&env.home()).len(), 1);
+    assert!(env.hit_ids("alpha", "cache outage").is_empty());
+    let archived = env.run(&["record", "list", "--status", "archived", "--format", "json"]);
+    assert!(archived.contains(&id));
+    env.run(&["record", "unarchive", &id]);
+    assert_eq!(env.hit_ids("alpha", "cache outage"), vec![id]);
+}
+
+#[test]
+fn list_sorts_pinned_then_importance_then_recency_and_filters() {
+    let env = Env::new();
+    env.add("decisions", "low", "low importance");
+    env.run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "high",
+        "--importance",
+        "90",
+        "high importance",
+    ]);
+    env.run(&[
+        "record",
+        "add",
+        "--category",
+        "principles",
+        "--key",
+        "pinned",
+        "--pinned",
+        "--importance",
+        "10",
+        "pinned one",
+    ]);
+    env.run(&[
+        "record",
+        "add",
+        "--scope",
+        "user",
+        "--category",
+        "preferences",
+        "--key",
+        "mine",
+        "be terse",
+    ]);
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&env.run(&["record", "list", "--format", "json"])).unwrap();
+    let keys: Vec<&str> = rows.iter().map(|r| r["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["pinned", "high", "low", "mine"]);
+    let only: Vec<serde_json::Value> = serde_json::from_str(&env.run(&[
+        "record",
+        "list",
+        "--category",
+        "principles",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(only.len(), 1);
+    let user: Vec<serde_json::Value> =
+        serde_json::from_str(&env.run(&["record", "list", "--scope", "user", "--format", "json"]))
+            .unwrap();
+    assert_eq!(user.len(), 1);
+    let table = env.run(&["record", "list"]);
+    assert!(table.lines().next().unwrap().starts_with("ID"));
+    assert_eq!(table.lines().count(), 5);
+}
+
+#[test]
+fn edit_validates_on_save() {
+    let env = Env::new();
+    let id = env.add("decisions", "edit me", "Old text.");
+    env.cmd()
+        .env("EDITOR", "sed -i s/Old/New/")
+        .env_remove("VISUAL")
+        .args(["record", "edit", &id])
+        .assert()
+        .success();
+    assert!(env.run(&["record", "get", &id]).contains("New text."));
+
+    let before = snapshot(&env.home().join("projects"));
+    env.cmd()
+        .env("EDITOR", "sed -i s/category:.*/category:\\ chores/")
+        .env_remove("VISUAL")
+        .args(["record", "edit", &id])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("unknown variant `chores`")
+                .or(predicate::str::contains("category")),
+        )
+        .stderr(predicate::str::contains("your edit was not saved"));
+    let after = snapshot(&env.home().join("projects"));
+    let md = |s: &Vec<(std::path::PathBuf, Vec<u8>)>| {
+        s.iter()
+            .filter(|(p, _)| p.extension().is_some_and(|e| e == "md"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(md(&before), md(&after));
+}
+
+#[test]
+fn secret_is_refused_and_nothing_is_written() {
+    let env = Env::new();
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    env.cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "incidents",
+            "--key",
+            "leak",
+            &format!("the token is {token}"),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("github-token"))
+        .stderr(predicate::str::contains("--redact"));
+    assert!(!env.home().exists(), "a refused write created files");
+
+    env.run(&[
+        "record",
+        "add",
+        "--redact",
+        "--category",
+        "incidents",
+        "--key",
+        "leak",
+        &format!("the token is {token}"),
+    ]);
+    let md = env.run(&["record", "get", "leak"]);
+    assert!(md.contains("[REDACTED:github-token]"), "{md}");
+    assert!(!md.contains(&token));
+}
+
+#[test]
+fn bad_input_is_refused_and_leaves_disk_unchanged() {
+    let env = Env::new();
+    env.add("decisions", "existing", "Something true.");
+    let before = snapshot(&env.home());
+    let long_key = "k".repeat(256);
+    let long_body = "x".repeat(2001);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--category", "chores", "--key", "a", "t"],
+            "unknown category 'chores'",
+        ),
+        (
+            vec!["--category", "decisions", "--key", "", "t"],
+            "the key is empty",
+        ),
+        (
+            vec!["--category", "decisions", "--key", &long_key, "t"],
+            "the limit is 255",
+        ),
+        (
+            vec!["--category", "decisions", "--key", "big", &long_body],
+            "the limit is 2000",
+        ),
+        (
+            vec![
+                "--category",
+                "decisions",
+                "--key",
+                "imp",
+                "--importance",
+                "101",
+                "t",
+            ],
+            "out of range",
+        ),
+        (
+            vec!["--category", "decisions", "--key", "empty", "  "],
+            "text is empty",
+        ),
+        (
+            vec![
+                "--category",
+                "decisions",
+                "--key",
+                "s",
+                "--scope",
+                "team",
+                "t",
+            ],
+            "unknown scope",
+        ),
+    ];
+    for (args, msg) in cases {
+        let mut full = vec!["record", "add"];
+        full.extend(args.iter());
+        env.cmd()
+            .args(&full)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+        assert_eq!(before, snapshot(&env.home()), "disk changed after {args:?}");
+    }
+}
+
+#[test]
+fn body_cap_is_configurable() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[records]\nmax_body_chars = 10\n",
+    )
+    .unwrap();
+    env.cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "more than ten characters",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the limit is 10"));
+    env.cmd()
+        .env("RECALL_MAX_BODY_CHARS", "100")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "more than ten characters",
+        ])
+        .assert()
+        .success();
+}
+
+#[cfg(unix)]
+#[test]
+fn unwritable_home_is_a_clear_error() {
+    use std::os::unix::fs::PermissionsExt;
+    if nix_is_root() {
+        return; // root ignores permissions; the check cannot be observed
+    }
+    let env = Env::new();
+    let locked = env.tmp.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).unwrap();
+    env.cmd_with(&locked.join("home"), "alpha")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "t",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot use"));
+    assert!(!locked.join("home").exists());
+}
+
+#[cfg(unix)]
+fn nix_is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false)
+}
+
+#[test]
+fn home_file_instead_of_folder_is_a_clear_error() {
+    let env = Env::new();
+    let file = env.tmp.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    env.cmd_with(&file, "alpha")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "t",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot use"))
+        .stderr(predicate::str::contains("--home"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+#[test]
+fn files_and_folders_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.add("decisions", "k", "t");
+    for f in record_files(&env.home()) {
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(env.home()).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+}
+
+#[test]
+fn global_flags_work_after_the_subcommand() {
+    let env = Env::new();
+    let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+    c.env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "t",
+            "--home",
+        ])
+        .arg(env.home())
+        .args(["--project", "alpha"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.run(&["record", "list", "--format", "json"])
+            .matches("\"key\"")
+            .count(),
+        1
+    );
+}
