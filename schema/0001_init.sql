@@ -101,6 +101,7 @@ CREATE TABLE chunks (
     msg_first    INTEGER NOT NULL,
     msg_last     INTEGER NOT NULL,
     message_ids  TEXT NOT NULL,            -- JSON array of native ids
+    spans        TEXT NOT NULL,            -- JSON [[start, end, msg, id], ...] of message blocks
     roles        TEXT NOT NULL,            -- JSON array
     speakers     TEXT NOT NULL,            -- JSON array
     first_ts     INTEGER,

@@ -29,11 +29,16 @@ impl Default for RecordsConfig {
 pub struct RecallConfig {
     /// Default number of hits.
     pub limit: usize,
+    /// Ranking knobs (`[recall.tuning]`).
+    pub tuning: crate::recall::Tuning,
 }
 
 impl Default for RecallConfig {
     fn default() -> Self {
-        RecallConfig { limit: 10 }
+        RecallConfig {
+            limit: 10,
+            tuning: crate::recall::Tuning::default(),
+        }
     }
 }
 
@@ -62,6 +67,34 @@ impl Default for IndexConfig {
     }
 }
 
+/// Settings for extraction.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExtractConfig {
+    /// A session is finished after this many idle hours.
+    pub idle_hours: f64,
+    /// Sessions older than this are not extracted.
+    pub max_age_days: f64,
+    /// Most sessions per run.
+    pub max_sessions: usize,
+    /// External extractor command (used when set, unless --extractor builtin).
+    pub command: Option<String>,
+    /// Timeout of the external command.
+    pub timeout_secs: u64,
+}
+
+impl Default for ExtractConfig {
+    fn default() -> Self {
+        ExtractConfig {
+            idle_hours: 12.0,
+            max_age_days: 30.0,
+            max_sessions: 64,
+            command: None,
+            timeout_secs: 60,
+        }
+    }
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -69,6 +102,7 @@ pub struct Config {
     pub records: RecordsConfig,
     pub recall: RecallConfig,
     pub index: IndexConfig,
+    pub extract: ExtractConfig,
 }
 
 impl Config {

@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod extract;
 pub mod index;
 pub mod ingest;
 pub mod recall;
@@ -20,5 +21,6 @@ pub mod render;
 pub mod secrets;
 pub mod store;
 pub mod text;
+pub mod when;
 
 pub use error::{Error, Result};

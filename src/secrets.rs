@@ -13,7 +13,17 @@
 //! literal prefilter skips clean text and the precise checks only run near a
 //! candidate. Assignments use an earliest-end search without capture groups
 //! and are parsed by hand, since code mentions `token` and `password` often.
-//! Clean text allocates nothing.
+//! Every search is linear in the text (bounded windows, no re-scanning), and
+//! [`redact`] hands clean text back borrowed.
+//!
+//! Kinds: `aws-access-key` (`AKIA`/`ASIA` ids), `aws-secret-key` (40-character
+//! value assigned to `aws_secret_access_key` and its spellings),
+//! `github-token` (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`),
+//! `openai-key` (`sk-`, `sk-proj-`, `sk-svcacct-`, ...), `anthropic-key`
+//! (`sk-ant-`), `slack-token` (`xox?-`, `xapp-`, webhook URLs), `stripe-key`
+//! (`sk_`/`rk_` live and test, `whsec_`), `google-api-key` (`AIza`),
+//! `private-key` (PEM and PGP blocks), `jwt`, `url-password` and
+//! `password-assignment`.
 //!
 //! What gets redacted is the secret value only: for assignments and URL
 //! passwords the value after `=`/`:` or between `:` and `@`; for Slack webhooks
@@ -33,7 +43,7 @@
 //! - Assignments (`password-assignment`) need a key naming a secret
 //!   (`password`, `pass`, `pwd`, `secret`, `token`, `api_key`, ...) whose last
 //!   word is not metadata (`_file`, `_path`, `_url`, `_len`, `_type`, ...), and
-//!   a value that looks like a credential: at least 6 characters, no
+//!   a value that looks like a credential: 6 characters to 1 KiB, no
 //!   whitespace, a letter plus a digit or symbol, not a placeholder
 //!   (`${X}`, `$X`, `<your-password>`, `changeme`, `example`, `xxx`, `***`,
 //!   `...`, values naming `password`/`secret`/`token`/`test`/`fake`), not code
@@ -245,8 +255,8 @@ fn token_span(caps: &Captures<'_>) -> Option<Span> {
 // ---------------------------------------------------------------------------
 // Private key blocks
 
-/// Longest private-key block searched for an END line or body (PGP keys run to
-/// several KiB; 64 KiB bounds the work per BEGIN line).
+/// Longest private-key block searched for an END line or body (PGP keys run
+/// to several KiB).
 const MAX_KEY_BLOCK: usize = 64 * 1024;
 
 /// Shortest run of base64 characters that counts as key material.
@@ -263,25 +273,26 @@ static PEM_END: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 fn detect_private_keys(text: &str, out: &mut Vec<Span>) {
-    let mut from = 0;
-    while let Some(begin) = PEM_BEGIN.find_at(text, from) {
-        from = begin.end();
-        if let Some(end) = key_block_end(text, begin.end()) {
+    let mut begins = PEM_BEGIN.find_iter(text).peekable();
+    while let Some(begin) = begins.next() {
+        // Blocks do not nest: each block's search stops at the next BEGIN
+        // line, so every byte is searched once.
+        let next_begin = begins.peek().map_or(text.len(), |m| m.start());
+        let cap = floor_char_boundary(text, begin.end().saturating_add(MAX_KEY_BLOCK));
+        if let Some(end) = key_block_end(text, begin.end(), cap.min(next_begin)) {
             out.push(Span {
                 start: begin.start(),
                 end,
                 kind: PRIVATE_KEY,
             });
-            from = end;
         }
     }
 }
 
 /// End of the block whose BEGIN line ends at `body_start`: the END line if
-/// one follows within bounds, else the last line of contiguous key material
+/// one follows before `limit`, else the last line of contiguous key material
 /// (truncated text). `None` when no key material follows the BEGIN line.
-fn key_block_end(text: &str, body_start: usize) -> Option<usize> {
-    let limit = floor_char_boundary(text, body_start.saturating_add(MAX_KEY_BLOCK));
+fn key_block_end(text: &str, body_start: usize, limit: usize) -> Option<usize> {
     let window = &text[body_start..limit];
     match PEM_END.find(window) {
         Some(end) if has_base64_run(&window[..end.start()]) => Some(body_start + end.end()),
@@ -425,30 +436,38 @@ fn detect_assignments(text: &str, out: &mut Vec<Span>) {
     let mut from = 0;
     // Earliest-end search: no reverse pass to find where the match starts.
     while let Some(sep_end) = KEY_ASSIGN.shortest_match_at(text, from) {
-        from = sep_end;
-        if let Some(span) = assignment_at(text, sep_end) {
-            from = span.end;
-            out.push(span);
-        }
+        let (span, examined) = assignment_at(text, sep_end);
+        // Resuming after the examined value keeps the scan linear.
+        from = examined.max(sep_end);
+        out.extend(span);
     }
 }
 
 /// The value assigned by the separator character just before `sep_end`,
-/// when key and value look like an AWS secret key or another credential.
-fn assignment_at(text: &str, sep_end: usize) -> Option<Span> {
+/// when key and value look like an AWS secret key or another credential,
+/// and the end of the text examined for it.
+fn assignment_at(text: &str, sep_end: usize) -> (Option<Span>, usize) {
     let bytes = text.as_bytes();
     let (key_start, key_end) = key_before(bytes, sep_end - 1);
     if text[..key_start].ends_with("//") {
-        return None; // `scheme://user:password@`: the URL detector's case
+        return (None, sep_end); // `scheme://user:password@`: the URL detector's case
     }
-    let value_start = after_separator(bytes, key_end)?;
-    let (start, end) = value_range(text, value_start)?;
+    let Some(value_start) = after_separator(bytes, key_end) else {
+        return (None, sep_end);
+    };
+    let (start, end, examined) = value_range(text, value_start);
+    let key = &text[key_start..key_end];
+    (classify(text, key, start, end, sep_end), examined)
+}
+
+/// Kind of the assignment `key` = `text[start..end]`, if it is a secret.
+fn classify(text: &str, key: &str, start: usize, end: usize, sep_end: usize) -> Option<Span> {
+    let bytes = text.as_bytes();
+    let value = &text[start..end];
     let colon = bytes[sep_end - 1] == b':' && bytes.get(sep_end) != Some(&b'=');
-    if colon && prose_follows(text, end) {
+    let kind = if value.is_empty() || (colon && prose_follows(text, end)) {
         return None; // `secret: PKCS-12 bag with ...` is a sentence
-    }
-    let (key, value) = (&text[key_start..key_end], &text[start..end]);
-    let kind = if is_aws_secret(key, value) {
+    } else if is_aws_secret(key, value) {
         AWS_SECRET_KEY
     } else if value_looks_secret(value) && key_names_secret(key) {
         PASSWORD_ASSIGNMENT
@@ -517,41 +536,60 @@ fn after_separator(bytes: &[u8], key_end: usize) -> Option<usize> {
     Some(skip_while(bytes, pos, |b| b == b' ' || b == b'\t'))
 }
 
-/// Range of the value at `start`: the inside of a `"..."` (also JSON-escaped
-/// `\"...\"`) or `'...'` string on one line, or a bare word. Bare words that
-/// are called, indexed or generic (`f(`, `x[`, `T<`), or identifiers followed
-/// by code punctuation (`Colon2,`, `Flags = 1`), are code, not values.
-fn value_range(text: &str, start: usize) -> Option<(usize, usize)> {
+/// Longest value examined; longer runs are data, not credentials, and the
+/// cap keeps the work per key bounded.
+const MAX_VALUE_BYTES: usize = 1024;
+
+/// Range of the value at `start` and the end of the text examined: the inside
+/// of a `"..."` (also JSON-escaped `\"...\"`) or `'...'` string on one line,
+/// or a bare word. The range is empty when there is no usable value. Bare
+/// words that are called, indexed or generic (`f(`, `x[`, `T<`), or
+/// identifiers followed by code punctuation (`Colon2,`, `Flags = 1`), are
+/// code, not values.
+fn value_range(text: &str, start: usize) -> (usize, usize, usize) {
     let bytes = text.as_bytes();
+    let limit = floor_char_boundary(text, start.saturating_add(MAX_VALUE_BYTES));
     match (bytes.get(start), bytes.get(start + 1)) {
-        (Some(b'\\'), Some(b'"')) => quoted_range(bytes, start + 2, b'"'),
-        (Some(&q @ (b'"' | b'\'')), _) => quoted_range(bytes, start + 1, q),
-        _ => bare_range(text, start),
+        (Some(b'\\'), Some(b'"')) => quoted_range(bytes, start + 2, limit, b'"'),
+        (Some(&q @ (b'"' | b'\'')), _) => quoted_range(bytes, start + 1, limit, q),
+        _ => bare_range(text, start, limit),
     }
 }
 
-fn quoted_range(bytes: &[u8], start: usize, quote: u8) -> Option<(usize, usize)> {
-    let end = skip_while(bytes, start, |b| b != quote && b != b'\\' && b != b'\n');
+fn quoted_range(bytes: &[u8], start: usize, limit: usize, quote: u8) -> (usize, usize, usize) {
+    let end = start
+        + count_while(&bytes[start.min(limit)..limit], |b| {
+            b != quote && b != b'\\' && b != b'\n'
+        });
     let closed = match bytes.get(end) {
-        Some(&b) if b == quote => true,
+        Some(&b) if b == quote => end < limit,
         Some(b'\\') => bytes.get(end + 1) == Some(&quote),
         _ => false,
     };
-    closed.then_some((start, end))
+    (start, if closed { end } else { start }, end)
 }
 
-fn bare_range(text: &str, start: usize) -> Option<(usize, usize)> {
-    let rest = &text[start..];
-    let len = rest.find(ends_bare_value).unwrap_or(rest.len());
+fn bare_range(text: &str, start: usize, limit: usize) -> (usize, usize, usize) {
+    let rest = &text[start..limit];
+    let Some(len) = rest
+        .find(ends_bare_value)
+        .or((limit == text.len()).then_some(rest.len()))
+    else {
+        return (start, start, limit); // longer than any credential
+    };
     let value = rest[..len].trim_end_matches('.');
-    let after = &rest[len..];
+    let after = &text[start + len..];
     let called = after.starts_with(['(', '[', '{', '<']);
     let typed = is_identifier(value)
         && after
             .trim_start_matches([' ', '\t'])
             .starts_with([',', ';', ')', '}', ']', '>', '=', '|', '&', '{']);
-    (!value.is_empty() && !value.starts_with('=') && !called && !typed)
-        .then_some((start, start + value.len()))
+    let usable = !value.starts_with('=') && !called && !typed;
+    (
+        start,
+        start + if usable { value.len() } else { 0 },
+        start + len,
+    )
 }
 
 fn ends_bare_value(c: char) -> bool {
@@ -564,34 +602,20 @@ fn is_key_byte(b: u8) -> bool {
 
 /// First index at or after `pos` whose byte fails `keep` (or the length).
 fn skip_while(bytes: &[u8], pos: usize, keep: impl Fn(u8) -> bool) -> usize {
-    pos + bytes
-        .get(pos..)
-        .map_or(0, |rest| rest.iter().take_while(|&&b| keep(b)).count())
+    pos + bytes.get(pos..).map_or(0, |rest| count_while(rest, keep))
 }
 
-/// Key words (lowercase) that name a secret on their own.
-const SECRET_WORDS: [&str; 9] = [
-    "password",
-    "passwd",
-    "passphrase",
-    "pass",
-    "pwd",
-    "secret",
-    "token",
-    "apikey",
-    "secretkey",
-];
+/// Length of the prefix of `bytes` whose bytes satisfy `keep`.
+fn count_while(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
+    bytes.iter().take_while(|&&b| keep(b)).count()
+}
 
-/// Words that make a following `key` word a secret (`api_key`, `AccessKey`).
-const KEY_QUALIFIERS: [&str; 7] = [
-    "api",
-    "access",
-    "private",
-    "secret",
-    "encryption",
-    "signing",
-    "master",
-];
+/// Key words (lowercase) that name a secret on their own (space-separated).
+const SECRET_WORDS: &str = "password passwd passphrase pass pwd secret token apikey secretkey";
+
+/// Words that make a following `key` word a secret: `api_key`, `AccessKey`
+/// (space-separated).
+const KEY_QUALIFIERS: &str = "api access private secret encryption signing master";
 
 /// Last key words that mark metadata about a secret rather than the secret
 /// (space-separated).
@@ -613,8 +637,8 @@ fn key_names_secret(key: &str) -> bool {
         return false;
     }
     words.iter().enumerate().any(|(i, word)| {
-        SECRET_WORDS.contains(&word.as_str())
-            || (word == "key" && i > 0 && KEY_QUALIFIERS.contains(&words[i - 1].as_str()))
+        listed(SECRET_WORDS, word)
+            || (word == "key" && i > 0 && listed(KEY_QUALIFIERS, &words[i - 1]))
     })
 }
 
@@ -677,6 +701,8 @@ const PLACEHOLDER_PARTS: &str = "your example placeholder changeme change_me cha
 /// Leading characters of variable references, templates, code and YAML tags.
 const PLACEHOLDER_STARTS: [char; 9] = ['$', '%', '<', '{', '&', '*', '!', '#', '@'];
 
+/// Placeholder, template, mask, default or test value (`${X}`, `changeme`,
+/// `xxx`, `postgres`, `fake-123`)?
 fn is_placeholder(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     let word = lower.trim_matches(|c: char| !c.is_ascii_alphanumeric());
@@ -713,7 +739,8 @@ fn is_code_identifier(v: &str) -> bool {
     let dotted = parts.len() > 1 && all_idents;
     let cased = !(v.contains(|c: char| c.is_ascii_lowercase())
         && v.contains(|c: char| c.is_ascii_uppercase()));
-    dotted || (all_idents && (v.ends_with('!') || v.contains('_') && cased)) || is_number(v)
+    let macro_or_snake = v.ends_with('!') || (v.contains('_') && cased);
+    dotted || (all_idents && macro_or_snake) || is_number(v)
 }
 
 /// Integer and float literals, with optional type suffix (`2048u32`, `1.5f64`,
@@ -1029,6 +1056,19 @@ mod tests {
     }
 
     #[test]
+    fn truncated_key_followed_by_a_complete_key() {
+        let label = format!("EC {}", "PRIVATE KEY");
+        let truncated = format!("-----BEGIN {label}-----\n{}", mixed(64));
+        let complete = pem("EC ", 2);
+        let text = format!("{truncated}\n{complete}\n");
+        let kinds: Vec<_> = found(&text);
+        assert_eq!(
+            kinds,
+            vec![(PRIVATE_KEY, truncated), (PRIVATE_KEY, complete)]
+        );
+    }
+
+    #[test]
     fn pem_parsing_code_is_not_a_private_key() {
         let label = format!("RSA {}", "PRIVATE KEY");
         let code = format!(
@@ -1194,6 +1234,13 @@ mod tests {
         ] {
             assert_clean(text);
         }
+    }
+
+    #[test]
+    fn values_longer_than_a_credential_are_data() {
+        assert_clean(&format!("TOKEN={}", mixed(MAX_VALUE_BYTES + 10)));
+        assert_clean(&"password=".repeat(10_000));
+        assert_clean(&"token: x, ".repeat(10_000));
     }
 
     #[test]

@@ -96,6 +96,11 @@ pub fn aux_terms(text: &str) -> String {
     out
 }
 
+/// Rough token count: four characters a token, rounded up.
+pub fn estimate_tokens(s: &str) -> usize {
+    s.chars().count().div_ceil(4)
+}
+
 /// Cut `s` to at most `max` characters on a char boundary.
 pub fn truncate_chars(s: &str, max: usize) -> &str {
     match s.char_indices().nth(max) {

@@ -32,8 +32,9 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
 
-    /// Project name or id [default: $RECALL_PROJECT, else the git top-level of --cwd]
-    #[arg(long, global = true, env = "RECALL_PROJECT", value_name = "NAME")]
+    /// Project name or id [default: $RECALL_PROJECT, else the git top-level of --cwd].
+    /// Bare `--project` (no name) means the current folder's project.
+    #[arg(long, global = true, env = "RECALL_PROJECT", value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
     pub project: Option<String>,
 
     /// Folder whose project to use [default: the current folder]
@@ -57,6 +58,13 @@ pub enum Command {
     /// Show which project a folder maps to
     #[command(subcommand)]
     Project(ProjectCmd),
+    /// Distil finished sessions into records
+    Extract(ExtractArgs),
+    /// Print a compact index of the project's memory (MEMORY.md style)
+    Summary(SummaryArgs),
+    /// Agent launcher hooks (always exit 0)
+    #[command(subcommand)]
+    Hook(HookCmd),
     /// Build a temporary store from the bundled demo corpus and recall from it
     Demo(DemoArgs),
 }
@@ -91,9 +99,37 @@ pub struct QueryArgs {
     #[arg(long, value_name = "C")]
     pub category: Option<String>,
 
-    /// Token budget of the prompt format
-    #[arg(long, value_name = "N", default_value_t = 2000)]
-    pub max_tokens: usize,
+    /// Hard cap on the output, in estimated tokens [default: 2000 for prompt, none otherwise]
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<usize>,
+
+    /// project, user or all
+    #[arg(long, value_name = "SCOPE", default_value = "all")]
+    pub scope: String,
+
+    /// Only these kinds (repeatable): record, session, ticket
+    #[arg(long = "kind", value_enum, value_name = "KIND")]
+    pub kinds: Vec<HitKindArg>,
+
+    /// Only hits from this time on: 2026-11-01, an RFC 3339 time, or 7d / 12h / 2w ago
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+
+    /// Only hits up to this time (same forms as --since)
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+
+    /// Only chunks of this session
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+}
+
+/// `--kind` values of `query`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HitKindArg {
+    Record,
+    Session,
+    Ticket,
 }
 
 #[derive(Debug, Subcommand)]
@@ -312,4 +348,85 @@ pub struct IndexArgs {
     /// Print a JSON summary on stdout
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCmd {
+    /// Claude Code hook: reads the hook JSON on stdin
+    ClaudeCode(HookArgs),
+    /// Codex hook: the same JSON protocol
+    Codex(HookArgs),
+    /// Merge recall's hooks into a launcher's settings
+    Install(InstallArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct HookArgs {
+    /// Give up and print nothing after this many milliseconds
+    #[arg(long, env = "RECALL_HOOK_DEADLINE_MS", value_name = "MS")]
+    pub deadline_ms: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Install into Claude Code's settings.json
+    #[arg(long)]
+    pub claude_code: bool,
+    /// ~/.claude/settings.json instead of <project root>/.claude/settings.json
+    /// (the default, also chosen by a bare --project)
+    #[arg(long)]
+    pub user: bool,
+    /// Print the merged settings instead of writing them
+    #[arg(long)]
+    pub print: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExtractorArg {
+    Builtin,
+    Command,
+}
+
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// Only this session (even if it is not idle yet)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only sessions active since (2026-11-01, RFC 3339, or 7d)
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Most sessions this run [default: 64]
+    #[arg(long, value_name = "N")]
+    pub max_sessions: Option<usize>,
+    /// Show what would be written; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print a JSON report
+    #[arg(long)]
+    pub json: bool,
+    /// Print every session's extraction state instead of extracting
+    #[arg(long)]
+    pub status: bool,
+    /// builtin (rules, no model) or command [default: command when one is configured]
+    #[arg(long, value_enum)]
+    pub extractor: Option<ExtractorArg>,
+    /// External extractor: reads a JSON request on stdin, prints facts as JSON
+    #[arg(long, value_name = "CMD")]
+    pub extractor_cmd: Option<String>,
+    /// Timeout of the external extractor, in seconds [default: 60]
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Hours of inactivity after which a session counts as finished [default: 12]
+    #[arg(long, value_name = "H")]
+    pub idle_hours: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    /// Budget, in estimated tokens
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub max_tokens: usize,
+    /// Save it as MEMORY.md in the project's store folder
+    #[arg(long)]
+    pub write: bool,
 }

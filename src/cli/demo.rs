@@ -83,22 +83,22 @@ pub fn run(a: DemoArgs) -> Result<u8> {
     } else {
         a.text.join(" ")
     };
-    println!("query: {text}\n");
+    outln!("query: {text}\n");
     for format in [QueryFormat::Snippets, QueryFormat::Prompt] {
         let name = if format == QueryFormat::Prompt {
             "prompt"
         } else {
             "snippets"
         };
-        println!("--- recall --format {name} ---");
+        outln!("--- recall --format {name} ---");
         let q = QueryArgs {
             text: vec![text.clone()],
             format: Some(format),
-            max_tokens: 800,
+            max_tokens: Some(800),
             ..QueryArgs::default()
         };
         super::query::run(&ctx, q)?;
-        println!();
+        outln!();
     }
     if a.keep {
         let kept = tmp.keep();

@@ -24,7 +24,7 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
     check_mode(ctx.home.root(), 0o700, &mut findings);
     for dir in &dirs {
         if !dir.root.exists() {
-            println!("{}: {} (empty)", dir.scope, dir.root.display());
+            outln!("{}: {} (empty)", dir.scope, dir.root.display());
             continue;
         }
         let before = findings.len();
@@ -34,16 +34,16 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
         } else {
             "problems"
         };
-        println!("{}: {} ({status})", dir.scope, dir.root.display());
+        outln!("{}: {} ({status})", dir.scope, dir.root.display());
     }
     for f in &findings {
-        println!("problem: {}\n  fix: {}", f.what, f.fix);
+        outln!("problem: {}\n  fix: {}", f.what, f.fix);
     }
     if findings.is_empty() {
-        println!("all checks passed");
+        outln!("all checks passed");
         Ok(0)
     } else {
-        println!("{} problem(s) found", findings.len());
+        outln!("{} problem(s) found", findings.len());
         Ok(1)
     }
 }

@@ -110,13 +110,14 @@ pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
     let report = index_sources(db.writer()?, &files, &opts, &run, &mut |line| {
         eprintln!("recall: {line}")
     })?;
-    print_report(&report, a.json);
+    print_report(&report, a.json)?;
     Ok(if report.has_failures() { PARTIAL } else { 0 })
 }
 
-fn print_report(r: &IndexReport, json: bool) {
+fn print_report(r: &IndexReport, json: bool) -> Result<()> {
     if json {
-        println!("{}", serde_json::json!({"version": 1, "summary": r}));
+        outln!("{}", serde_json::json!({"version": 1, "summary": r}));
     }
     eprintln!("{}", r.summary());
+    Ok(())
 }

@@ -1,10 +1,31 @@
 //! The command line: the only module that knows clap. [`run`] parses
 //! arguments, resolves the context and dispatches; it returns the exit code.
 
+/// `println!` that returns the write error (a closed pipe above all)
+/// instead of panicking; `main` turns a broken pipe into exit 0.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($t)*)?;
+    }};
+}
+
+/// `print!` that returns the write error; see [`outln!`].
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($t)*)?;
+    }};
+}
+
 mod args;
 mod context;
 mod demo;
 mod doctor;
+mod extract;
+mod hook;
+mod hook_install;
+mod hook_start;
 mod index;
 mod project;
 mod query;
@@ -23,8 +44,16 @@ use context::Ctx;
 /// 2 error, 3 a batch finished but some files failed.
 pub fn run() -> Result<u8> {
     let cli = Cli::parse();
-    if let Some(Command::Demo(a)) = cli.command {
-        return demo::run(a);
+    match cli.command {
+        Some(Command::Demo(a)) => return demo::run(a),
+        // Hooks never fail: they resolve everything themselves.
+        Some(Command::Hook(args::HookCmd::ClaudeCode(a))) => {
+            return Ok(hook::run(&cli.global, a, "claude-code"))
+        }
+        Some(Command::Hook(args::HookCmd::Codex(a))) => {
+            return Ok(hook::run(&cli.global, a, "codex"))
+        }
+        _ => {}
     }
     let ctx = Ctx::new(&cli.global)?;
     match cli.command {
@@ -35,6 +64,9 @@ pub fn run() -> Result<u8> {
         Some(Command::Reindex(a)) => reindex::run(&ctx, a),
         Some(Command::Doctor) => doctor::run(&ctx),
         Some(Command::Project(p)) => project::run(&ctx, p),
-        Some(Command::Demo(_)) => unreachable!("handled above"),
+        Some(Command::Extract(a)) => extract::run(&ctx, a),
+        Some(Command::Summary(a)) => extract::summary(&ctx, a),
+        Some(Command::Hook(args::HookCmd::Install(a))) => hook_install::run(&ctx, a),
+        Some(Command::Demo(_) | Command::Hook(_)) => unreachable!("handled above"),
     }
 }

@@ -11,12 +11,12 @@ pub fn run(ctx: &Ctx, cmd: ProjectCmd) -> Result<u8> {
         ProjectCmd::List { json } => {
             let all = Project::list(&ctx.home)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
+                outln!("{}", serde_json::to_string_pretty(&all)?);
             } else if all.is_empty() {
                 eprintln!("no projects in {}", ctx.home.root().display());
             } else {
                 for p in &all {
-                    println!("{}", line(p));
+                    outln!("{}", line(p));
                 }
             }
         }
@@ -26,10 +26,10 @@ pub fn run(ctx: &Ctx, cmd: ProjectCmd) -> Result<u8> {
                 let mut v = serde_json::to_value(&p.info)?;
                 v["dir"] = p.dir.root.to_string_lossy().into_owned().into();
                 v["exists"] = p.dir.root.exists().into();
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                println!("{}", line(&p.info));
-                println!("store: {}", p.dir.root.display());
+                outln!("{}", line(&p.info));
+                outln!("store: {}", p.dir.root.display());
             }
         }
     }

@@ -1,14 +1,18 @@
 //! `recall query` and bare `recall TEXT`.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 
 use anyhow::{bail, Context as _, Result};
 
-use super::args::{QueryArgs, QueryFormat};
+use super::args::{HitKindArg, QueryArgs, QueryFormat};
 use super::context::Ctx;
-use crate::recall::{recall, Request, Response, Target};
+use crate::recall::{recall, record_hits, HitKind, Request, Response, Target};
 use crate::render::{render_json, render_prompt, render_snippets, PromptOptions, Style};
-use crate::store::{Db, OpenMode};
+use crate::store::{Db, OpenMode, Scope, ScopeDir};
+use crate::when::parse_when;
+
+/// Default budget of the prompt format, in estimated tokens.
+pub const PROMPT_TOKENS: usize = 2000;
 
 /// The query text from the arguments, `--query-file`, or stdin.
 fn query_text(a: &QueryArgs) -> Result<String> {
@@ -32,16 +36,59 @@ fn query_text(a: &QueryArgs) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// The request a query's flags describe.
+pub fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
+    let mut req = Request::new(text, a.limit.unwrap_or(ctx.config.recall.limit), ctx.now);
+    req.category = a.category.as_deref().map(str::parse).transpose()?;
+    req.kinds = a
+        .kinds
+        .iter()
+        .map(|k| match k {
+            HitKindArg::Record => HitKind::Record,
+            HitKindArg::Session => HitKind::Session,
+            HitKindArg::Ticket => HitKind::Ticket,
+        })
+        .collect();
+    req.since = a
+        .since
+        .as_deref()
+        .map(|s| parse_when(s, ctx.now))
+        .transpose()?
+        .map(|t| t.as_second());
+    req.until = a
+        .until
+        .as_deref()
+        .map(|s| parse_when(s, ctx.now))
+        .transpose()?
+        .map(|t| t.as_second());
+    req.session = a.session.clone();
+    req.max_tokens = match a.format {
+        Some(QueryFormat::Prompt) => Some(a.max_tokens.unwrap_or(PROMPT_TOKENS)),
+        _ => a.max_tokens,
+    };
+    req.tuning = ctx.config.recall.tuning.clone();
+    Ok(req)
+}
+
+/// The scope folders a `--scope` value selects.
+pub fn scope_dirs(ctx: &Ctx, scope: &str) -> Result<(Vec<ScopeDir>, String)> {
+    let project = ctx.project()?;
+    let dirs = match scope {
+        "" | "all" => vec![project.dir.clone(), ctx.home.user()],
+        s => match s.parse::<Scope>()? {
+            Scope::Project => vec![project.dir.clone()],
+            Scope::User => vec![ctx.home.user()],
+        },
+    };
+    Ok((dirs, project.info.id))
+}
+
 pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     let text = query_text(&a)?;
-    let category = a.category.as_deref().map(str::parse).transpose()?;
-    let project = ctx.project()?;
-    let dirs = [project.dir.clone(), ctx.home.user()];
+    let req = request(ctx, &a, text)?;
+    let (dirs, project) = scope_dirs(ctx, &a.scope)?;
     let mut dbs = Vec::new();
-    for dir in &dirs {
-        if !dir.root.exists() {
-            continue;
-        }
+    for dir in dirs.iter().filter(|d| d.root.exists()) {
         let db = if dir.records_dir().exists() {
             ctx.open_synced(dir)?
         } else {
@@ -50,14 +97,14 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
         dbs.push((dir, db));
     }
     let targets: Vec<Target> = dbs.iter().map(|(dir, db)| Target { dir, db }).collect();
-    let req = Request {
-        query: text,
-        limit: a.limit.unwrap_or(ctx.config.recall.limit),
-        category,
-        now: ctx.now,
-    };
     let resp = recall(&targets, &req)?;
-    print!("{}", render(&resp, &a, project.info.id.as_str()));
+    let out = render(&resp, &a, &project);
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    for (i, (dir, _)) in dbs.iter().enumerate() {
+        record_hits(&dir.index_path(), &resp.touched, i, ctx.now.as_second());
+    }
     Ok(if resp.hits.is_empty() { 1 } else { 0 })
 }
 
@@ -67,7 +114,7 @@ fn render(resp: &Response, a: &QueryArgs, project: &str) -> String {
         QueryFormat::Prompt => render_prompt(
             resp,
             PromptOptions {
-                max_tokens: a.max_tokens,
+                max_tokens: a.max_tokens.unwrap_or(PROMPT_TOKENS),
             },
         ),
         QueryFormat::Snippets => {

@@ -124,7 +124,7 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
         ctx.now,
     )?;
     let verb = if created { "added" } else { "updated" };
-    println!("{verb} {} {}", loc.record.meta.id, loc.path.display());
+    outln!("{verb} {} {}", loc.record.meta.id, loc.path.display());
     Ok(0)
 }
 
@@ -173,7 +173,7 @@ fn modify(
         f(&mut r);
         r.meta.updated = ctx.now;
         let saved = store.save(r, Some(&loc.path), SecretPolicy::Refuse)?;
-        println!("{verb} {} {}", saved.record.meta.id, saved.path.display());
+        outln!("{verb} {} {}", saved.record.meta.id, saved.path.display());
         Ok(0)
     })
 }
@@ -206,7 +206,7 @@ fn update(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
         }
         r.meta.updated = ctx.now;
         let saved = store.save(r, Some(&loc.path), policy(a.redact))?;
-        println!("updated {} {}", saved.record.meta.id, saved.path.display());
+        outln!("updated {} {}", saved.record.meta.id, saved.path.display());
         Ok(0)
     })
 }
@@ -214,7 +214,7 @@ fn update(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
 fn delete(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
     with_record(ctx, id_or_key, scope, |store, loc| {
         let gone = store.delete(&loc.record.meta.id)?;
-        println!("deleted {} {}", gone.record.meta.id, gone.path.display());
+        outln!("deleted {} {}", gone.record.meta.id, gone.path.display());
         Ok(0)
     })
 }
@@ -222,12 +222,12 @@ fn delete(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
 fn get(ctx: &Ctx, id_or_key: &str, format: GetFormat, scope: &ScopeArg) -> Result<u8> {
     with_record(ctx, id_or_key, scope, |_, loc| {
         match format {
-            GetFormat::Md => print!("{}", render_record(&loc.record)?),
+            GetFormat::Md => out!("{}", render_record(&loc.record)?),
             GetFormat::Json => {
                 let mut v = serde_json::to_value(&loc.record.meta)?;
                 v["text"] = loc.record.body.clone().into();
                 v["path"] = loc.path.to_string_lossy().into_owned().into();
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
             }
         }
         Ok(0)
@@ -265,16 +265,16 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
             .then(y.updated.cmp(&x.updated))
     });
     match a.format {
-        ListFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        ListFormat::Table => print_table(&rows),
+        ListFormat::Json => outln!("{}", serde_json::to_string_pretty(&rows)?),
+        ListFormat::Table => print_table(&rows)?,
     }
     Ok(0)
 }
 
-fn print_table(rows: &[Listed]) {
+fn print_table(rows: &[Listed]) -> Result<()> {
     if rows.is_empty() {
         eprintln!("no records");
-        return;
+        return Ok(());
     }
     let idw = rows
         .iter()
@@ -282,9 +282,13 @@ fn print_table(rows: &[Listed]) {
         .max()
         .unwrap_or(2)
         .max(2);
-    println!(
+    outln!(
         "{:<idw$}  {:<11}  {:<7}  {:<6}  PIN  IMP  {:<10}  KEY",
-        "ID", "CATEGORY", "SCOPE", "SOURCE", "UPDATED"
+        "ID",
+        "CATEGORY",
+        "SCOPE",
+        "SOURCE",
+        "UPDATED"
     );
     for r in rows {
         let day = r.updated.get(..10).unwrap_or(&r.updated);
@@ -293,7 +297,7 @@ fn print_table(rows: &[Listed]) {
         } else {
             ""
         };
-        println!(
+        outln!(
             "{:<idw$}  {:<11}  {:<7}  {:<6}  {:<3}  {:>3}  {:<10}  {}{status}",
             r.id,
             r.category,
@@ -305,6 +309,7 @@ fn print_table(rows: &[Listed]) {
             r.key
         );
     }
+    Ok(())
 }
 
 fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
@@ -337,7 +342,7 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
         }
         let edited = std::fs::read_to_string(tmp.path())?;
         if edited == original {
-            println!("unchanged {}", loc.record.meta.id);
+            outln!("unchanged {}", loc.record.meta.id);
             return Ok(0);
         }
         let result =
@@ -355,7 +360,7 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
                 bail!("{e}\nyour edit was not saved; it is kept at {where_}");
             }
         };
-        println!("updated {} {}", saved.record.meta.id, saved.path.display());
+        outln!("updated {} {}", saved.record.meta.id, saved.path.display());
         Ok(0)
     })
 }

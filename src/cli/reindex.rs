@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
         total.absorb(report);
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({"version": 1, "scopes": dirs.len(), "summary": total})
         );

@@ -201,9 +201,9 @@ fn insert_chunk(
     let k = &c.chunk;
     let roles: Vec<&str> = k.roles.iter().map(|r| r.as_str()).collect();
     tx.prepare_cached(
-        "INSERT INTO chunks(source_id, session_id, seq, msg_first, msg_last, message_ids, roles, speakers,
+        "INSERT INTO chunks(source_id, session_id, seq, msg_first, msg_last, message_ids, spans, roles, speakers,
             first_ts, last_ts, launcher, cwd, git_branch)
-         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
     )?
     .execute(params![
         source_id,
@@ -212,6 +212,7 @@ fn insert_chunk(
         k.msg_first as i64,
         k.msg_last as i64,
         serde_json::to_string(&k.message_ids)?,
+        spans_json(&k.spans),
         serde_json::to_string(&roles)?,
         serde_json::to_string(&k.speakers)?,
         k.first_ts,
@@ -250,4 +251,13 @@ fn write_ticket(tx: &Transaction, source_id: i64, t: &TicketOut) -> Result<()> {
         .execute(params![rowid, k.title, body, k.labels.join(" "), aux])?;
     }
     Ok(())
+}
+
+/// `[[start, end, msg, id], ...]`: compact, and read back by recall.
+fn spans_json(spans: &[crate::ingest::chunk::Span]) -> String {
+    let v: Vec<serde_json::Value> = spans
+        .iter()
+        .map(|s| serde_json::json!([s.start, s.end, s.msg, s.id]))
+        .collect();
+    serde_json::Value::Array(v).to_string()
 }

@@ -80,6 +80,21 @@ pub struct Chunk {
     pub first_ts: Option<i64>,
     /// Latest message timestamp (unix seconds).
     pub last_ts: Option<i64>,
+    /// Where each message block sits in `text`, so recall can return an
+    /// exact window of messages with exactly the ids it covers.
+    pub spans: Vec<Span>,
+}
+
+/// One message block of a chunk's text.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Span {
+    /// Byte range of the block (speaker prefix included) in `Chunk::text`.
+    pub start: usize,
+    pub end: usize,
+    /// Index of the message in its session.
+    pub msg: usize,
+    /// The message's native id.
+    pub id: Option<String>,
 }
 
 /// Chunks `messages`; chunk indexes are offset by `base_index` (the index of
@@ -403,6 +418,7 @@ impl<'a> Builder<'a> {
             speakers: Vec::new(),
             first_ts: None,
             last_ts: None,
+            spans: Vec::new(),
         };
         let mut g = 0;
         while g < self.segs.len() {
@@ -417,6 +433,7 @@ impl<'a> Builder<'a> {
                 m,
                 &m.text[first.start..self.segs[h].end],
                 first.cont,
+                self.base + first.msg,
             );
             g = h + 1;
         }
@@ -425,15 +442,22 @@ impl<'a> Builder<'a> {
 }
 
 /// Appends one message block to `chunk` and records the message's metadata.
-fn add_block(chunk: &mut Chunk, m: &Message, text: &str, cont: bool) {
+fn add_block(chunk: &mut Chunk, m: &Message, text: &str, cont: bool, index: usize) {
     if !chunk.text.is_empty() {
         chunk.text.push_str("\n\n");
     }
+    let start = chunk.text.len();
     chunk
         .text
         .push_str(m.name.as_deref().unwrap_or(m.role.as_str()));
     chunk.text.push_str(if cont { ": … " } else { ": " });
     chunk.text.push_str(text);
+    chunk.spans.push(Span {
+        start,
+        end: chunk.text.len(),
+        msg: index,
+        id: m.id.clone(),
+    });
     if let Some(id) = &m.id {
         chunk.message_ids.push(id.clone());
     }

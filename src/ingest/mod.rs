@@ -22,6 +22,6 @@ mod util;
 
 pub use detect::{detect, Format, Kind};
 pub use prepare::{
-    current_parser_version, prepare, source_key, Action, ChunkOut, Continuation, IngestOptions,
-    Job, Prepared, SessionOut, SourceState, TicketOut,
+    current_parser_version, parse_file, prepare, source_key, Action, ChunkOut, Continuation,
+    IngestOptions, Job, Prepared, SessionOut, SourceState, TicketOut,
 };

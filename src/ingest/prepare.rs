@@ -270,6 +270,21 @@ fn looks_binary(head: &[u8]) -> bool {
                 > head.len().min(4096) / 10
 }
 
+/// Parse a whole transcript file with the parser of `format` (for the
+/// extract step, which needs messages rather than chunks).
+pub fn parse_file(
+    path: &Path,
+    format: Format,
+    opts: &IngestOptions,
+) -> std::io::Result<ParsedSession> {
+    let bytes = std::fs::read(path)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(parse_session(format, &bytes, 1, &stem, opts))
+}
+
 fn parse_session(
     f: Format,
     input: &[u8],

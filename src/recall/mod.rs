@@ -1,11 +1,23 @@
-//! Recall: a query in, ranked hits out, across the project and user scopes.
-//! Returns plain data; `render` turns it into text.
+//! Recall: a query in, ranked hits out, across the project and user scopes
+//! and across records, session chunks and tickets. Returns plain data;
+//! `render` turns it into text.
+//!
+//! Flow: [`sanitize`] (text → terms) → [`plan`] (terms weighted and
+//! selected per table by document frequency) → `candidates` (bm25 per
+//! table, session chunks cut to their best window by `passage`) → `rank`
+//! (normalise, fuse, boost, merge, dedupe) → [`Response`].
 
+mod candidates;
 mod hit;
+mod passage;
+pub mod plan;
+mod rank;
+mod salience;
 pub mod sanitize;
 mod search;
 mod stopwords;
 
 pub use hit::{Hit, HitKind, HitSource, HL_CLOSE, HL_OPEN};
+pub use salience::record_hits;
 pub use sanitize::{extract_terms, sanitize, Term, TermKind};
-pub use search::{recall, Request, Response, Target};
+pub use search::{recall, Request, Response, Target, Touched, Tuning};

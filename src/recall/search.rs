@@ -1,14 +1,19 @@
-//! Searching each scope's records and merging the lists.
+//! Recall end to end: sanitize the query, plan it per table, gather
+//! candidates from every scope and kind, rank, diversify and cut to the
+//! limit and the token budget.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use jiff::Timestamp;
-use rusqlite::{params, Connection};
 use serde::Serialize;
 
-use super::hit::{Hit, HitKind, HitSource};
-use super::sanitize::{extract_terms, to_match, Term};
+use super::candidates::{self, Candidate};
+use super::hit::{Hit, HitKind};
+use super::passage::Scorer;
+use super::plan::{plan, Table, Weighted};
+use super::rank;
+use super::sanitize::extract_terms;
 use crate::error::Result;
 use crate::records::Category;
 use crate::store::{Db, ScopeDir};
@@ -19,111 +24,221 @@ pub struct Target<'a> {
     pub db: &'a Db,
 }
 
+/// Ranking knobs; the defaults were chosen with the quality harness
+/// (`examples/eval.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tuning {
+    /// Most query terms kept per table.
+    pub max_terms: usize,
+    /// Candidates fetched from each table.
+    pub candidates: usize,
+    /// Size of a session hit's window of messages, in characters.
+    pub window_chars: usize,
+    /// Most hits from one session.
+    pub per_session: usize,
+    /// Near-duplicate threshold (Jaccard of word sets).
+    pub max_jaccard: f64,
+    /// Kind weights.
+    pub weight_record: f64,
+    pub weight_ticket: f64,
+    pub weight_session: f64,
+    /// Recency half-life.
+    pub half_life_days: f64,
+    /// bm25 column weights: records (key, body, tags, aux), chunks (title,
+    /// body, aux), tickets (title, body, labels, aux).
+    pub record_columns: Vec<f64>,
+    pub chunk_columns: Vec<f64>,
+    pub ticket_columns: Vec<f64>,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            max_terms: 16,
+            candidates: 60,
+            window_chars: 600,
+            per_session: 3,
+            max_jaccard: 0.8,
+            weight_record: 1.0,
+            weight_ticket: 0.85,
+            weight_session: 0.7,
+            half_life_days: 90.0,
+            record_columns: vec![4.0, 1.0, 2.0, 0.4],
+            chunk_columns: vec![1.0, 1.0, 0.3],
+            ticket_columns: vec![2.0, 1.0, 1.5, 0.3],
+        }
+    }
+}
+
 /// A recall request.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub query: String,
     pub limit: usize,
+    /// Kinds to search; empty means all.
+    pub kinds: Vec<HitKind>,
     pub category: Option<Category>,
+    /// Unix seconds bounds on a hit's time.
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    /// Only chunks of this session.
+    pub session: Option<String>,
+    /// Cap on the summed text of the hits, in estimated tokens.
+    pub max_tokens: Option<usize>,
     /// Injected so ranking and expiry are deterministic in tests.
     pub now: Timestamp,
+    pub tuning: Tuning,
+}
+
+impl Request {
+    /// A request with default filters and tuning.
+    pub fn new(query: impl Into<String>, limit: usize, now: Timestamp) -> Request {
+        Request {
+            query: query.into(),
+            limit,
+            kinds: vec![],
+            category: None,
+            since: None,
+            until: None,
+            session: None,
+            max_tokens: None,
+            now,
+            tuning: Tuning::default(),
+        }
+    }
+
+    fn wants(&self, k: HitKind) -> bool {
+        let kind_ok = self.kinds.is_empty() || self.kinds.contains(&k);
+        // A category names records; a session id names sessions.
+        let cat_ok = self.category.is_none() || k == HitKind::Record;
+        let session_ok = self.session.is_none() || k == HitKind::Session;
+        kind_ok && cat_ok && session_ok
+    }
+}
+
+/// Where a returned hit's row lives, for the salience update.
+#[derive(Debug, Clone, Copy)]
+pub struct Touched {
+    pub target: usize,
+    pub table: Table,
+    pub rowid: i64,
 }
 
 /// The result of a recall.
 #[derive(Debug, Clone, Serialize)]
 pub struct Response {
     pub query: String,
-    pub terms: Vec<Term>,
+    /// The terms searched (the union over tables), with weights.
+    pub terms: Vec<Weighted>,
     pub hits: Vec<Hit>,
     pub timings_ms: BTreeMap<String, f64>,
+    #[serde(skip)]
+    pub touched: Vec<Touched>,
 }
 
-/// bm25 column weights of `records_fts(key, body, tags, aux)`.
-const RECORD_WEIGHTS: [f64; 4] = [4.0, 1.0, 2.0, 0.4];
+fn ms(t: Instant) -> f64 {
+    (t.elapsed().as_secs_f64() * 1e6).round() / 1e3
+}
 
 /// Search every target and merge the hits into one ranking.
 pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let t0 = Instant::now();
     let terms = extract_terms(&req.query);
     let mut timings = BTreeMap::new();
-    let mut hits = Vec::new();
-    if let Some(expr) = to_match(&terms) {
-        for t in targets {
-            let list = t.db.with_conn(|c| search_records(c, t.dir, &expr, req))?;
-            hits.extend(normalise(list));
+    let mut all: Vec<Candidate> = Vec::new();
+    let mut shown: Vec<Weighted> = Vec::new();
+    let (mut plan_ms, mut fetch_ms) = (0.0, 0.0);
+    for (ti, t) in targets.iter().enumerate() {
+        let lists = t.db.with_conn(|c| {
+            let mut lists = Vec::new();
+            for (kind, table) in [
+                (HitKind::Record, Table::Records),
+                (HitKind::Session, Table::Chunks),
+                (HitKind::Ticket, Table::Tickets),
+            ] {
+                if !req.wants(kind) {
+                    continue;
+                }
+                let tp = Instant::now();
+                let p = plan(c, table, &terms, req.tuning.max_terms)?;
+                plan_ms += ms(tp);
+                for w in &p.terms {
+                    if !shown.iter().any(|s| s.term == w.term) {
+                        shown.push(w.clone());
+                    }
+                }
+                let scorer = Scorer::new(&p.terms);
+                let tf = Instant::now();
+                let list = match table {
+                    Table::Records => candidates::records(c, t.dir, &p, &scorer, req)?,
+                    Table::Chunks => candidates::chunks(c, t.dir, &p, &scorer, req)?,
+                    Table::Tickets => candidates::tickets(c, t.dir, &p, &scorer, req)?,
+                };
+                fetch_ms += ms(tf);
+                lists.push(list);
+            }
+            Ok(lists)
+        })?;
+        for mut list in lists {
+            rank::normalise(&mut list);
+            all.extend(list.into_iter().map(|c| Candidate { target: ti, ..c }));
         }
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    hits.truncate(req.limit);
-    for (i, h) in hits.iter_mut().enumerate() {
-        h.rank = i + 1;
+    timings.insert("plan".into(), plan_ms);
+    timings.insert("fetch".into(), fetch_ms);
+    timings.insert("search".into(), ms(t0));
+    let t1 = Instant::now();
+    let now = req.now.as_second();
+    for c in &mut all {
+        rank::boost(c, &req.tuning, now);
     }
-    timings.insert("total".into(), t0.elapsed().as_secs_f64() * 1000.0);
+    all.sort_by(|a, b| {
+        b.hit
+            .score
+            .total_cmp(&a.hit.score)
+            .then_with(|| a.hit.id.cmp(&b.hit.id))
+    });
+    let list = rank::diversify(
+        rank::merge_adjacent(all),
+        req.tuning.per_session,
+        req.tuning.max_jaccard,
+    );
+    let (hits, touched) = cut(list, req);
+    timings.insert("rank".into(), ms(t1));
+    timings.insert("total".into(), ms(t0));
+    shown.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     Ok(Response {
         query: req.query.clone(),
-        terms,
+        terms: shown,
         hits,
         timings_ms: timings,
+        touched,
     })
 }
 
-/// Scale a list's scores into `(0, 1]` by its best score: bm25 values from
-/// different indexes are not comparable, their order within a list is.
-fn normalise(mut list: Vec<Hit>) -> Vec<Hit> {
-    let max = list.iter().map(|h| h.score).fold(0.0, f64::max);
-    if max > 0.0 {
-        for h in &mut list {
-            h.score /= max;
+/// Apply the limit and the token budget; number the hits.
+fn cut(list: Vec<Candidate>, req: &Request) -> (Vec<Hit>, Vec<Touched>) {
+    let mut hits = Vec::new();
+    let mut touched = Vec::new();
+    let mut tokens = 0;
+    for c in list {
+        if hits.len() >= req.limit {
+            break;
         }
+        let cost = crate::text::estimate_tokens(&c.hit.text);
+        if req.max_tokens.is_some_and(|m| tokens + cost > m) {
+            continue;
+        }
+        tokens += cost;
+        touched.push(Touched {
+            target: c.target,
+            table: c.table,
+            rowid: c.rowid,
+        });
+        let mut h = c.hit;
+        h.rank = hits.len() + 1;
+        hits.push(h);
     }
-    list
-}
-
-fn search_records(c: &Connection, dir: &ScopeDir, expr: &str, req: &Request) -> Result<Vec<Hit>> {
-    let w = RECORD_WEIGHTS;
-    // The FTS subquery has its own LIMIT; metadata filters stay outside it.
-    let sql = format!(
-        "SELECT r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, f.score, f.snip, f.body
-         FROM (SELECT rowid, -bm25(records_fts, {}, {}, {}, {}) AS score,
-                      snippet(records_fts, 1, char(2), char(3), '…', 16) AS snip, body
-               FROM records_fts WHERE records_fts MATCH ?1
-               ORDER BY bm25(records_fts, {}, {}, {}, {}) LIMIT ?2) f
-         JOIN records r ON r.rowid = f.rowid
-         WHERE r.status = 'active' AND (r.expires IS NULL OR r.expires > ?3)
-           AND (?4 IS NULL OR r.category = ?4)
-         ORDER BY f.score DESC",
-        w[0], w[1], w[2], w[3], w[0], w[1], w[2], w[3]
-    );
-    let fetch = (req.limit * 4 + 32) as i64;
-    let mut st = c.prepare_cached(&sql)?;
-    let rows = st.query_map(
-        params![
-            expr,
-            fetch,
-            req.now.as_second(),
-            req.category.map(|c| c.as_str())
-        ],
-        |r| {
-            let rel: String = r.get(3)?;
-            Ok(Hit {
-                rank: 0,
-                id: r.get(0)?,
-                title: r.get(1)?,
-                category: Some(r.get(2)?),
-                source: HitSource {
-                    path: Some(dir.root.join(rel).to_string_lossy().into_owned()),
-                    ..HitSource::default()
-                },
-                pinned: r.get(4)?,
-                importance: r.get(5)?,
-                updated: Some(r.get(6)?),
-                score: r.get(7)?,
-                snippet: r.get(8)?,
-                text: r.get(9)?,
-                kind: HitKind::Record,
-                scope: dir.scope,
-            })
-        },
-    )?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    (hits, touched)
 }

@@ -20,10 +20,7 @@ pub enum Format {
     Json,
 }
 
-/// Rough token count: four characters a token.
-pub fn estimate_tokens(s: &str) -> usize {
-    s.chars().count().div_ceil(4)
-}
+pub use crate::text::estimate_tokens;
 
 /// Replace highlight marks with `open`/`close`.
 pub fn highlight(s: &str, open: &str, close: &str) -> String {

@@ -7,8 +7,14 @@ use rusqlite::Connection;
 use crate::error::Result;
 
 /// Every migration, in order. Index `i` moves the schema to version `i + 1`.
-pub const MIGRATIONS: &[(&str, &str)] =
-    &[("0001_init", include_str!("../../schema/0001_init.sql"))];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_init", include_str!("../../schema/0001_init.sql")),
+    ("0002_vocab", include_str!("../../schema/0002_vocab.sql")),
+    (
+        "0003_extract",
+        include_str!("../../schema/0003_extract.sql"),
+    ),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -30,6 +36,12 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<i64> {
     }
     tx.commit()?;
     Ok(found)
+}
+
+/// Apply every migration to a fresh connection (for other modules' tests).
+#[cfg(test)]
+pub(crate) fn migrate_for_tests(conn: &mut Connection) {
+    migrate(conn).expect("migrations apply to an empty database");
 }
 
 #[cfg(test)]

@@ -1,0 +1,168 @@
+//! `recall extract` and `recall summary`.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+use super::args::{ExtractArgs, ExtractorArg, SummaryArgs};
+use super::context::Ctx;
+use crate::extract::run::{self, Extractor, Options, Scopes};
+use crate::index::{ListFilter, RecordStore};
+use crate::records::Status;
+use crate::store::Scope;
+use crate::when::parse_when;
+
+fn extractor(ctx: &Ctx, a: &ExtractArgs) -> Result<Extractor> {
+    let cmd = a
+        .extractor_cmd
+        .clone()
+        .or_else(|| ctx.config.extract.command.clone());
+    let timeout = Duration::from_secs(a.timeout.unwrap_or(ctx.config.extract.timeout_secs).max(1));
+    match (a.extractor, cmd) {
+        (Some(ExtractorArg::Builtin), _) => Ok(Extractor::Builtin),
+        (Some(ExtractorArg::Command), None) => {
+            bail!("--extractor command needs --extractor-cmd CMD or extract.command in config.toml")
+        }
+        (_, Some(cmd)) => Ok(Extractor::Command { cmd, timeout }),
+        (None, None) => Ok(Extractor::Builtin),
+    }
+}
+
+pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
+    let pdir = ctx.project()?.dir;
+    if !pdir.index_path().exists() {
+        bail!("nothing indexed for this project yet: run `recall index` first");
+    }
+    let mut pdb = ctx.open_synced(&pdir)?;
+    if a.status {
+        return print_status(pdb.writer()?, a.json);
+    }
+    let c = &ctx.config.extract;
+    let opts = Options {
+        session: a.session.clone(),
+        since: a
+            .since
+            .as_deref()
+            .map(|s| parse_when(s, ctx.now))
+            .transpose()?
+            .map(|t| t.as_second()),
+        max_sessions: a.max_sessions.unwrap_or(c.max_sessions),
+        idle_secs: (a.idle_hours.unwrap_or(c.idle_hours) * 3600.0) as i64,
+        max_age_secs: (c.max_age_days * 86_400.0) as i64,
+        dry_run: a.dry_run,
+        extractor: extractor(ctx, &a)?,
+        owner: format!("{}-{}", std::process::id(), ctx.now.as_nanosecond()),
+        lease_secs: 600,
+        now: ctx.now,
+        ingest: super::index::ingest_options(ctx, None, None),
+        limits: ctx.limits(),
+    };
+    let udir = ctx.ensure_scope(Scope::User)?;
+    let mut udb = ctx.open_synced(&udir)?;
+    let mut scopes = Scopes {
+        project: (&pdir, pdb.writer()?),
+        user: (&udir, udb.writer()?),
+    };
+    let report = run::run(&mut scopes, &opts)?;
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::json!({"version": 1, "dry_run": a.dry_run, "report": report})
+        );
+    } else {
+        for o in &report.outcomes {
+            let why = o
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            outln!("{} {}{why}", o.session_id, o.state);
+            for k in &o.kept {
+                outln!("  + {k}");
+            }
+            for d in &o.dropped {
+                outln!("  - {d}");
+            }
+        }
+    }
+    let verb = if a.dry_run { "would write" } else { "wrote" };
+    eprintln!(
+        "extract: {} sessions: {} done, {} skipped, {} failed; {verb} {} records",
+        report.sessions, report.done, report.skipped, report.failed, report.records
+    );
+    Ok(0)
+}
+
+fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {
+    let rows = run::status(c)?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(0);
+    }
+    for r in rows {
+        let why = r.reason.map(|x| format!(" ({x})")).unwrap_or_default();
+        outln!(
+            "{}\t{}\t{} facts\t{}{why}",
+            r.session_id,
+            r.state,
+            r.facts,
+            r.updated.unwrap_or_default()
+        );
+    }
+    Ok(0)
+}
+
+/// `recall summary`: one line per active record, pinned first, then by
+/// importance, then by recency, within the token budget.
+pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
+    let project = ctx.project()?;
+    let mut out = format!("# Memory of {}\n", project.info.name);
+    let header_len = out.len();
+    for (scope, title) in [(Scope::Project, "Project"), (Scope::User, "Preferences")] {
+        let dir = ctx.scope_dir(scope)?;
+        if !dir.index_path().exists() && !dir.records_dir().exists() {
+            continue;
+        }
+        let mut db = ctx.open_synced(&dir)?;
+        let store = RecordStore {
+            dir: &dir,
+            conn: db.writer()?,
+            limits: ctx.limits(),
+        };
+        let rows = store.list(&ListFilter {
+            status: Some(Status::Active),
+            ..ListFilter::default()
+        })?;
+        let mut section = format!("\n## {title}\n");
+        for r in rows {
+            let hook = crate::text::truncate_chars(r.text.lines().next().unwrap_or("").trim(), 120)
+                .to_string();
+            let pin = if r.pinned { " (pinned)" } else { "" };
+            let line = format!("- **{}**{pin} [{}]: {hook}\n", r.key, r.category);
+            if crate::text::estimate_tokens(&out)
+                + crate::text::estimate_tokens(&section)
+                + crate::text::estimate_tokens(&line)
+                > a.max_tokens
+            {
+                break;
+            }
+            let _ = write!(section, "{line}");
+        }
+        if section.lines().count() > 2 {
+            out.push_str(&section);
+        }
+    }
+    if out.len() == header_len {
+        out.push_str("\n(no records yet)\n");
+    }
+    if a.write {
+        let path = project.dir.root.join("MEMORY.md");
+        ctx.ensure_scope(Scope::Project)?;
+        crate::store::atomic_write(&path, out.as_bytes())?;
+        eprintln!("wrote {}", path.display());
+    } else {
+        out!("{out}");
+    }
+    Ok(0)
+}

@@ -1,0 +1,212 @@
+//! `recall hook claude-code|codex`: the launcher hooks.
+//!
+//! Reads the hook's JSON from stdin (`session_id`, `transcript_path`, `cwd`,
+//! `hook_event_name`, plus `prompt` or `source`):
+//! - `SessionStart`: the project's pinned and most important records, and
+//!   what the last sessions were about;
+//! - `UserPromptSubmit`: recall for the prompt;
+//! - `SessionEnd` / `Stop`: index `transcript_path` incrementally.
+//!
+//! Output for the first two is
+//! `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`
+//! with the context under 10,000 characters. The hook always exits 0: any
+//! failure (missing home, locked or corrupt index, garbage on stdin) goes to
+//! stderr and the agent runs without recalled context. Work that outlives
+//! the deadline is abandoned and nothing is printed.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::args::{GlobalArgs, HookArgs};
+use super::context::Ctx;
+use crate::index::{index_sources, records_changed, RunOptions};
+use crate::ingest::discover::Input;
+use crate::recall::{recall, Request, Target};
+use crate::render::{render_prompt, PromptOptions};
+use crate::store::{Db, OpenMode, ScopeDir};
+
+/// Claude Code cuts additional context past this many characters.
+pub const MAX_CONTEXT_CHARS: usize = 10_000;
+
+/// The fields recall reads from a hook payload.
+#[derive(Debug, Default, Deserialize)]
+pub struct Payload {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub transcript_path: Option<PathBuf>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub hook_event_name: String,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// Run a hook. Returns 0 whatever happens.
+pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
+    let deadline = Duration::from_millis(a.deadline_ms.unwrap_or(2000));
+    let global = global.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let out = std::panic::catch_unwind(move || handle(&global, launcher))
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
+        let _ = tx.send(out);
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(Ok(Some(out))) => {
+            use std::io::Write as _;
+            // A launcher that closed the pipe gets nothing; still exit 0.
+            let _ = writeln!(std::io::stdout(), "{out}");
+        }
+        Ok(Ok(None)) => {}
+        Ok(Err(e)) => eprintln!("recall hook {launcher}: {e:#}"),
+        Err(_) => eprintln!(
+            "recall hook {launcher}: deadline of {} ms passed; no context added",
+            deadline.as_millis()
+        ),
+    }
+    0
+}
+
+fn read_payload() -> Result<Payload> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(16 << 20)
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")?;
+    serde_json::from_slice(&bytes)
+        .context("stdin is not a hook payload (JSON with hook_event_name)")
+}
+
+/// Handle one event; `Some(json)` is printed on stdout.
+fn handle(global: &GlobalArgs, launcher: &str) -> Result<Option<String>> {
+    let p = read_payload()?;
+    let mut g = global.clone();
+    if g.cwd.is_none() {
+        g.cwd = p.cwd.clone();
+    }
+    let ctx = Ctx::new(&g)?;
+    tracing::debug!(
+        session = p.session_id.as_deref().unwrap_or("?"),
+        source = p.source.as_deref().unwrap_or("-"),
+        "{launcher} hook {}",
+        p.hook_event_name
+    );
+    let context = match p.hook_event_name.as_str() {
+        "SessionStart" => session_start(&ctx)?,
+        "UserPromptSubmit" => prompt(&ctx, p.prompt.as_deref().unwrap_or_default())?,
+        "SessionEnd" | "Stop" => {
+            index_transcript(&ctx, &p)?;
+            return Ok(None);
+        }
+        other => {
+            tracing::debug!("{launcher} hook event {other:?} ignored");
+            return Ok(None);
+        }
+    };
+    if context.trim().is_empty() {
+        return Ok(None);
+    }
+    let context = cap_chars(&context, MAX_CONTEXT_CHARS);
+    Ok(Some(
+        json!({"hookSpecificOutput": {"hookEventName": p.hook_event_name, "additionalContext": context}})
+            .to_string(),
+    ))
+}
+
+/// Cut at the last line break that keeps the text under `max` characters.
+fn cap_chars(s: &str, max: usize) -> String {
+    if s.chars().count() < max {
+        return s.to_string();
+    }
+    let cut = crate::text::truncate_chars(s, max - 1);
+    cut[..cut.rfind('\n').unwrap_or(cut.len())].to_string()
+}
+
+/// Open a scope read-only for the hook path. Records are re-synced (the
+/// only write) when the stat check says their files changed.
+fn open_for_read(ctx: &Ctx, dir: &ScopeDir) -> Result<Option<Db>> {
+    if !dir.index_path().exists() {
+        return Ok(None);
+    }
+    let db = Db::open(&dir.index_path(), OpenMode::ReadOnly)?;
+    let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
+    if changed {
+        drop(db);
+        ctx.open_synced(dir)?;
+        return Ok(Some(Db::open(&dir.index_path(), OpenMode::ReadOnly)?));
+    }
+    Ok(Some(db))
+}
+
+fn targets_for(ctx: &Ctx) -> Result<Vec<(ScopeDir, Db)>> {
+    let mut out = Vec::new();
+    for dir in [ctx.project()?.dir, ctx.home.user()] {
+        if let Some(db) = open_for_read(ctx, &dir)? {
+            out.push((dir, db));
+        }
+    }
+    Ok(out)
+}
+
+fn prompt(ctx: &Ctx, text: &str) -> Result<String> {
+    if text.trim().is_empty() {
+        return Ok(String::new());
+    }
+    let open = targets_for(ctx)?;
+    let targets: Vec<Target> = open.iter().map(|(dir, db)| Target { dir, db }).collect();
+    let mut req = Request::new(text, ctx.config.recall.limit, ctx.now);
+    req.tuning = ctx.config.recall.tuning.clone();
+    req.max_tokens = Some(super::query::PROMPT_TOKENS);
+    let resp = recall(&targets, &req)?;
+    Ok(render_prompt(
+        &resp,
+        PromptOptions {
+            max_tokens: super::query::PROMPT_TOKENS,
+        },
+    ))
+}
+
+fn session_start(ctx: &Ctx) -> Result<String> {
+    let open = targets_for(ctx)?;
+    let mut out = String::new();
+    for (dir, db) in &open {
+        db.with_conn(|c| super::hook_start::summarise(c, dir, &mut out))?;
+    }
+    if out.is_empty() {
+        return Ok(out);
+    }
+    Ok(format!("{}{out}", super::hook_start::HEADER))
+}
+
+fn index_transcript(ctx: &Ctx, p: &Payload) -> Result<()> {
+    let Some(path) = &p.transcript_path else {
+        anyhow::bail!("the payload has no transcript_path to index");
+    };
+    let dir = ctx.ensure_scope(crate::store::Scope::Project)?;
+    let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+    let opts = super::index::ingest_options(ctx, Some(crate::ingest::Kind::Session), None);
+    let run = RunOptions {
+        now: ctx.now.as_second(),
+        ..RunOptions::default()
+    };
+    let report = index_sources(
+        db.writer()?,
+        &[Input::explicit(path.clone())],
+        &opts,
+        &run,
+        &mut |l| eprintln!("recall: {l}"),
+    )?;
+    tracing::debug!("{}", report.summary());
+    Ok(())
+}

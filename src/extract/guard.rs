@@ -1,0 +1,501 @@
+//! Guardrails for extracted facts: pure functions, no I/O.
+//!
+//! Owns what any extractor (the `builtin` rules or a model) must pass before
+//! its candidates become records:
+//!
+//! * **Input size**: a session shorter than [`MIN_TRANSCRIPT_CHARS`] is not
+//!   worth extracting ([`worth_extracting`]); a longer one than
+//!   [`MAX_INPUT_CHARS`] is cut to its most informative windows
+//!   ([`select_windows`]).
+//! * **Output screening** ([`apply`]): candidates below [`MIN_CONFIDENCE`],
+//!   with a secret, that look like chain-of-thought or a transcript dump, that
+//!   are empty or too long, or near-duplicates (word-set Jaccard above
+//!   [`MAX_JACCARD`]) of an existing record or of a candidate already kept are
+//!   dropped, each with a reason; at most [`MAX_FACTS_PER_SESSION`] are kept,
+//!   most confident first.
+//! * **Keys** ([`auto_key`]): `auto:` plus the slug of the title.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::ingest::model::{Message, Role};
+use crate::secrets::contains_secret;
+use crate::text::{slug, truncate_chars, words};
+
+use super::rules::Candidate;
+
+/// Sessions with less text than this (all messages) are skipped.
+pub const MIN_TRANSCRIPT_CHARS: usize = 200;
+/// Most characters of transcript text handed to an extractor.
+pub const MAX_INPUT_CHARS: usize = 12_000;
+/// Most facts kept from one session.
+pub const MAX_FACTS_PER_SESSION: usize = 5;
+/// Candidates below this confidence are dropped (exactly this passes).
+pub const MIN_CONFIDENCE: f64 = 0.6;
+/// Candidates more similar than this to a kept or existing text are dropped.
+pub const MAX_JACCARD: f64 = 0.8;
+/// Longest slug part of an `auto:` key, in characters.
+pub const MAX_SLUG_CHARS: usize = 60;
+/// Longest fact text accepted, in characters.
+pub const MAX_FACT_CHARS: usize = 500;
+/// Longest single message inside a window, in characters (head kept).
+pub const MAX_WINDOW_MESSAGE_CHARS: usize = 2_000;
+
+/// `auto:<slug>`: the title lowercased, every run of non-alphanumerics
+/// collapsed to one dash, dashes trimmed, slug cut to 60 characters;
+/// `auto:untitled` when nothing alphanumeric is left.
+pub fn auto_key(title: &str) -> String {
+    let s = slug(title, MAX_SLUG_CHARS);
+    if s.is_empty() {
+        "auto:untitled".to_string()
+    } else {
+        format!("auto:{s}")
+    }
+}
+
+/// Words that carry no meaning for near-duplicate detection.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "for", "from", "has", "have",
+    "in", "into", "is", "it", "its", "of", "on", "or", "so", "that", "the", "their", "then",
+    "there", "these", "this", "those", "to", "was", "we", "were", "when", "which", "with", "you",
+];
+
+/// Normalised word set of `text`: `unicode61`-style words (maximal
+/// alphanumeric runs, so `cargo-test` is two words), lowercased, without
+/// English stopwords (`the`, `a`, `to`, `is`, ...). No stemming: a different
+/// inflection counts as a different word, which keeps dedupe conservative.
+pub fn word_set(text: &str) -> HashSet<String> {
+    words(text)
+        .map(str::to_lowercase)
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// |a ∩ b| / |a ∪ b|; 0.0 when both sets are empty (nothing to compare).
+pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        return 0.0;
+    }
+    a.intersection(b).count() as f64 / union as f64
+}
+
+/// Total characters of all message texts.
+pub fn transcript_chars(messages: &[Message]) -> usize {
+    messages.iter().map(|m| m.text.chars().count()).sum()
+}
+
+/// Whether a session has at least [`MIN_TRANSCRIPT_CHARS`] of text.
+pub fn worth_extracting(messages: &[Message]) -> bool {
+    transcript_chars(messages) >= MIN_TRANSCRIPT_CHARS
+}
+
+static CUES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:decided|let's use|going with|chose|switched to|instead of|prefer|always|never|",
+        r"don't|do not|must|should always|stop|error|failed|failure|panicked|exception|",
+        r"the problem was|caused by|root cause|fixed by|because|to run the tests)\b"
+    ))
+    .expect("cue pattern is a valid constant regex")
+});
+
+/// How informative one message is: user turns +3, errors +2, and +1 per
+/// decision / preference / error / cause cue (at most 5).
+fn score(m: &Message) -> usize {
+    let role = match m.role {
+        Role::User => 3,
+        Role::System => 1,
+        Role::Assistant | Role::Tool => 0,
+    };
+    role + 2 * usize::from(m.is_error) + CUES.find_iter(&m.text).take(5).count()
+}
+
+/// `m` with its text cut to `max` characters (head kept).
+fn clipped(m: &Message, max: usize) -> Message {
+    let mut out = m.clone();
+    if m.text.chars().count() > max {
+        out.text = truncate_chars(&m.text, max).to_string();
+    }
+    out
+}
+
+/// The most informative windows of a long transcript, total text at most
+/// `max_chars`, in transcript order.
+///
+/// Each message is first cut to [`MAX_WINDOW_MESSAGE_CHARS`]. If everything
+/// fits, everything is returned. Otherwise the first user message is always
+/// included (the cut already keeps it within the budget); then messages are
+/// ranked by score (user turn +3, error +2, +1 per decision / preference /
+/// error / cause cue, at most 5 cues; ties: earlier first) and each scoring
+/// message is added together
+/// with its neighbours (the window `i-1..=i+1`, so an error comes with the
+/// command before it and the explanation after it), skipping any window
+/// member that no longer fits. Zero-score messages are never added.
+pub fn select_windows(messages: &[Message], max_chars: usize) -> Vec<Message> {
+    let per_message = MAX_WINDOW_MESSAGE_CHARS.min(max_chars);
+    let msgs: Vec<Message> = messages.iter().map(|m| clipped(m, per_message)).collect();
+    if transcript_chars(&msgs) <= max_chars {
+        return msgs;
+    }
+    let lens: Vec<usize> = msgs.iter().map(|m| m.text.chars().count()).collect();
+    let mut keep = vec![false; msgs.len()];
+    let mut used = 0;
+    if let Some(first) = msgs.iter().position(|m| m.role == Role::User) {
+        keep[first] = true;
+        used = lens[first];
+    }
+    let mut ranked: Vec<(usize, usize)> = msgs.iter().map(score).enumerate().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let last = msgs.len() - 1;
+    for (i, _) in ranked.into_iter().filter(|(_, s)| *s > 0) {
+        let window = i.saturating_sub(1)..=(i + 1).min(last);
+        for (k, len) in keep[window.clone()].iter_mut().zip(&lens[window]) {
+            if !*k && used + len <= max_chars {
+                *k = true;
+                used += len;
+            }
+        }
+    }
+    msgs.into_iter()
+        .zip(keep)
+        .filter_map(|(m, k)| k.then_some(m))
+        .collect()
+}
+
+/// What [`apply`] decided.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    /// Candidates that pass, most confident first.
+    pub kept: Vec<Candidate>,
+    /// Rejected candidates, each with the reason.
+    pub dropped: Vec<(Candidate, String)>,
+}
+
+static ROLE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?im)^\s*(?:user|assistant|human|ai|system|tool|claude|codex)\s*:")
+        .expect("role prefix pattern is a valid constant regex")
+});
+static THINKING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)</?thinking>|</?analysis>|\[tool \w+\]|\[exec\]|^=== |",
+        r"^(?:hmm|wait|okay,? so|let me think|let me|i think|i need to|i should|maybe)\b"
+    ))
+    .expect("thinking pattern is a valid constant regex")
+});
+
+/// Why `text` is not a fact but chain-of-thought or a transcript dump:
+/// two or more role-prefixed lines, a thinking/analysis tag, tool-call lines,
+/// a fenced code block, more than five lines, or musing openers
+/// (`Hmm`, `Wait`, `Let me`, `I think`, ...).
+pub fn dump_reason(text: &str) -> Option<&'static str> {
+    if ROLE_PREFIX.find_iter(text).count() >= 2 {
+        Some("looks like a transcript dump (role-prefixed lines)")
+    } else if text.contains("```") || text.lines().count() > 5 {
+        Some("looks like a transcript dump (code block or many lines)")
+    } else if THINKING.is_match(text.trim()) {
+        Some("looks like chain-of-thought or tool output")
+    } else {
+        None
+    }
+}
+
+/// Why a single candidate is rejected on its own, if it is.
+fn own_reason(c: &Candidate) -> Option<String> {
+    if c.confidence.is_nan() || c.confidence < MIN_CONFIDENCE {
+        return Some(format!(
+            "confidence {:.2} below {MIN_CONFIDENCE}",
+            c.confidence
+        ));
+    }
+    let len = c.text.trim().chars().count();
+    if len == 0 {
+        return Some("empty text".to_string());
+    }
+    if len > MAX_FACT_CHARS {
+        return Some(format!("text too long ({len} > {MAX_FACT_CHARS} chars)"));
+    }
+    if contains_secret(&c.text) || contains_secret(&c.key) {
+        return Some("contains a secret".to_string());
+    }
+    dump_reason(&c.text).map(str::to_string)
+}
+
+/// The most similar text in `pool` above [`MAX_JACCARD`], with its score.
+fn near_duplicate<'a>(
+    words: &HashSet<String>,
+    pool: impl Iterator<Item = (&'a HashSet<String>, &'a str)>,
+) -> Option<(f64, &'a str)> {
+    pool.map(|(w, label)| (jaccard(words, w), label))
+        .filter(|(j, _)| *j > MAX_JACCARD)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// Screens `cands` against each other and `existing` record texts (the
+/// caller passes the 100 or more most recent records of the scope).
+///
+/// Order: candidates are sorted by confidence (highest first, stable); each
+/// is then checked for confidence, emptiness, length, secrets and
+/// dump/chain-of-thought shape, then for near-duplicates of an existing
+/// record, then of an already kept candidate, and finally against the
+/// [`MAX_FACTS_PER_SESSION`] cap.
+pub fn apply(mut cands: Vec<Candidate>, existing: &[String]) -> Verdict {
+    cands.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    let existing: Vec<(HashSet<String>, &str)> =
+        existing.iter().map(|t| (word_set(t), t.as_str())).collect();
+    let mut kept_words: Vec<(HashSet<String>, String)> = Vec::new();
+    let mut verdict = Verdict::default();
+    for c in cands {
+        let words = word_set(&c.text);
+        let reason = own_reason(&c)
+            .or_else(|| {
+                near_duplicate(&words, existing.iter().map(|(w, t)| (w, *t))).map(|(j, t)| {
+                    format!(
+                        "duplicate of existing record (jaccard {j:.2}): {}",
+                        truncate_chars(t, 60)
+                    )
+                })
+            })
+            .or_else(|| {
+                near_duplicate(&words, kept_words.iter().map(|(w, k)| (w, k.as_str())))
+                    .map(|(j, k)| format!("duplicate of kept candidate '{k}' (jaccard {j:.2})"))
+            })
+            .or_else(|| {
+                (verdict.kept.len() >= MAX_FACTS_PER_SESSION)
+                    .then(|| format!("over the limit of {MAX_FACTS_PER_SESSION} facts per session"))
+            });
+        match reason {
+            Some(r) => verdict.dropped.push((c, r)),
+            None => {
+                kept_words.push((words, c.key.clone()));
+                verdict.kept.push(c);
+            }
+        }
+    }
+    verdict
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::Category;
+    use crate::store::Scope;
+
+    fn cand(key: &str, text: &str, confidence: f64) -> Candidate {
+        Candidate {
+            category: Category::Decisions,
+            scope: Scope::Project,
+            key: key.to_string(),
+            text: text.to_string(),
+            confidence,
+            evidence: vec!["m1".to_string()],
+        }
+    }
+
+    fn msg(role: Role, text: &str) -> Message {
+        Message {
+            id: None,
+            role,
+            name: None,
+            text: text.to_string(),
+            timestamp: None,
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn short_transcript_threshold() {
+        assert_eq!(MIN_TRANSCRIPT_CHARS, 200);
+        let short = [msg(Role::User, &"x".repeat(MIN_TRANSCRIPT_CHARS - 1))];
+        assert!(!worth_extracting(&short));
+        let enough = [
+            msg(Role::User, &"x".repeat(100)),
+            msg(Role::Assistant, &"y".repeat(100)),
+        ];
+        assert!(worth_extracting(&enough));
+    }
+
+    #[test]
+    fn windows_fit_the_cap_and_keep_first_request_and_order() {
+        let mut msgs = vec![msg(Role::User, "Please fix the flaky login test.")];
+        for i in 0..200 {
+            let text = if i % 50 == 7 {
+                format!("error: build failed at step {i}")
+            } else {
+                format!("{i} {}", "filler output ".repeat(20))
+            };
+            msgs.push(msg(Role::Tool, &text));
+        }
+        msgs.push(msg(Role::Assistant, &"long ".repeat(5000)));
+        let out = select_windows(&msgs, MAX_INPUT_CHARS);
+        assert!(transcript_chars(&out) <= MAX_INPUT_CHARS);
+        assert_eq!(out[0].text, "Please fix the flaky login test.");
+        assert!(out
+            .iter()
+            .any(|m| m.text.contains("error: build failed at step 7")));
+        let pos: Vec<usize> = out
+            .iter()
+            .filter_map(|m| msgs.iter().position(|x| x.text == m.text))
+            .collect();
+        assert!(pos.windows(2).all(|w| w[0] < w[1]), "order kept: {pos:?}");
+    }
+
+    #[test]
+    fn windows_return_everything_when_it_fits_and_cap_tiny_budgets() {
+        let msgs = [msg(Role::User, "hello there"), msg(Role::Assistant, "hi")];
+        assert_eq!(select_windows(&msgs, MAX_INPUT_CHARS), msgs);
+        let big = [msg(Role::User, &"z".repeat(50_000))];
+        let out = select_windows(&big, 100);
+        assert!(transcript_chars(&out) <= 100);
+        assert!(select_windows(&[], 100).is_empty());
+    }
+
+    #[test]
+    fn keeps_at_most_five_facts_highest_confidence_first() {
+        let topics = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+        ];
+        let cands: Vec<Candidate> = topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                cand(
+                    t,
+                    &format!("Use {t} for component {t}."),
+                    0.6 + 0.05 * i as f64,
+                )
+            })
+            .collect();
+        let v = apply(cands, &[]);
+        assert_eq!(v.kept.len(), MAX_FACTS_PER_SESSION);
+        assert_eq!(v.kept[0].key, "golf");
+        assert_eq!(v.dropped.len(), 2);
+        assert!(v.dropped.iter().all(|(_, r)| r.contains("limit of 5")));
+        assert!(v.dropped.iter().any(|(c, _)| c.key == "alpha"));
+    }
+
+    #[test]
+    fn confidence_threshold() {
+        let v = apply(
+            vec![
+                cand("a", "Use tabs in Makefiles.", 0.59),
+                cand("b", "Use pnpm for installs.", 0.6),
+            ],
+            &[],
+        );
+        assert_eq!(v.kept.len(), 1);
+        assert_eq!(v.kept[0].key, "b");
+        assert!(
+            v.dropped[0].1.starts_with("confidence 0.59 below 0.6"),
+            "{:?}",
+            v.dropped
+        );
+    }
+
+    #[test]
+    fn jaccard_dedupe_within_batch() {
+        let v = apply(
+            vec![
+                cand("a", "We decided to use SQLite for the local cache.", 0.7),
+                cand("b", "We decided to use SQLite for the local cache!", 0.8),
+                cand("c", "Deploys go through the staging cluster first.", 0.7),
+            ],
+            &[],
+        );
+        assert_eq!(
+            v.kept.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(),
+            ["b", "c"]
+        );
+        assert!(
+            v.dropped[0].1.contains("duplicate of kept candidate 'b'"),
+            "{:?}",
+            v.dropped
+        );
+    }
+
+    #[test]
+    fn jaccard_dedupe_against_existing() {
+        let existing = vec!["We decided to use SQLite for the local cache.".to_string()];
+        let v = apply(
+            vec![cand("a", "we decided: use SQLite for local cache", 0.9)],
+            &existing,
+        );
+        assert!(v.kept.is_empty());
+        assert!(
+            v.dropped[0].1.starts_with("duplicate of existing record"),
+            "{:?}",
+            v.dropped
+        );
+        let v = apply(
+            vec![cand(
+                "a",
+                "We decided to use Postgres for the main store.",
+                0.9,
+            )],
+            &existing,
+        );
+        assert_eq!(v.kept.len(), 1);
+    }
+
+    #[test]
+    fn jaccard_and_word_set_basics() {
+        let a = word_set("The cargo-test command");
+        assert_eq!(
+            a,
+            ["cargo", "test", "command"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        );
+        assert!((jaccard(&a, &a) - 1.0).abs() < f64::EPSILON);
+        assert!(jaccard(&HashSet::new(), &HashSet::new()).abs() < f64::EPSILON);
+        let b = word_set("cargo build");
+        assert!((jaccard(&a, &b) - 0.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn slug_normalisation() {
+        assert_eq!(auto_key("Use PNPM, not npm!!"), "auto:use-pnpm-not-npm");
+        assert_eq!(auto_key("  --a__b::c--  "), "auto:a-b-c");
+        assert_eq!(auto_key("???"), "auto:untitled");
+        let long = auto_key(&"abcdefghij ".repeat(10));
+        let slug_part = long.trim_start_matches("auto:");
+        assert!(slug_part.chars().count() <= MAX_SLUG_CHARS);
+        assert_eq!(
+            slug_part,
+            "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcde"
+        );
+        assert_eq!(
+            auto_key(&"x".repeat(100)),
+            format!("auto:{}", "x".repeat(60))
+        );
+    }
+
+    #[test]
+    fn secrets_dropped() {
+        let key = format!("AKIA{}", "ABCDEFGHIJKLMNOP");
+        let v = apply(
+            vec![cand("aws", &format!("Deploy with key {key} in CI."), 0.9)],
+            &[],
+        );
+        assert!(v.kept.is_empty());
+        assert_eq!(v.dropped[0].1, "contains a secret");
+    }
+
+    #[test]
+    fn dumps_and_chain_of_thought_dropped() {
+        let v = apply(
+            vec![
+                cand("d", "user: fix it\nassistant: done", 0.9),
+                cand("t", "Hmm, maybe the cache is stale.", 0.9),
+                cand("c", "Run:\n```\ncargo test\n```", 0.9),
+                cand("ok", "Run the tests with `cargo test --all`.", 0.9),
+            ],
+            &[],
+        );
+        assert_eq!(v.kept.len(), 1);
+        assert_eq!(v.kept[0].key, "ok");
+        assert_eq!(v.dropped.len(), 3);
+    }
+}

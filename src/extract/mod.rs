@@ -1,0 +1,11 @@
+//! Extract: distil finished sessions into a few durable records.
+//!
+//! sessions → extractor ([`rules`] built in, or an external [`command`]) →
+//! candidate facts → [`guard`] (size, confidence, secrets, near-duplicates,
+//! the 5-fact cap) → records with `source: auto` and their provenance.
+//! [`run`] owns selection, leases and per-session state.
+
+pub mod command;
+pub mod guard;
+pub mod rules;
+pub mod run;

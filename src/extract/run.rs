@@ -1,0 +1,422 @@
+//! The extract pipeline: choose finished sessions, claim each with a lease,
+//! run an extractor, apply the guardrails and write auto records with their
+//! provenance. Best effort per session: one failure is recorded and the run
+//! goes on.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+
+use super::command::{self, ExtractRequest, SessionInfo};
+use super::guard::{
+    self, auto_key, select_windows, worth_extracting, MAX_FACTS_PER_SESSION, MAX_INPUT_CHARS,
+};
+use super::rules::{self, Candidate};
+use crate::error::Result;
+use crate::index::{RecordStore, SecretPolicy};
+use crate::ingest::model::Message;
+use crate::ingest::{parse_file, Format, IngestOptions};
+use crate::records::{Category, Limits, Origin, Record, Source};
+use crate::store::{Scope, ScopeDir};
+
+/// Which extractor to run.
+#[derive(Debug, Clone)]
+pub enum Extractor {
+    Builtin,
+    Command { cmd: String, timeout: Duration },
+}
+
+impl Extractor {
+    fn name(&self) -> (&str, &str) {
+        match self {
+            Extractor::Builtin => (rules::EXTRACTOR_NAME, rules::EXTRACTOR_VERSION),
+            Extractor::Command { .. } => ("command", "1"),
+        }
+    }
+}
+
+/// Options of one run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub session: Option<String>,
+    pub since: Option<i64>,
+    pub max_sessions: usize,
+    pub idle_secs: i64,
+    pub max_age_secs: i64,
+    pub dry_run: bool,
+    pub extractor: Extractor,
+    /// Who holds the leases of this run.
+    pub owner: String,
+    pub lease_secs: i64,
+    pub now: Timestamp,
+    pub ingest: IngestOptions,
+    pub limits: Limits,
+}
+
+/// What happened to one session.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub session_id: String,
+    pub state: String,
+    pub reason: Option<String>,
+    /// `[scope] category key: text` of each record written (or, in a dry
+    /// run, that would be written).
+    pub kept: Vec<String>,
+    /// Candidates dropped, with the guardrail that dropped them.
+    pub dropped: Vec<String>,
+}
+
+/// What a run did.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Report {
+    pub sessions: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub records: usize,
+    pub outcomes: Vec<Outcome>,
+}
+
+/// A session eligible for extraction.
+#[derive(Debug, Clone)]
+struct Due {
+    source_id: i64,
+    path: PathBuf,
+    format: String,
+    hash: String,
+    session_id: String,
+    title: Option<String>,
+    launcher: String,
+    cwd: Option<String>,
+}
+
+/// The two scopes records can go to.
+pub struct Scopes<'a> {
+    pub project: (&'a ScopeDir, &'a mut Connection),
+    pub user: (&'a ScopeDir, &'a mut Connection),
+}
+
+fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
+    let now = o.now.as_second();
+    let mut st = c.prepare(
+        "SELECT s.id, s.path, s.format, s.hash, se.session_id, se.title, se.launcher, se.cwd
+         FROM sources s JOIN sessions se ON se.source_id = s.id
+         LEFT JOIN extractions x ON x.source_id = s.id
+         WHERE s.kind = 'session'
+           AND (?1 IS NULL OR se.session_id = ?1)
+           AND (?1 IS NOT NULL OR (coalesce(se.last_ts, s.mtime / 1000000000) <= ?2 - ?3
+                                   AND coalesce(se.last_ts, s.mtime / 1000000000) >= ?2 - ?4))
+           AND (?5 IS NULL OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?5)
+           AND (x.source_id IS NULL OR x.source_hash IS NOT s.hash
+                OR (x.state = 'failed' AND x.attempts < 3))
+           AND (x.lease_until IS NULL OR x.lease_until < ?2)
+         ORDER BY coalesce(se.last_ts, 0) DESC LIMIT ?6",
+    )?;
+    let rows = st.query_map(
+        params![
+            o.session,
+            now,
+            o.idle_secs,
+            o.max_age_secs,
+            o.since,
+            o.max_sessions as i64
+        ],
+        |r| {
+            Ok(Due {
+                source_id: r.get(0)?,
+                path: PathBuf::from(r.get::<_, String>(1)?),
+                format: r.get(2)?,
+                hash: r.get(3)?,
+                session_id: r.get(4)?,
+                title: r.get(5)?,
+                launcher: r.get(6)?,
+                cwd: r.get(7)?,
+            })
+        },
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Claim `d` for this run. `false` when another run holds a live lease.
+fn claim(c: &mut Connection, d: &Due, o: &Options) -> Result<bool> {
+    let now = o.now.as_second();
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let held: Option<(Option<String>, Option<i64>)> = tx
+        .query_row(
+            "SELECT lease_owner, lease_until FROM extractions WHERE source_id = ?1",
+            [d.source_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((Some(owner), Some(until))) = held {
+        if owner != o.owner && until >= now {
+            return Ok(false);
+        }
+    }
+    tx.execute(
+        "INSERT INTO extractions(source_id, session_id, state, lease_owner, lease_until, attempts, updated)
+         VALUES(?1, ?2, 'pending', ?3, ?4, 1, ?5)
+         ON CONFLICT(source_id) DO UPDATE SET state='pending', lease_owner=?3, lease_until=?4,
+            attempts = attempts + 1, updated=?5",
+        params![d.source_id, d.session_id, o.owner, now + o.lease_secs, now],
+    )?;
+    tx.commit()?;
+    Ok(true)
+}
+
+fn finish(
+    c: &Connection,
+    d: &Due,
+    state: &str,
+    reason: Option<&str>,
+    facts: usize,
+    now: i64,
+) -> Result<()> {
+    c.execute(
+        "UPDATE extractions SET state=?2, reason=?3, facts=?4, source_hash=?5, lease_owner=NULL,
+            lease_until=NULL, updated=?6, attempts = CASE WHEN ?2 = 'done' THEN 0 ELSE attempts END
+         WHERE source_id=?1",
+        params![d.source_id, state, reason, facts as i64, d.hash, now],
+    )?;
+    Ok(())
+}
+
+/// Texts of the most recent records of a scope, for near-duplicate checks.
+fn recent_texts(c: &Connection, n: i64) -> Result<Vec<String>> {
+    let mut st = c.prepare(
+        "SELECT f.body FROM records r JOIN records_fts f ON f.rowid = r.rowid ORDER BY r.updated DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map([n], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Run extraction over the due sessions of the project in `scopes`.
+pub fn run(scopes: &mut Scopes, o: &Options) -> Result<Report> {
+    let list = due(scopes.project.1, o)?;
+    let mut report = Report::default();
+    for d in list {
+        if !o.dry_run && !claim(scopes.project.1, &d, o)? {
+            continue;
+        }
+        report.sessions += 1;
+        let outcome = process(scopes, &d, o);
+        let (state, reason, kept) = match &outcome {
+            Ok(out) => (out.state.clone(), out.reason.clone(), out.kept.len()),
+            Err(e) => ("failed".to_string(), Some(e.to_string()), 0),
+        };
+        if !o.dry_run {
+            finish(
+                scopes.project.1,
+                &d,
+                &state,
+                reason.as_deref(),
+                kept,
+                o.now.as_second(),
+            )?;
+        }
+        match state.as_str() {
+            "done" => report.done += 1,
+            "skipped" => report.skipped += 1,
+            _ => report.failed += 1,
+        }
+        report.records += kept;
+        report.outcomes.push(outcome.unwrap_or_else(|e| Outcome {
+            session_id: d.session_id.clone(),
+            state: "failed".into(),
+            reason: Some(e.to_string()),
+            kept: vec![],
+            dropped: vec![],
+        }));
+    }
+    Ok(report)
+}
+
+fn outcome(d: &Due, state: &str, reason: Option<String>) -> Outcome {
+    Outcome {
+        session_id: d.session_id.clone(),
+        state: state.into(),
+        reason,
+        kept: vec![],
+        dropped: vec![],
+    }
+}
+
+fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
+    let Ok(format) = d.format.parse::<Format>() else {
+        return Ok(outcome(
+            d,
+            "skipped",
+            Some(format!("unknown format {}", d.format)),
+        ));
+    };
+    let parsed = match parse_file(&d.path, format, &o.ingest) {
+        Ok(p) => p,
+        Err(e) => {
+            return Ok(outcome(
+                d,
+                "skipped",
+                Some(format!("cannot read {}: {e}", d.path.display())),
+            ))
+        }
+    };
+    if !worth_extracting(&parsed.messages) {
+        return Ok(outcome(
+            d,
+            "skipped",
+            Some("transcript under 200 characters".into()),
+        ));
+    }
+    let mut existing = recent_texts(scopes.project.1, 100)?;
+    existing.extend(recent_texts(scopes.user.1, 100)?);
+    let cands = candidates(&o.extractor, d, &parsed.messages, &existing)?;
+    let verdict = guard::apply(cands, &existing);
+    let mut out = outcome(d, "done", None);
+    out.dropped = verdict
+        .dropped
+        .iter()
+        .map(|(c, why)| format!("{}: {why}", c.key))
+        .collect();
+    for c in verdict.kept {
+        let line = format!(
+            "[{}] {} {}: {}",
+            c.scope,
+            c.category,
+            auto_key(&c.key),
+            c.text
+        );
+        match write(scopes, d, &c, o)? {
+            None => out.kept.push(line),
+            Some(why) => out.dropped.push(format!("{}: {why}", c.key)),
+        }
+    }
+    Ok(out)
+}
+
+/// Candidates from the extractor. The builtin rules read the whole session
+/// (they cost nothing); a command gets at most `MAX_INPUT_CHARS` of the most
+/// informative windows, which bounds what a model-backed extractor spends.
+fn candidates(
+    x: &Extractor,
+    d: &Due,
+    messages: &[Message],
+    existing: &[String],
+) -> Result<Vec<Candidate>> {
+    match x {
+        Extractor::Builtin => Ok(rules::extract(messages)),
+        Extractor::Command { cmd, timeout } => {
+            let window = select_windows(messages, MAX_INPUT_CHARS);
+            let transcript = window
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{}: {}",
+                        m.name.as_deref().unwrap_or(m.role.as_str()),
+                        m.text
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            let req = ExtractRequest {
+                version: 1,
+                session: SessionInfo {
+                    id: &d.session_id,
+                    title: d.title.as_deref(),
+                    launcher: &d.launcher,
+                    cwd: d.cwd.as_deref(),
+                },
+                transcript: crate::text::truncate_chars(&transcript, MAX_INPUT_CHARS).to_string(),
+                existing,
+                categories: Category::ALL.iter().map(|c| c.as_str()).collect(),
+                max_facts: MAX_FACTS_PER_SESSION,
+            };
+            command::run(cmd, &req, *timeout)
+        }
+    }
+}
+
+/// Write one kept candidate as an auto record. `Some(reason)` when it was
+/// not written. Manual records are never overwritten.
+fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Option<String>> {
+    let (dir, conn) = match c.scope {
+        Scope::Project => (scopes.project.0, &mut *scopes.project.1),
+        Scope::User => (scopes.user.0, &mut *scopes.user.1),
+    };
+    let key = auto_key(&c.key);
+    let mut store = RecordStore {
+        dir,
+        conn,
+        limits: o.limits,
+    };
+    let existing = store.find(&key)?;
+    if existing
+        .as_ref()
+        .is_some_and(|e| e.record.meta.source != Source::Auto)
+    {
+        return Ok(Some("a manual record has this key".into()));
+    }
+    if o.dry_run {
+        return Ok(None);
+    }
+    let (name, version) = o.extractor.name();
+    let origin = Origin {
+        session: Some(d.session_id.clone()),
+        messages: c.evidence.clone(),
+        extractor: Some(name.to_string()),
+        extractor_version: Some(version.to_string()),
+        ..Origin::default()
+    };
+    let (mut record, previous) = match existing {
+        Some(e) => (e.record, Some(e.path)),
+        None => (
+            Record::new(&key, c.category, c.scope, Source::Auto, &c.text, o.now),
+            None,
+        ),
+    };
+    record.body = c.text.trim().to_string();
+    record.meta.category = c.category;
+    record.meta.updated = o.now;
+    record.meta.confidence = c.confidence.clamp(0.0, 1.0);
+    record.meta.origin = Some(origin);
+    match store.save(record, previous.as_ref(), SecretPolicy::Refuse) {
+        Ok(_) => Ok(None),
+        Err(crate::Error::Secret { kind, .. }) => Ok(Some(format!("contains a secret ({kind})"))),
+        Err(crate::Error::Invalid(msg)) => Ok(Some(msg)),
+        Err(e) => Err(e),
+    }
+}
+
+/// One row of `recall extract --status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub session_id: String,
+    pub state: String,
+    pub reason: Option<String>,
+    pub facts: i64,
+    pub updated: Option<String>,
+}
+
+/// Every session's extraction state; sessions never tried are `pending`.
+pub fn status(c: &Connection) -> Result<Vec<Status>> {
+    let mut st = c.prepare(
+        "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated
+         FROM sessions se JOIN sources s ON s.id = se.source_id
+         LEFT JOIN extractions x ON x.source_id = s.id
+         ORDER BY coalesce(x.updated, 0) DESC, se.session_id",
+    )?;
+    let rows = st.query_map([], |r| {
+        let updated: Option<i64> = r.get(4)?;
+        Ok(Status {
+            session_id: r.get(0)?,
+            state: r.get(1)?,
+            reason: r.get(2)?,
+            facts: r.get(3)?,
+            updated: updated
+                .and_then(|u| Timestamp::from_second(u).ok())
+                .map(|t| t.to_string()),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -1,0 +1,293 @@
+//! Candidate generation: one bm25-ranked FTS5 query per table, with the
+//! metadata filters applied outside the FTS subquery (which has its own
+//! LIMIT, so SQLite keeps only the top rows instead of sorting every match).
+
+use rusqlite::{params, Connection};
+
+use super::hit::{Hit, HitKind, HitSource};
+use super::passage::{best_window, Block, Scorer};
+use super::plan::{Plan, Table};
+use super::search::{Request, Tuning};
+use crate::error::Result;
+use crate::store::ScopeDir;
+
+/// A hit before fusion, with the signals ranking needs.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub hit: Hit,
+    /// bm25 from FTS5, higher is better.
+    pub bm25: f64,
+    /// The Rust passage score of the returned text.
+    pub passage: f64,
+    /// Times returned before, and when last (unix seconds).
+    pub times_hit: i64,
+    pub last_hit: Option<i64>,
+    /// Where the row lives, for the salience update: which target, which
+    /// table.
+    pub target: usize,
+    pub table: Table,
+    pub rowid: i64,
+    /// Session hits: the message indexes shown.
+    pub range: Option<(i64, i64)>,
+}
+
+fn ts(secs: Option<i64>) -> Option<String> {
+    secs.and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .map(|t| t.to_string())
+}
+
+fn weights(t: &Tuning, table: Table) -> String {
+    let w: &[f64] = match table {
+        Table::Records => &t.record_columns,
+        Table::Chunks => &t.chunk_columns,
+        Table::Tickets => &t.ticket_columns,
+    };
+    w.iter()
+        .map(|x| format!("{x:.3}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Records of one scope.
+pub fn records(
+    c: &Connection,
+    dir: &ScopeDir,
+    plan: &Plan,
+    scorer: &Scorer,
+    req: &Request,
+) -> Result<Vec<Candidate>> {
+    let Some(expr) = plan.to_match() else {
+        return Ok(vec![]);
+    };
+    let w = weights(&req.tuning, Table::Records);
+    let sql = format!(
+        "SELECT r.rowid, r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, r.hits, r.last_hit, f.score, f.body
+         FROM (SELECT rowid, -bm25(records_fts, {w}) AS score, body FROM records_fts
+               WHERE records_fts MATCH ?1 ORDER BY bm25(records_fts, {w}) LIMIT ?2) f
+         JOIN records r ON r.rowid = f.rowid
+         WHERE r.status = 'active' AND (r.expires IS NULL OR r.expires > ?3)
+           AND (?4 IS NULL OR r.category = ?4)
+           AND (?5 IS NULL OR r.updated >= ?5) AND (?6 IS NULL OR r.updated <= ?6)"
+    );
+    let mut st = c.prepare_cached(&sql)?;
+    let rows = st.query_map(
+        params![
+            expr,
+            req.tuning.candidates as i64,
+            req.now.as_second(),
+            req.category.map(|c| c.as_str()),
+            req.since,
+            req.until
+        ],
+        |r| {
+            let rel: String = r.get(4)?;
+            let key: String = r.get(2)?;
+            let body: String = r.get(11)?;
+            let updated: i64 = r.get(7)?;
+            let passage = scorer.score(&format!("{key}\n{body}"));
+            Ok(Candidate {
+                hit: Hit {
+                    rank: 0,
+                    score: 0.0,
+                    kind: HitKind::Record,
+                    scope: dir.scope,
+                    id: r.get(1)?,
+                    category: Some(r.get(3)?),
+                    snippet: scorer.snippet(&body, 24),
+                    title: key,
+                    text: body,
+                    source: HitSource {
+                        path: Some(dir.root.join(rel).to_string_lossy().into_owned()),
+                        last_timestamp: ts(Some(updated)),
+                        ..HitSource::default()
+                    },
+                    pinned: r.get(5)?,
+                    importance: r.get(6)?,
+                    updated: Some(updated),
+                },
+                bm25: r.get(10)?,
+                passage,
+                times_hit: r.get(8)?,
+                last_hit: r.get(9)?,
+                target: 0,
+                table: Table::Records,
+                rowid: r.get(0)?,
+                range: None,
+            })
+        },
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Parse `[[start, end, msg, id], ...]`.
+fn blocks(json: &str) -> Vec<Block> {
+    let v: Vec<(usize, usize, i64, Option<String>)> =
+        serde_json::from_str(json).unwrap_or_default();
+    v.into_iter()
+        .map(|(start, end, msg, id)| Block {
+            start,
+            end,
+            msg,
+            id,
+        })
+        .collect()
+}
+
+/// Session chunks of one scope, each cut to its best window of messages.
+pub fn chunks(
+    c: &Connection,
+    dir: &ScopeDir,
+    plan: &Plan,
+    scorer: &Scorer,
+    req: &Request,
+) -> Result<Vec<Candidate>> {
+    let Some(expr) = plan.to_match() else {
+        return Ok(vec![]);
+    };
+    let w = weights(&req.tuning, Table::Chunks);
+    let sql = format!(
+        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, f.body, f.title
+         FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score, body, title FROM chunks_fts
+               WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts, {w}) LIMIT ?2) f
+         JOIN chunks c ON c.rowid = f.rowid
+         JOIN sources s ON s.id = c.source_id
+         WHERE (?3 IS NULL OR c.session_id = ?3)
+           AND (?4 IS NULL OR coalesce(c.last_ts, c.first_ts) >= ?4)
+           AND (?5 IS NULL OR coalesce(c.first_ts, c.last_ts) <= ?5)"
+    );
+    let mut st = c.prepare_cached(&sql)?;
+    let rows = st.query_map(
+        params![
+            expr,
+            req.tuning.candidates as i64,
+            req.session,
+            req.since,
+            req.until
+        ],
+        |r| {
+            let spans: String = r.get(3)?;
+            let body: String = r.get(10)?;
+            let title: String = r.get(11)?;
+            let session: String = r.get(1)?;
+            let seq: i64 = r.get(2)?;
+            let win = best_window(scorer, &body, &blocks(&spans), req.tuning.window_chars);
+            let range = match (win.blocks.first(), win.blocks.last()) {
+                (Some(a), Some(b)) => Some((a.msg, b.msg)),
+                _ => None,
+            };
+            let first_ts: Option<i64> = r.get(4)?;
+            let last_ts: Option<i64> = r.get(5)?;
+            Ok(Candidate {
+                hit: Hit {
+                    rank: 0,
+                    score: 0.0,
+                    kind: HitKind::Session,
+                    scope: dir.scope,
+                    id: format!("{session}#{seq}"),
+                    category: None,
+                    title: if title.is_empty() {
+                        format!("session {session}")
+                    } else {
+                        title
+                    },
+                    snippet: scorer.snippet(&win.text, 24),
+                    text: win.text,
+                    source: HitSource {
+                        path: Some(r.get(8)?),
+                        session_id: Some(session),
+                        message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
+                        message_range: range.map(|(a, b)| [a, b]),
+                        first_timestamp: ts(first_ts),
+                        last_timestamp: ts(last_ts),
+                        ..HitSource::default()
+                    },
+                    pinned: false,
+                    importance: 50,
+                    updated: last_ts.or(first_ts),
+                },
+                bm25: r.get(9)?,
+                passage: win.score,
+                times_hit: r.get(6)?,
+                last_hit: r.get(7)?,
+                target: 0,
+                table: Table::Chunks,
+                rowid: r.get(0)?,
+                range,
+            })
+        },
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Ticket parts of one scope.
+pub fn tickets(
+    c: &Connection,
+    dir: &ScopeDir,
+    plan: &Plan,
+    scorer: &Scorer,
+    req: &Request,
+) -> Result<Vec<Candidate>> {
+    let Some(expr) = plan.to_match() else {
+        return Ok(vec![]);
+    };
+    let w = weights(&req.tuning, Table::Tickets);
+    let sql = format!(
+        "SELECT t.rowid, t.ticket_id, t.part, NULL, t.created, t.updated, t.hits, t.last_hit, s.path, f.score, f.body, f.title
+         FROM (SELECT rowid, -bm25(tickets_fts, {w}) AS score, body, title FROM tickets_fts
+               WHERE tickets_fts MATCH ?1 ORDER BY bm25(tickets_fts, {w}) LIMIT ?2) f
+         JOIN tickets t ON t.rowid = f.rowid
+         JOIN sources s ON s.id = t.source_id
+         WHERE (?3 IS NULL OR coalesce(t.updated, t.created) >= ?3)
+           AND (?4 IS NULL OR coalesce(t.created, t.updated) <= ?4)"
+    );
+    let mut st = c.prepare_cached(&sql)?;
+    let rows = st.query_map(
+        params![expr, req.tuning.candidates as i64, req.since, req.until],
+        |r| {
+            let ticket: String = r.get(1)?;
+            let part: i64 = r.get(2)?;
+            let title: String = r.get(11)?;
+            let body: String = r.get(10)?;
+            let updated: Option<i64> = r.get(5)?;
+            let created: Option<i64> = r.get(4)?;
+            let passage = scorer.score(&format!("{title}\n{body}"));
+            let text = crate::text::truncate_chars(&body, req.tuning.window_chars * 2).to_string();
+            Ok(Candidate {
+                hit: Hit {
+                    rank: 0,
+                    score: 0.0,
+                    kind: HitKind::Ticket,
+                    scope: dir.scope,
+                    id: if part == 0 {
+                        ticket.clone()
+                    } else {
+                        format!("{ticket}#{part}")
+                    },
+                    category: None,
+                    snippet: scorer.snippet(&body, 24),
+                    title,
+                    text,
+                    source: HitSource {
+                        path: Some(r.get(8)?),
+                        ticket_id: Some(ticket),
+                        first_timestamp: ts(created),
+                        last_timestamp: ts(updated),
+                        ..HitSource::default()
+                    },
+                    pinned: false,
+                    importance: 50,
+                    updated: updated.or(created),
+                },
+                bm25: r.get(9)?,
+                passage,
+                times_hit: r.get(6)?,
+                last_hit: r.get(7)?,
+                target: 0,
+                table: Table::Tickets,
+                rowid: r.get(0)?,
+                range: None,
+            })
+        },
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

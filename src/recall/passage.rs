@@ -1,0 +1,332 @@
+//! Passages: scoring text against a plan in Rust, choosing the best window
+//! of messages inside a session chunk, and building highlighted snippets.
+//!
+//! FTS5 finds candidate chunks; this module decides which part of a chunk
+//! to return. A 300-word chunk would fill a prompt budget on its own, so a
+//! session hit is the best-scoring run of whole messages that fits
+//! `window_chars`, and its `message_ids` are exactly the messages shown.
+
+use super::hit::{HL_CLOSE, HL_OPEN};
+use super::plan::Weighted;
+use super::sanitize::TermKind;
+use crate::text::stem;
+
+/// A word of a text: byte range and lowercase form.
+struct Token {
+    start: usize,
+    end: usize,
+    lower: String,
+}
+
+fn tokens(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push(Token {
+                    start: s,
+                    end: i,
+                    lower: text[s..i].to_lowercase(),
+                });
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One term prepared for matching.
+struct Matcher {
+    words: Vec<String>,
+    stem: bool,
+    weight: f64,
+}
+
+/// Scores texts against a plan's terms.
+pub struct Scorer {
+    matchers: Vec<Matcher>,
+}
+
+impl Scorer {
+    pub fn new(terms: &[Weighted]) -> Scorer {
+        let matchers = terms
+            .iter()
+            .map(|w| Matcher {
+                words: crate::text::words(&w.term.text)
+                    .map(str::to_lowercase)
+                    .collect(),
+                stem: w.term.kind == TermKind::Stem,
+                weight: w.weight,
+            })
+            .filter(|m| !m.words.is_empty())
+            .collect();
+        Scorer { matchers }
+    }
+
+    /// Which tokens match which term: (token index, matcher index, weight).
+    fn matches(&self, toks: &[Token]) -> Vec<(usize, usize, f64)> {
+        let mut out = Vec::new();
+        for (i, t) in toks.iter().enumerate() {
+            // Stemming is the costly part: only stem a token that could
+            // match (English stems share the word's first two letters).
+            let mut stemmed: Option<String> = None;
+            for (mi, m) in self.matchers.iter().enumerate() {
+                let first = &m.words[0];
+                let hit = if m.stem {
+                    t.lower.get(..2) == first.get(..2)
+                        && stemmed.get_or_insert_with(|| stem(&t.lower).into_owned()) == first
+                } else {
+                    &t.lower == first
+                        && m.words[1..]
+                            .iter()
+                            .enumerate()
+                            .all(|(k, w)| toks.get(i + 1 + k).is_some_and(|n| &n.lower == w))
+                };
+                if hit {
+                    out.push((i, mi, m.weight));
+                }
+            }
+        }
+        out
+    }
+
+    /// A saturating term-frequency score: each term adds its weight times
+    /// tf / (tf + 1), so repeating one word cannot dominate.
+    pub fn score(&self, text: &str) -> f64 {
+        let toks = tokens(text);
+        let mut tf = vec![0usize; self.matchers.len()];
+        for (_, mi, _) in self.matches(&toks) {
+            tf[mi] += 1;
+        }
+        tf.iter()
+            .zip(&self.matchers)
+            .map(|(&f, m)| m.weight * f as f64 / (f as f64 + 1.0))
+            .sum()
+    }
+
+    /// A short excerpt of `text` around its densest matches, with matched
+    /// words wrapped in highlight marks.
+    pub fn snippet(&self, text: &str, max_words: usize) -> String {
+        let toks = tokens(text);
+        if toks.is_empty() {
+            return String::new();
+        }
+        let mut hit = vec![false; toks.len()];
+        for (i, mi, _) in self.matches(&toks) {
+            for k in 0..self.matchers[mi].words.len() {
+                hit[i + k] = true;
+            }
+        }
+        let (from, to) = densest(&hit, max_words);
+        let mut out = String::new();
+        if from > 0 {
+            out.push('…');
+        }
+        let mut pos = toks[from].start;
+        for (i, t) in toks.iter().enumerate().take(to).skip(from) {
+            out.push_str(&text[pos..t.start]);
+            if hit[i] {
+                out.push(HL_OPEN);
+                out.push_str(&text[t.start..t.end]);
+                out.push(HL_CLOSE);
+            } else {
+                out.push_str(&text[t.start..t.end]);
+            }
+            pos = t.end;
+        }
+        if to < toks.len() {
+            out.push('…');
+        }
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// The token range of at most `n` tokens holding the most hits.
+fn densest(hit: &[bool], n: usize) -> (usize, usize) {
+    let n = n.max(1).min(hit.len());
+    let mut best = (0, 0usize);
+    let mut count = hit[..n].iter().filter(|h| **h).count();
+    best.1 = count;
+    for start in 1..=hit.len() - n {
+        count = count + usize::from(hit[start + n - 1]) - usize::from(hit[start - 1]);
+        if count > best.1 {
+            best = (start, count);
+        }
+    }
+    // Start a little before the first hit, for context.
+    let first = hit[best.0..best.0 + n].iter().position(|h| *h).unwrap_or(0);
+    let from = (best.0 + first).saturating_sub(n / 4).min(hit.len() - n);
+    (from, from + n)
+}
+
+/// A message block inside a chunk's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub start: usize,
+    pub end: usize,
+    pub msg: i64,
+    pub id: Option<String>,
+}
+
+/// The chosen window of a chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    pub text: String,
+    pub score: f64,
+    pub blocks: Vec<Block>,
+}
+
+/// The best run of consecutive blocks whose text fits `max_chars`. A single
+/// block longer than the budget is cut around its best part.
+pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usize) -> Window {
+    let valid: Vec<&Block> = blocks
+        .iter()
+        .filter(|b| {
+            b.start < b.end
+                && b.end <= text.len()
+                && text.is_char_boundary(b.start)
+                && text.is_char_boundary(b.end)
+        })
+        .collect();
+    if valid.is_empty() {
+        let cut = crate::text::truncate_chars(text, max_chars);
+        return Window {
+            text: cut.to_string(),
+            score: scorer.score(cut),
+            blocks: vec![],
+        };
+    }
+    let scores: Vec<f64> = valid
+        .iter()
+        .map(|b| scorer.score(&text[b.start..b.end]))
+        .collect();
+    let lens: Vec<usize> = valid
+        .iter()
+        .map(|b| text[b.start..b.end].chars().count() + 2)
+        .collect();
+    let (mut best, mut best_score) = ((0, 0), f64::MIN);
+    let (mut lo, mut sum_len, mut sum_score) = (0, 0usize, 0.0);
+    for hi in 0..valid.len() {
+        sum_len += lens[hi];
+        sum_score += scores[hi];
+        while sum_len > max_chars && lo < hi {
+            sum_len -= lens[lo];
+            sum_score -= scores[lo];
+            lo += 1;
+        }
+        if sum_score > best_score + 1e-9 {
+            best = (lo, hi);
+            best_score = sum_score;
+        }
+    }
+    // Messages at either edge that match nothing only spend the budget.
+    while best.0 < best.1 && scores[best.0] <= 0.0 {
+        best.0 += 1;
+    }
+    while best.1 > best.0 && scores[best.1] <= 0.0 {
+        best.1 -= 1;
+    }
+    let chosen: Vec<Block> = valid[best.0..=best.1]
+        .iter()
+        .map(|b| (*b).clone())
+        .collect();
+    let joined = chosen
+        .iter()
+        .map(|b| &text[b.start..b.end])
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if joined.chars().count() > max_chars {
+        let text = cut_around(scorer, &joined, max_chars);
+        return Window {
+            score: scorer.score(&text),
+            text,
+            blocks: chosen,
+        };
+    }
+    Window {
+        score: best_score.max(0.0),
+        text: joined,
+        blocks: chosen,
+    }
+}
+
+/// The `max_chars` of `text` around its densest matches.
+fn cut_around(scorer: &Scorer, text: &str, max_chars: usize) -> String {
+    let words = (max_chars / 6).max(8);
+    let plain: String = scorer
+        .snippet(text, words)
+        .chars()
+        .filter(|c| *c != HL_OPEN && *c != HL_CLOSE)
+        .collect();
+    crate::text::truncate_chars(&plain, max_chars).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::plan::Weighted;
+    use crate::recall::sanitize::{Term, TermKind};
+
+    fn scorer(terms: &[(&str, TermKind, f64)]) -> Scorer {
+        let w: Vec<Weighted> = terms
+            .iter()
+            .map(|(t, k, w)| Weighted {
+                term: Term {
+                    text: t.to_string(),
+                    kind: *k,
+                },
+                df: 1,
+                weight: *w,
+            })
+            .collect();
+        Scorer::new(&w)
+    }
+
+    #[test]
+    fn phrases_stems_and_saturation() {
+        let s = scorer(&[
+            ("config loader", TermKind::Identifier, 2.0),
+            ("pars", TermKind::Stem, 1.0),
+        ]);
+        assert!(s.score("the config loader is parsing") > s.score("the loader config is here"));
+        assert!(s.score("parsing parsed parses") < 1.0 + 1e-9);
+        assert_eq!(s.score("nothing relevant"), 0.0);
+    }
+
+    #[test]
+    fn window_picks_the_matching_messages_within_budget() {
+        let text = "a: hello there\n\nb: the flaky test again\n\na: unrelated chatter here\n\nb: fixed the flaky test";
+        let mut blocks = Vec::new();
+        let mut start = 0;
+        for (i, part) in text.split("\n\n").enumerate() {
+            blocks.push(Block {
+                start,
+                end: start + part.len(),
+                msg: i as i64,
+                id: Some(format!("m{i}")),
+            });
+            start += part.len() + 2;
+        }
+        let s = scorer(&[("flaky", TermKind::Word, 1.0)]);
+        let w = best_window(&s, text, &blocks, 30);
+        assert_eq!(w.blocks.len(), 1);
+        assert!(w.text.contains("flaky"));
+        let w = best_window(&s, text, &blocks, 1000);
+        assert_eq!(w.blocks.first().map(|b| b.msg), Some(1));
+        assert_eq!(w.blocks.last().map(|b| b.msg), Some(3));
+    }
+
+    #[test]
+    fn snippet_highlights_matches() {
+        let s = scorer(&[("loader", TermKind::Word, 1.0)]);
+        let snip = s.snippet("one two three the loader failed four five six", 4);
+        assert!(snip.contains("\u{2}loader\u{3}"), "{snip:?}");
+        assert!(snip.starts_with('…'));
+    }
+}

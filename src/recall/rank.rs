@@ -1,0 +1,156 @@
+//! Turning per-table candidate lists into one ranking.
+//!
+//! bm25 values from different tables (and different indexes) are not
+//! comparable, so each list is normalised first: its bm25 and passage
+//! scores are divided by the list's best, and blended. Lists are then fused
+//! by these calibrated scores (not by rank, as reciprocal-rank fusion would:
+//! RRF throws away how far ahead the best hit of a list is), scaled by the
+//! kind weight and the boosts: pinned, importance, recency and salience.
+//! Finally: adjacent windows of one session merge, near-duplicates go, and
+//! each session contributes at most `per_session` hits.
+
+use std::collections::{HashMap, HashSet};
+
+use super::candidates::Candidate;
+use super::hit::HitKind;
+use super::search::Tuning;
+
+/// Blend of normalised bm25 and passage scores within one list.
+const BM25_SHARE: f64 = 0.5;
+
+/// Normalise one list's scores into `[0, 1]` and store them in `hit.score`.
+pub fn normalise(list: &mut [Candidate]) {
+    let max_b = list.iter().map(|c| c.bm25).fold(0.0, f64::max);
+    let max_p = list.iter().map(|c| c.passage).fold(0.0, f64::max);
+    for c in list {
+        let b = if max_b > 0.0 { c.bm25 / max_b } else { 0.0 };
+        let p = if max_p > 0.0 { c.passage / max_p } else { 0.0 };
+        c.hit.score = BM25_SHARE * b + (1.0 - BM25_SHARE) * p;
+    }
+}
+
+/// Multiply in the kind weight and the boosts. `now` is unix seconds.
+pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
+    let kind = match c.hit.kind {
+        HitKind::Record => t.weight_record,
+        HitKind::Ticket => t.weight_ticket,
+        HitKind::Session => t.weight_session,
+    };
+    let pinned = if c.hit.pinned { 1.25 } else { 1.0 };
+    let importance = 0.8 + 0.4 * f64::from(c.hit.importance.min(100)) / 100.0;
+    let recency = c
+        .hit
+        .updated
+        .map_or(1.0, |u| 0.85 + 0.15 * decay(now - u, t.half_life_days));
+    let salience = 1.0
+        + 0.05 * (1.0 + c.times_hit as f64).ln() * c.last_hit.map_or(0.0, |l| decay(now - l, 30.0));
+    c.hit.score *= kind * pinned * importance * recency * salience;
+}
+
+/// `0.5 ^ (age / half_life)`; future timestamps count as new.
+fn decay(age_secs: i64, half_life_days: f64) -> f64 {
+    let days = age_secs.max(0) as f64 / 86_400.0;
+    0.5f64.powf(days / half_life_days.max(1e-3))
+}
+
+/// Lowercase word set for near-duplicate detection.
+pub fn word_set(s: &str) -> HashSet<String> {
+    crate::text::words(s).map(str::to_lowercase).collect()
+}
+
+/// Jaccard similarity of two word sets: |A ∩ B| / |A ∪ B|.
+pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        return 1.0;
+    }
+    a.intersection(b).count() as f64 / union as f64
+}
+
+/// Merge session windows that touch (adjacent or overlapping message
+/// ranges of the same session) into one hit. `list` is sorted best first.
+pub fn merge_adjacent(list: Vec<Candidate>) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::with_capacity(list.len());
+    for c in list {
+        let target = out.iter_mut().find(|o| touches(o, &c));
+        match target {
+            Some(o) => absorb(o, c),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+fn touches(a: &Candidate, b: &Candidate) -> bool {
+    let same = a.hit.kind == HitKind::Session
+        && b.hit.kind == HitKind::Session
+        && a.hit.scope == b.hit.scope
+        && a.hit.source.session_id == b.hit.source.session_id;
+    match (same, a.range, b.range) {
+        (true, Some((a0, a1)), Some((b0, b1))) => b0 <= a1 + 1 && a0 <= b1 + 1,
+        _ => false,
+    }
+}
+
+/// Fold `b` into `a` (a scores at least as high), keeping message order.
+fn absorb(a: &mut Candidate, b: Candidate) {
+    let (a0, a1) = a.range.unwrap_or((0, 0));
+    let (b0, b1) = b.range.unwrap_or((0, 0));
+    let b_first = b0 < a0;
+    let mut ids = if b_first {
+        b.hit.source.message_ids.clone()
+    } else {
+        a.hit.source.message_ids.clone()
+    };
+    let rest = if b_first {
+        &a.hit.source.message_ids
+    } else {
+        &b.hit.source.message_ids
+    };
+    for id in rest {
+        if !ids.contains(id) {
+            ids.push(id.clone());
+        }
+    }
+    let (x, y) = if b_first {
+        (&b.hit.text, &a.hit.text)
+    } else {
+        (&a.hit.text, &b.hit.text)
+    };
+    a.hit.text = join_overlapping(x, y);
+    a.hit.source.message_ids = ids;
+    a.range = Some((a0.min(b0), a1.max(b1)));
+    a.hit.source.message_range = a.range.map(|(s, e)| [s, e]);
+}
+
+/// `x` then `y`, without repeating message blocks both contain.
+fn join_overlapping(x: &str, y: &str) -> String {
+    let seen: HashSet<&str> = x.split("\n\n").collect();
+    let tail: Vec<&str> = y.split("\n\n").filter(|b| !seen.contains(b)).collect();
+    if tail.is_empty() {
+        return x.to_string();
+    }
+    format!("{x}\n\n{}", tail.join("\n\n"))
+}
+
+/// Drop near-duplicates (Jaccard above `max_jaccard`) and hits past the
+/// per-session cap. `list` is sorted best first.
+pub fn diversify(list: Vec<Candidate>, per_session: usize, max_jaccard: f64) -> Vec<Candidate> {
+    let mut kept: Vec<(Candidate, HashSet<String>)> = Vec::new();
+    let mut per: HashMap<(crate::store::Scope, String), usize> = HashMap::new();
+    for c in list {
+        let words = word_set(&c.hit.text);
+        if kept.iter().any(|(_, w)| jaccard(w, &words) > max_jaccard) {
+            continue;
+        }
+        if let Some(s) = &c.hit.source.session_id {
+            let n = per.entry((c.hit.scope, s.clone())).or_default();
+            if *n >= per_session {
+                continue;
+            }
+            *n += 1;
+        }
+        kept.push((c, words));
+    }
+    kept.into_iter().map(|(c, _)| c).collect()
+}
