@@ -436,28 +436,38 @@ fn detect_assignments(text: &str, out: &mut Vec<Span>) {
     let mut from = 0;
     // Earliest-end search: no reverse pass to find where the match starts.
     while let Some(sep_end) = KEY_ASSIGN.shortest_match_at(text, from) {
-        let (span, examined) = assignment_at(text, sep_end);
-        // Resuming after the examined value keeps the scan linear.
-        from = examined.max(sep_end);
+        let (span, examined, value_start) = assignment_at(text, sep_end);
+        // After a secret, resume past it. After a rejected value, resume at
+        // the value itself: it may hold the real assignment, as in
+        // `aws-secret-key: aws_secret_access_key = <secret>`. A value is
+        // examined for at most MAX_VALUE_BYTES, so the scan stays linear.
+        from = match span {
+            Some(_) => examined.max(sep_end),
+            None => value_start.max(sep_end),
+        };
         out.extend(span);
     }
 }
 
 /// The value assigned by the separator character just before `sep_end`,
 /// when key and value look like an AWS secret key or another credential,
-/// and the end of the text examined for it.
-fn assignment_at(text: &str, sep_end: usize) -> (Option<Span>, usize) {
+/// the end of the text examined for it, and where the value starts.
+fn assignment_at(text: &str, sep_end: usize) -> (Option<Span>, usize, usize) {
     let bytes = text.as_bytes();
     let (key_start, key_end) = key_before(bytes, sep_end - 1);
     if text[..key_start].ends_with("//") {
-        return (None, sep_end); // `scheme://user:password@`: the URL detector's case
+        return (None, sep_end, sep_end); // `scheme://user:password@`: the URL detector's case
     }
     let Some(value_start) = after_separator(bytes, key_end) else {
-        return (None, sep_end);
+        return (None, sep_end, sep_end);
     };
     let (start, end, examined) = value_range(text, value_start);
     let key = &text[key_start..key_end];
-    (classify(text, key, start, end, sep_end), examined)
+    (
+        classify(text, key, start, end, sep_end),
+        examined,
+        value_start,
+    )
 }
 
 /// Kind of the assignment `key` = `text[start..end]`, if it is a secret.
@@ -926,6 +936,18 @@ mod tests {
     #[test]
     fn aws_documented_example_key_is_not_reported() {
         assert_clean(&format!("AKIA{}EXAMPLE", "IOSFODNN7"));
+    }
+
+    #[test]
+    /// Regression: a rejected assignment (`aws-secret-key: aws_secret...`)
+    /// used to swallow the real one inside its value.
+    #[test]
+    fn r_assignment_inside_a_rejected_value_is_found() {
+        let secret = format!("{}{}", "Zm9vYmFyYmF6cXV4MTIz", "NDU2Nzg5MGFiY2RlZmdo");
+        let text = format!("Leaked aws-secret-key: aws_secret_access_key = {secret}\n");
+        assert_single(&text, AWS_SECRET_KEY, &secret);
+        let pw = format!("password: DB_PASSWORD={}", "q8#Vz2!kLm9Rw");
+        assert_eq!(scan(&pw).len(), 1, "{pw}");
     }
 
     #[test]

@@ -20,9 +20,11 @@ use crate::ingest::{
 };
 use crate::store::file_mtime_ns;
 
-/// Commit after this many chunks (or sources) are pending.
+/// Commit after this many chunks (or sources) are pending, or after this
+/// long: an interrupted run loses at most about a second of work.
 const BATCH_CHUNKS: usize = 20_000;
 const BATCH_SOURCES: usize = 500;
+const BATCH_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 /// Prepared sources waiting for the writer, at most.
 const CHANNEL_BOUND: usize = 8;
 /// Line problems printed per source before the rest are only counted.
@@ -162,6 +164,7 @@ fn write_all(
             });
         });
         let mut pending = (0usize, 0usize);
+        let mut since_commit = Instant::now();
         let mut txn = conn.transaction()?;
         for p in rx {
             progress.inc(p.size.max(0) as u64);
@@ -174,10 +177,14 @@ fn write_all(
             report.tickets += w.tickets;
             progress.set_message(format!("{} chunks", report.chunks));
             pending = (pending.0 + w.chunks, pending.1 + 1);
-            if pending.0 >= BATCH_CHUNKS || pending.1 >= BATCH_SOURCES {
+            if pending.0 >= BATCH_CHUNKS
+                || pending.1 >= BATCH_SOURCES
+                || since_commit.elapsed() >= BATCH_TIME
+            {
                 txn.commit()?;
                 txn = conn.transaction()?;
                 pending = (0, 0);
+                since_commit = Instant::now();
             }
         }
         txn.commit()?;

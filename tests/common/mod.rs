@@ -52,6 +52,21 @@ impl Env {
         c
     }
 
+    /// A `std::process::Command` with the same setup, for tests that need
+    /// to spawn the binary and act while it runs.
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"));
+        c.env_remove("RECALL_HOME")
+            .env_remove("RECALL_PROJECT")
+            .env("NO_COLOR", "1")
+            .arg("--home")
+            .arg(self.home())
+            .arg("--project")
+            .arg(&self.project)
+            .current_dir(self.tmp.path());
+        c
+    }
+
     /// Run and return stdout; panics with stderr when the exit code differs.
     pub fn run(&self, args: &[&str]) -> String {
         let out = self.cmd().args(args).output().unwrap();
