@@ -7,7 +7,9 @@ use anyhow::{bail, Context as _, Result};
 
 use super::args::{DemoArgs, GlobalArgs, QueryArgs, QueryFormat};
 use super::context::Ctx;
-use crate::index::{sync_records, Progress, SyncReport};
+use crate::index::{index_sources, sync_records, IndexReport, Progress, RunOptions, SyncReport};
+use crate::ingest::discover::expand;
+use crate::ingest::Kind;
 use crate::records::Category;
 use crate::store::{Db, OpenMode, Scope};
 
@@ -42,6 +44,34 @@ fn copy_records(from: &Path, to: &Path) -> Result<usize> {
     Ok(n)
 }
 
+/// Index `<corpus>/sessions` and `<corpus>/tickets` into the project.
+fn index_demo_sources(
+    ctx: &Ctx,
+    corpus: &Path,
+    project: &crate::store::ScopeDir,
+) -> Result<IndexReport> {
+    let mut db = Db::open(&project.index_path(), OpenMode::ReadWrite)?;
+    let run = RunOptions {
+        now: ctx.now.as_second(),
+        ..RunOptions::default()
+    };
+    let mut report = IndexReport::default();
+    for (sub, kind) in [("sessions", Kind::Session), ("tickets", Kind::Ticket)] {
+        let dir = corpus.join(sub);
+        if !dir.is_dir() {
+            continue;
+        }
+        let inputs = expand(&[dir])?;
+        let opts = super::index::ingest_options(ctx, Some(kind), None);
+        let r = index_sources(db.writer()?, &inputs, &opts, &run, &mut |l| {
+            eprintln!("recall: {l}")
+        })?;
+        report.chunks += r.chunks;
+        report.tickets += r.tickets;
+    }
+    Ok(report)
+}
+
 pub fn run(a: DemoArgs) -> Result<u8> {
     let corpus = corpus_dir(a.corpus)?;
     let tmp = tempfile::Builder::new()
@@ -72,9 +102,12 @@ pub fn run(a: DemoArgs) -> Result<u8> {
     for e in &total.errors {
         eprintln!("recall: skipped {e}");
     }
+    let indexed = index_demo_sources(&ctx, &corpus, &project)?;
     eprintln!(
-        "demo: indexed {} records from {} into {}",
+        "demo: indexed {} records, {} session chunks and {} tickets from {} into {}",
         total.added,
+        indexed.chunks,
+        indexed.tickets,
         corpus.display(),
         tmp.path().display()
     );
