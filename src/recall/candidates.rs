@@ -31,6 +31,12 @@ pub struct Candidate {
     pub range: Option<(i64, i64)>,
 }
 
+/// Candidates fetched per table: enough for the limit, at least the tuned
+/// number.
+fn fetch(req: &Request) -> i64 {
+    req.tuning.candidates.max(req.limit.saturating_mul(2)) as i64
+}
+
 fn ts(secs: Option<i64>) -> Option<String> {
     secs.and_then(|s| jiff::Timestamp::from_second(s).ok())
         .map(|t| t.to_string())
@@ -73,7 +79,7 @@ pub fn records(
     let rows = st.query_map(
         params![
             expr,
-            req.tuning.candidates as i64,
+            fetch(req),
             req.now.as_second(),
             req.category.map(|c| c.as_str()),
             req.since,
@@ -157,13 +163,7 @@ pub fn chunks(
     );
     let mut st = c.prepare_cached(&sql)?;
     let rows = st.query_map(
-        params![
-            expr,
-            req.tuning.candidates as i64,
-            req.session,
-            req.since,
-            req.until
-        ],
+        params![expr, fetch(req), req.session, req.since, req.until],
         |r| {
             let spans: String = r.get(3)?;
             let body: String = r.get(10)?;
@@ -241,53 +241,50 @@ pub fn tickets(
            AND (?4 IS NULL OR coalesce(t.created, t.updated) <= ?4)"
     );
     let mut st = c.prepare_cached(&sql)?;
-    let rows = st.query_map(
-        params![expr, req.tuning.candidates as i64, req.since, req.until],
-        |r| {
-            let ticket: String = r.get(1)?;
-            let part: i64 = r.get(2)?;
-            let title: String = r.get(11)?;
-            let body: String = r.get(10)?;
-            let updated: Option<i64> = r.get(5)?;
-            let created: Option<i64> = r.get(4)?;
-            let passage = scorer.score(&format!("{title}\n{body}"));
-            let text = crate::text::truncate_chars(&body, req.tuning.window_chars * 2).to_string();
-            Ok(Candidate {
-                hit: Hit {
-                    rank: 0,
-                    score: 0.0,
-                    kind: HitKind::Ticket,
-                    scope: dir.scope,
-                    id: if part == 0 {
-                        ticket.clone()
-                    } else {
-                        format!("{ticket}#{part}")
-                    },
-                    category: None,
-                    snippet: scorer.snippet(&body, 24),
-                    title,
-                    text,
-                    source: HitSource {
-                        path: Some(r.get(8)?),
-                        ticket_id: Some(ticket),
-                        first_timestamp: ts(created),
-                        last_timestamp: ts(updated),
-                        ..HitSource::default()
-                    },
-                    pinned: false,
-                    importance: 50,
-                    updated: updated.or(created),
+    let rows = st.query_map(params![expr, fetch(req), req.since, req.until], |r| {
+        let ticket: String = r.get(1)?;
+        let part: i64 = r.get(2)?;
+        let title: String = r.get(11)?;
+        let body: String = r.get(10)?;
+        let updated: Option<i64> = r.get(5)?;
+        let created: Option<i64> = r.get(4)?;
+        let passage = scorer.score(&format!("{title}\n{body}"));
+        let text = crate::text::truncate_chars(&body, req.tuning.window_chars * 2).to_string();
+        Ok(Candidate {
+            hit: Hit {
+                rank: 0,
+                score: 0.0,
+                kind: HitKind::Ticket,
+                scope: dir.scope,
+                id: if part == 0 {
+                    ticket.clone()
+                } else {
+                    format!("{ticket}#{part}")
                 },
-                bm25: r.get(9)?,
-                passage,
-                times_hit: r.get(6)?,
-                last_hit: r.get(7)?,
-                target: 0,
-                table: Table::Tickets,
-                rowid: r.get(0)?,
-                range: None,
-            })
-        },
-    )?;
+                category: None,
+                snippet: scorer.snippet(&body, 24),
+                title,
+                text,
+                source: HitSource {
+                    path: Some(r.get(8)?),
+                    ticket_id: Some(ticket),
+                    first_timestamp: ts(created),
+                    last_timestamp: ts(updated),
+                    ..HitSource::default()
+                },
+                pinned: false,
+                importance: 50,
+                updated: updated.or(created),
+            },
+            bm25: r.get(9)?,
+            passage,
+            times_hit: r.get(6)?,
+            last_hit: r.get(7)?,
+            target: 0,
+            table: Table::Tickets,
+            rowid: r.get(0)?,
+            range: None,
+        })
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

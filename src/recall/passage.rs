@@ -232,6 +232,13 @@ pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usi
     while best.1 > best.0 && scores[best.1] <= 0.0 {
         best.1 -= 1;
     }
+    // The reply after the best message often holds the answer (a question
+    // matches the query, its answer does not): add the next message when it
+    // keeps the window within half again the budget.
+    let used: usize = lens[best.0..=best.1].iter().sum();
+    if best.1 + 1 < valid.len() && used + lens[best.1 + 1] <= max_chars + max_chars / 2 {
+        best.1 += 1;
+    }
     let chosen: Vec<Block> = valid[best.0..=best.1]
         .iter()
         .map(|b| (*b).clone())
@@ -317,6 +324,10 @@ mod tests {
         let w = best_window(&s, text, &blocks, 30);
         assert_eq!(w.blocks.len(), 1);
         assert!(w.text.contains("flaky"));
+        // The reply after the match comes along when it fits in 1.5x.
+        let w = best_window(&s, text, &blocks, 40);
+        assert_eq!(w.blocks.first().map(|b| b.msg), Some(1));
+        assert_eq!(w.blocks.last().map(|b| b.msg), Some(2));
         let w = best_window(&s, text, &blocks, 1000);
         assert_eq!(w.blocks.first().map(|b| b.msg), Some(1));
         assert_eq!(w.blocks.last().map(|b| b.msg), Some(3));

@@ -95,7 +95,9 @@ pub fn extract_terms(query: &str) -> Vec<Term> {
         if token.is_empty() {
             continue;
         }
-        if is_identifier(token) {
+        // `and/or`, `on/off`: separators between stopwords are prose.
+        let all_stop = words(token).all(|w| is_stopword(&w.to_lowercase()));
+        if is_identifier(token) && !all_stop {
             push(normalise(token), TermKind::Identifier, &mut out);
             plain.extend(words(token).flat_map(camel_parts));
         }
@@ -235,6 +237,18 @@ mod tests {
         let t = extract_terms(&q);
         assert!(t.len() <= MAX_TERMS);
         count(&db(), &q).unwrap();
+    }
+
+    /// Regression: "and/or" became the identifier `and or`, the only term
+    /// left after planning, and the query found nothing.
+    #[test]
+    fn r_slash_joined_stopwords_are_not_identifiers() {
+        let t = extract_terms("Has Tim been to North Carolina and/or Tennesee?");
+        assert!(t.iter().all(|t| t.text != "and or"), "{t:?}");
+        assert!(t.iter().any(|t| t.text == "tim"));
+        assert!(extract_terms("src/a.rs")
+            .iter()
+            .any(|t| t.kind == TermKind::Identifier));
     }
 
     #[test]

@@ -57,7 +57,7 @@ impl Default for Tuning {
         Tuning {
             max_terms: 16,
             candidates: 60,
-            window_chars: 600,
+            window_chars: 800,
             per_session: 3,
             max_jaccard: 0.8,
             weight_record: 1.0,

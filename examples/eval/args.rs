@@ -1,0 +1,64 @@
+//! The harness command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Retrieval quality harness: runs a benchmark through the `recall` CLI and
+/// compares it with a plain FTS5 floor.
+#[derive(Debug, Parser)]
+#[command(name = "eval")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub dataset: Dataset,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Dataset {
+    /// LoCoMo-10: budgeted evidence recall over conversation transcripts
+    Locomo {
+        /// Path of locomo10.json
+        path: PathBuf,
+        /// Give speaker_b the role "user" too (default: "assistant")
+        #[arg(long)]
+        all_user: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A BEIR set (SciFact): nDCG@10 over ticket documents
+    Beir {
+        /// Folder holding corpus.jsonl, queries.jsonl and qrels/test.tsv
+        dir: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Flags shared by every dataset.
+#[derive(Debug, Args, Clone)]
+pub struct Common {
+    /// Only the first N questions (with gold) in file order
+    #[arg(long, value_name = "N")]
+    pub limit_questions: Option<usize>,
+    /// Keep the workspace (home + converted data) in DIR and reuse its index on later runs
+    #[arg(long, value_name = "DIR")]
+    pub keep_home: Option<PathBuf>,
+    /// Index again even when --keep-home DIR is already indexed
+    #[arg(long)]
+    pub reindex: bool,
+    /// The recall binary [default: `recall` next to this executable]
+    #[arg(long, value_name = "PATH")]
+    pub recall_bin: Option<PathBuf>,
+    /// Write every per-question result to this JSON file
+    #[arg(long, value_name = "OUT")]
+    pub json: Option<PathBuf>,
+    /// Parallel query processes
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub workers: usize,
+    /// Hits asked per query [default: 50 for locomo, 100 for beir]
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Skip the FTS5 floor
+    #[arg(long)]
+    pub no_floor: bool,
+}
