@@ -938,7 +938,6 @@ mod tests {
         assert_clean(&format!("AKIA{}EXAMPLE", "IOSFODNN7"));
     }
 
-    #[test]
     /// Regression: a rejected assignment (`aws-secret-key: aws_secret...`)
     /// used to swallow the real one inside its value.
     #[test]

@@ -10,7 +10,8 @@ use common::Env;
 #[test]
 fn a_version_1_index_is_migrated_and_searchable() {
     let env = Env::new();
-    let show: serde_json::Value = serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
+    let show: serde_json::Value =
+        serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
     let dir = PathBuf::from(show["dir"].as_str().unwrap());
     std::fs::create_dir_all(&dir).unwrap();
     let frozen = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/compat/index-v1.db");
@@ -22,13 +23,29 @@ fn a_version_1_index_is_migrated_and_searchable() {
     assert_eq!(before, 1);
 
     let v = env.query_json("alpha", "ledger postgres migration");
-    let kinds: Vec<&str> = v["hits"].as_array().unwrap().iter().map(|h| h["kind"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"record") && kinds.contains(&"session"), "{v}");
+    let kinds: Vec<&str> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"record") && kinds.contains(&"session"),
+        "{v}"
+    );
 
     let c = rusqlite::Connection::open(dir.join("index.db")).unwrap();
-    let after: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let after: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(after, recall::store::SCHEMA_VERSION);
-    let vocab: i64 = c.query_row("SELECT count(*) FROM chunks_vocab WHERE term = 'ledger'", [], |r| r.get(0)).unwrap();
+    let vocab: i64 = c
+        .query_row(
+            "SELECT count(*) FROM chunks_vocab WHERE term = 'ledger'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(vocab, 1);
     // The frozen file itself is untouched.
     let frozen_version: i64 = rusqlite::Connection::open(&frozen)
