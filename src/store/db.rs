@@ -61,8 +61,13 @@ impl Db {
                 }
                 let mut c = Connection::open(path).map_err(corrupt)?;
                 init_conn(&mut c).map_err(corrupt)?;
-                c.pragma_update(None, "journal_mode", "WAL")
-                    .map_err(corrupt)?;
+                // Every write transaction takes the write lock up front. A
+                // deferred one that has read first cannot wait for another
+                // writer: SQLite answers SQLITE_BUSY at once instead of
+                // calling the busy handler, so a lock held for a moment by
+                // a query's salience update would fail a whole index job.
+                c.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
+                set_wal(&c).map_err(corrupt)?;
                 c.pragma_update(None, "synchronous", "NORMAL")
                     .map_err(corrupt)?;
                 check_version(path, &c)?;
@@ -102,8 +107,12 @@ impl Db {
             readers,
         };
         if mode == OpenMode::ReadOnly {
-            let r = db.reader()?;
-            check_version(path, &r)?;
+            // Checked on a connection of our own, not through the pool: the
+            // pool retries a failing connection until its timeout, so a
+            // corrupt file would take seconds to report instead of at once.
+            let mut c = Connection::open_with_flags(path, flags).map_err(corrupt)?;
+            init_conn(&mut c).map_err(corrupt)?;
+            check_version(path, &c)?;
         }
         Ok(db)
     }
@@ -142,6 +151,24 @@ impl Db {
                 let r = self.reader()?;
                 f(&r)
             }
+        }
+    }
+}
+
+/// Switch to WAL. On a new file, two processes opening it at once both
+/// try the switch, which needs an exclusive lock and answers SQLITE_BUSY at
+/// once, without calling the busy handler; so retry until the busy timeout.
+fn set_wal(c: &Connection) -> rusqlite::Result<()> {
+    let start = std::time::Instant::now();
+    loop {
+        match c.pragma_update(None, "journal_mode", "WAL") {
+            Err(e)
+                if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
         }
     }
 }
@@ -222,5 +249,24 @@ mod tests {
         let err = Db::open(&p, OpenMode::ReadWrite).unwrap_err();
         assert!(matches!(err, Error::SchemaTooNew { .. }));
         Ok(())
+    }
+
+    /// Regression: two `recall extract` runs creating the user index at
+    /// once failed with "database is locked" from the journal-mode switch.
+    #[test]
+    fn r_concurrent_first_opens_wait_for_the_wal_switch() {
+        for round in 0..20 {
+            let t = tempfile::tempdir().unwrap();
+            let p = t.path().join("index.db");
+            let errs: Vec<String> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| Db::open(&p, OpenMode::ReadWrite).map(|_| ())))
+                    .collect();
+                hs.into_iter()
+                    .filter_map(|h| h.join().unwrap().err().map(|e| e.to_string()))
+                    .collect()
+            });
+            assert!(errs.is_empty(), "round {round}: {errs:?}");
+        }
     }
 }

@@ -38,6 +38,14 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<i64> {
     Ok(found)
 }
 
+/// An empty index with the current schema, in memory: stands in for a scope
+/// that has no `index.db` when a command must not create one (a dry run).
+pub fn empty_in_memory() -> Result<Connection> {
+    let mut c = Connection::open_in_memory()?;
+    migrate(&mut c)?;
+    Ok(c)
+}
+
 /// Apply every migration to a fresh connection (for other modules' tests).
 #[cfg(test)]
 pub(crate) fn migrate_for_tests(conn: &mut Connection) {

@@ -20,7 +20,7 @@ pub use fsutil::{atomic_write, create_private_dir, file_mtime_ns, sync_parent};
 pub use home::resolve_home;
 #[cfg(test)]
 pub(crate) use migrate::migrate_for_tests;
-pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
+pub use migrate::{empty_in_memory, MIGRATIONS, SCHEMA_VERSION};
 pub use project::{canonical_root, project_id, Project, ProjectInfo};
 
 use std::fmt;
