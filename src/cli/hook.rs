@@ -150,6 +150,7 @@ fn open_for_read(ctx: &Ctx, dir: &ScopeDir) -> Result<Option<Db>> {
 }
 
 fn targets_for(ctx: &Ctx) -> Result<Vec<(ScopeDir, Db)>> {
+    check_home(ctx.home.root())?;
     let mut out = Vec::new();
     for dir in [ctx.project()?.dir, ctx.home.user()] {
         if let Some(db) = open_for_read(ctx, &dir)? {
@@ -157,6 +158,24 @@ fn targets_for(ctx: &Ctx) -> Result<Vec<(ScopeDir, Db)>> {
         }
     }
     Ok(out)
+}
+
+/// The reading hooks never create the home, but a missing or unusable one
+/// is worth a line on stderr: otherwise a mistyped `RECALL_HOME` would
+/// silently recall nothing forever.
+fn check_home(root: &std::path::Path) -> Result<()> {
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!(
+            "the recall home {} is not a folder; point --home or RECALL_HOME at a folder",
+            root.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+            "no recall home at {}: nothing to recall yet; add a record or index a session first",
+            root.display()
+        ),
+        Err(e) => Err(e).with_context(|| format!("cannot read the recall home {}", root.display())),
+    }
 }
 
 fn prompt(ctx: &Ctx, text: &str) -> Result<String> {
