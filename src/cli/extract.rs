@@ -1,6 +1,5 @@
 //! `recall extract` and `recall summary`.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
@@ -8,6 +7,7 @@ use anyhow::{bail, Result};
 use super::args::{ExtractArgs, ExtractorArg, SummaryArgs};
 use super::context::Ctx;
 use crate::extract::run::{self, Extractor, Options, Scopes};
+use crate::extract::summary::{render_summary, Section};
 use crate::index::{ListFilter, RecordStore};
 use crate::records::Status;
 use crate::store::Scope;
@@ -58,11 +58,20 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
         ingest: super::index::ingest_options(ctx, None, None),
         limits: ctx.limits(),
     };
-    let udir = ctx.ensure_scope(Scope::User)?;
-    let mut udb = ctx.open_synced(&udir)?;
+    // A dry run must not create the user scope just to compare against
+    // its (absent) records: an empty in-memory index stands in for it.
+    let udir = ctx.scope_dir(Scope::User)?;
+    let mut udb = None;
+    let mut empty = None;
+    let user = if a.dry_run && !udir.index_path().exists() && !udir.records_dir().exists() {
+        empty.insert(crate::store::empty_in_memory()?)
+    } else {
+        ctx.ensure_scope(Scope::User)?;
+        udb.insert(ctx.open_synced(&udir)?).writer()?
+    };
     let mut scopes = Scopes {
         project: (&pdir, pdb.writer()?),
-        user: (&udir, udb.writer()?),
+        user: (&udir, user),
     };
     let report = run::run(&mut scopes, &opts)?;
     if a.json {
@@ -117,8 +126,7 @@ fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {
 /// importance, then by recency, within the token budget.
 pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
     let project = ctx.project()?;
-    let mut out = format!("# Memory of {}\n", project.info.name);
-    let header_len = out.len();
+    let mut sections = Vec::new();
     for (scope, title) in [(Scope::Project, "Project"), (Scope::User, "Preferences")] {
         let dir = ctx.scope_dir(scope)?;
         if !dir.index_path().exists() && !dir.records_dir().exists() {
@@ -130,32 +138,13 @@ pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
             conn: db.writer()?,
             limits: ctx.limits(),
         };
-        let rows = store.list(&ListFilter {
+        let records = store.list(&ListFilter {
             status: Some(Status::Active),
             ..ListFilter::default()
         })?;
-        let mut section = format!("\n## {title}\n");
-        for r in rows {
-            let hook = crate::text::truncate_chars(r.text.lines().next().unwrap_or("").trim(), 120)
-                .to_string();
-            let pin = if r.pinned { " (pinned)" } else { "" };
-            let line = format!("- **{}**{pin} [{}]: {hook}\n", r.key, r.category);
-            if crate::text::estimate_tokens(&out)
-                + crate::text::estimate_tokens(&section)
-                + crate::text::estimate_tokens(&line)
-                > a.max_tokens
-            {
-                break;
-            }
-            let _ = write!(section, "{line}");
-        }
-        if section.lines().count() > 2 {
-            out.push_str(&section);
-        }
+        sections.push(Section { title, records });
     }
-    if out.len() == header_len {
-        out.push_str("\n(no records yet)\n");
-    }
+    let out = render_summary(&project.info.name, &sections, a.max_tokens);
     if a.write {
         let path = project.dir.root.join("MEMORY.md");
         ctx.ensure_scope(Scope::Project)?;

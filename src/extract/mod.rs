@@ -3,9 +3,11 @@
 //! sessions → extractor ([`rules`] built in, or an external [`command`]) →
 //! candidate facts → [`guard`] (size, confidence, secrets, near-duplicates,
 //! the 5-fact cap) → records with `source: auto` and their provenance.
-//! [`run`] owns selection, leases and per-session state.
+//! [`run`] owns selection, leases and per-session state; [`summary`] the
+//! `MEMORY.md`-style index of what was kept.
 
 pub mod command;
 pub mod guard;
 pub mod rules;
 pub mod run;
+pub mod summary;

@@ -80,6 +80,14 @@ pub struct Report {
     pub outcomes: Vec<Outcome>,
 }
 
+/// Whether the source `s` (with its extraction row `x`, if any) still needs
+/// extracting: never tried, changed since, or failed or interrupted (a
+/// `pending` row whose run died) fewer than three times. Used
+/// both to list due sessions and, again under the write lock, to claim one,
+/// so a session another run finished meanwhile is not processed twice.
+const NEEDS_WORK: &str = "(x.source_id IS NULL OR x.source_hash IS NOT s.hash
+     OR (x.state IN ('failed', 'pending') AND x.attempts < 3))";
+
 /// A session eligible for extraction.
 #[derive(Debug, Clone)]
 struct Due {
@@ -101,7 +109,7 @@ pub struct Scopes<'a> {
 
 fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
     let now = o.now.as_second();
-    let mut st = c.prepare(
+    let sql = format!(
         "SELECT s.id, s.path, s.format, s.hash, se.session_id, se.title, se.launcher, se.cwd
          FROM sources s JOIN sessions se ON se.source_id = s.id
          LEFT JOIN extractions x ON x.source_id = s.id
@@ -110,11 +118,11 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
            AND (?1 IS NOT NULL OR (coalesce(se.last_ts, s.mtime / 1000000000) <= ?2 - ?3
                                    AND coalesce(se.last_ts, s.mtime / 1000000000) >= ?2 - ?4))
            AND (?5 IS NULL OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?5)
-           AND (x.source_id IS NULL OR x.source_hash IS NOT s.hash
-                OR (x.state = 'failed' AND x.attempts < 3))
            AND (x.lease_until IS NULL OR x.lease_until < ?2)
-         ORDER BY coalesce(se.last_ts, 0) DESC LIMIT ?6",
-    )?;
+           AND {NEEDS_WORK}
+         ORDER BY coalesce(se.last_ts, 0) DESC LIMIT ?6"
+    );
+    let mut st = c.prepare(&sql)?;
     let rows = st.query_map(
         params![
             o.session,
@@ -144,17 +152,22 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
 fn claim(c: &mut Connection, d: &Due, o: &Options) -> Result<bool> {
     let now = o.now.as_second();
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let held: Option<(Option<String>, Option<i64>)> = tx
+    // Re-checked under the write lock: between `due` and now another run
+    // may have leased this session, or finished it.
+    let free: Option<i64> = tx
         .query_row(
-            "SELECT lease_owner, lease_until FROM extractions WHERE source_id = ?1",
-            [d.source_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            &format!(
+                "SELECT s.id FROM sources s LEFT JOIN extractions x ON x.source_id = s.id
+                 WHERE s.id = ?1 AND s.hash = ?2
+                   AND (x.lease_until IS NULL OR x.lease_until < ?3 OR x.lease_owner = ?4)
+                   AND {NEEDS_WORK}"
+            ),
+            params![d.source_id, d.hash, now, o.owner],
+            |r| r.get(0),
         )
         .optional()?;
-    if let Some((Some(owner), Some(until))) = held {
-        if owner != o.owner && until >= now {
-            return Ok(false);
-        }
+    if free.is_none() {
+        return Ok(false);
     }
     tx.execute(
         "INSERT INTO extractions(source_id, session_id, state, lease_owner, lease_until, attempts, updated)
