@@ -182,8 +182,10 @@ pub struct Window {
     pub blocks: Vec<Block>,
 }
 
-/// The best run of consecutive blocks whose text fits `max_chars`. A single
-/// block longer than the budget is cut around its best part.
+/// The best run of consecutive blocks whose text fits `max_chars`, plus the
+/// next message when the total stays within 1.5 × `max_chars`. A single
+/// block longer than the budget is cut around its best part; otherwise every
+/// block in the window appears whole in its text.
 pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usize) -> Window {
     let valid: Vec<&Block> = blocks
         .iter()
@@ -235,8 +237,12 @@ pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usi
     // The reply after the best message often holds the answer (a question
     // matches the query, its answer does not): add the next message when it
     // keeps the window within half again the budget.
+    // The window is then shown whole: every message it cites appears in
+    // full in its text.
     let used: usize = lens[best.0..=best.1].iter().sum();
-    if best.1 + 1 < valid.len() && used + lens[best.1 + 1] <= max_chars + max_chars / 2 {
+    let with_reply =
+        best.1 + 1 < valid.len() && used + lens[best.1 + 1] <= max_chars + max_chars / 2;
+    if with_reply {
         best.1 += 1;
     }
     let chosen: Vec<Block> = valid[best.0..=best.1]
@@ -248,7 +254,8 @@ pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usi
         .map(|b| &text[b.start..b.end])
         .collect::<Vec<_>>()
         .join("\n\n");
-    if joined.chars().count() > max_chars {
+    // Only a single message longer than the budget is cut.
+    if !with_reply && joined.chars().count() > max_chars {
         let text = cut_around(scorer, &joined, max_chars);
         return Window {
             score: scorer.score(&text),
