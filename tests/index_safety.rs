@@ -55,8 +55,7 @@ fn planted() -> Vec<(&'static str, String)> {
             "private-key",
             format!(
                 "-----BEGIN RSA PRIVATE KEY-----\n{}\n{}\n-----END RSA PRIVATE KEY-----",
-                b64.repeat(1),
-                "MIIEowIBAAKCAQEA7bq8xk2Vn3YpQe5Rw8Tz1Lm4Nq7Js0Hd3Kf6Gb9Ca2Xe5Wr8Ut1Oy4Ip7"
+                b64, "MIIEowIBAAKCAQEA7bq8xk2Vn3YpQe5Rw8Tz1Lm4Nq7Js0Hd3Kf6Gb9Ca2Xe5Wr8Ut1Oy4Ip7"
             ),
         ),
         (
@@ -242,16 +241,30 @@ fn chunk_count(db: &Path) -> i64 {
         .unwrap()
 }
 
+/// Sources committed so far, or 0 while the index does not exist yet or is
+/// locked by the writer's commit.
+fn committed_sources(db: &Path) -> i64 {
+    let Ok(c) = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return 0;
+    };
+    c.query_row("SELECT count(*) FROM sources", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
 #[test]
 fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
     let env = Env::new();
     let corpus = env.tmp.path().join("big");
-    big_corpus(&corpus, 200, 64);
+    // More files than one batch holds (500 sources), so the writer commits
+    // several times whatever the machine's speed.
+    const FILES: i64 = 1_200;
+    big_corpus(&corpus, FILES as usize, 8);
     let db = project_db(&env);
-    // Kill at growing delays until the kill lands mid-batch (some but not
-    // all sources committed).
+    // Kill as soon as the first batch is visible: some but not all sources
+    // are committed. On a very fast machine the run may finish between the
+    // poll and the kill, so try a few times.
     let mut killed_mid_batch = false;
-    for delay_ms in [1300u64, 1800, 2600, 4000] {
+    for _ in 0..5 {
         let _ = std::fs::remove_dir_all(env.home());
         let mut child = env
             .std_cmd()
@@ -261,8 +274,11 @@ fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
             .spawn()
             .unwrap();
         let start = Instant::now();
-        while start.elapsed() < Duration::from_millis(delay_ms) {
-            std::thread::sleep(Duration::from_millis(10));
+        while committed_sources(&db) == 0
+            && child.try_wait().unwrap().is_none()
+            && start.elapsed() < Duration::from_secs(120)
+        {
+            std::thread::sleep(Duration::from_millis(2));
         }
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
@@ -293,7 +309,7 @@ fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
             .unwrap();
         assert_eq!(orphans, 0);
         drop(c);
-        if sources > 0 && sources < 200 {
+        if sources > 0 && sources < FILES {
             killed_mid_batch = true;
             break;
         }
@@ -321,7 +337,7 @@ fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
     let n: i64 = c
         .query_row("SELECT count(*) FROM sources", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n, 200);
+    assert_eq!(n, FILES);
     c.execute(
         "INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')",
         [],
