@@ -11,6 +11,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod dedupe;
 pub mod error;
 pub mod extract;
 pub mod index;

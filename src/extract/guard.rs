@@ -15,14 +15,14 @@
 //!   most confident first.
 //! * **Keys** ([`auto_key`]): `auto:` plus the slug of the title.
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::dedupe::WordSet;
 use crate::ingest::model::{Message, Role};
 use crate::secrets::contains_secret;
-use crate::text::{slug, truncate_chars, words};
+use crate::text::{slug, truncate_chars};
 
 use super::rules::Candidate;
 
@@ -53,33 +53,6 @@ pub fn auto_key(title: &str) -> String {
     } else {
         format!("auto:{s}")
     }
-}
-
-/// Words that carry no meaning for near-duplicate detection.
-const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "for", "from", "has", "have",
-    "in", "into", "is", "it", "its", "of", "on", "or", "so", "that", "the", "their", "then",
-    "there", "these", "this", "those", "to", "was", "we", "were", "when", "which", "with", "you",
-];
-
-/// Normalised word set of `text`: `unicode61`-style words (maximal
-/// alphanumeric runs, so `cargo-test` is two words), lowercased, without
-/// English stopwords (`the`, `a`, `to`, `is`, ...). No stemming: a different
-/// inflection counts as a different word, which keeps dedupe conservative.
-pub fn word_set(text: &str) -> HashSet<String> {
-    words(text)
-        .map(str::to_lowercase)
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect()
-}
-
-/// |a ∩ b| / |a ∪ b|; 0.0 when both sets are empty (nothing to compare).
-pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
-    let union = a.union(b).count();
-    if union == 0 {
-        return 0.0;
-    }
-    a.intersection(b).count() as f64 / union as f64
 }
 
 /// Total characters of all message texts.
@@ -224,10 +197,10 @@ fn own_reason(c: &Candidate) -> Option<String> {
 
 /// The most similar text in `pool` above [`MAX_JACCARD`], with its score.
 fn near_duplicate<'a>(
-    words: &HashSet<String>,
-    pool: impl Iterator<Item = (&'a HashSet<String>, &'a str)>,
+    words: &WordSet,
+    pool: impl Iterator<Item = (&'a WordSet, &'a str)>,
 ) -> Option<(f64, &'a str)> {
-    pool.map(|(w, label)| (jaccard(words, w), label))
+    pool.map(|(w, label)| (words.jaccard(w), label))
         .filter(|(j, _)| *j > MAX_JACCARD)
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }
@@ -242,12 +215,14 @@ fn near_duplicate<'a>(
 /// [`MAX_FACTS_PER_SESSION`] cap.
 pub fn apply(mut cands: Vec<Candidate>, existing: &[String]) -> Verdict {
     cands.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
-    let existing: Vec<(HashSet<String>, &str)> =
-        existing.iter().map(|t| (word_set(t), t.as_str())).collect();
-    let mut kept_words: Vec<(HashSet<String>, String)> = Vec::new();
+    let existing: Vec<(WordSet, &str)> = existing
+        .iter()
+        .map(|t| (WordSet::new(t), t.as_str()))
+        .collect();
+    let mut kept_words: Vec<(WordSet, String)> = Vec::new();
     let mut verdict = Verdict::default();
     for c in cands {
-        let words = word_set(&c.text);
+        let words = WordSet::new(&c.text);
         let reason = own_reason(&c)
             .or_else(|| {
                 near_duplicate(&words, existing.iter().map(|(w, t)| (w, *t))).map(|(j, t)| {
@@ -436,22 +411,6 @@ mod tests {
             &existing,
         );
         assert_eq!(v.kept.len(), 1);
-    }
-
-    #[test]
-    fn jaccard_and_word_set_basics() {
-        let a = word_set("The cargo-test command");
-        assert_eq!(
-            a,
-            ["cargo", "test", "command"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
-        );
-        assert!((jaccard(&a, &a) - 1.0).abs() < f64::EPSILON);
-        assert!(jaccard(&HashSet::new(), &HashSet::new()).abs() < f64::EPSILON);
-        let b = word_set("cargo build");
-        assert!((jaccard(&a, &b) - 0.25).abs() < 1e-9);
     }
 
     #[test]

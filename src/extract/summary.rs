@@ -124,11 +124,17 @@ mod tests {
 
     #[test]
     fn a_tiny_budget_never_claims_there_are_no_records() {
-        for budget in 0..12 {
-            let out = render_summary("app", &sections(3), budget);
+        let long = "a fact long enough that its summary line needs many tokens ".repeat(2);
+        let s = vec![Section {
+            title: "Project",
+            records: (0..3).map(|i| rec(&format!("key {i}"), &long)).collect(),
+        }];
+        for budget in 0..40 {
+            let out = render_summary("app", &s, budget);
             assert!(!out.contains("no records yet"), "{budget}: {out}");
+            assert!(estimate_tokens(&out) <= budget, "{budget}: {out}");
         }
-        let out = render_summary("app", &sections(3), 20);
+        let out = render_summary("app", &s, 20);
         assert!(out.contains("(3 records; raise --max-tokens"), "{out}");
     }
 

@@ -11,6 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::dedupe::WordSet;
+
 use super::candidates::Candidate;
 use super::hit::HitKind;
 use super::search::Tuning;
@@ -51,20 +53,6 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
 fn decay(age_secs: i64, half_life_days: f64) -> f64 {
     let days = age_secs.max(0) as f64 / 86_400.0;
     0.5f64.powf(days / half_life_days.max(1e-3))
-}
-
-/// Lowercase word set for near-duplicate detection.
-pub fn word_set(s: &str) -> HashSet<String> {
-    crate::text::words(s).map(str::to_lowercase).collect()
-}
-
-/// Jaccard similarity of two word sets: |A ∩ B| / |A ∪ B|.
-pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
-    let union = a.union(b).count();
-    if union == 0 {
-        return 1.0;
-    }
-    a.intersection(b).count() as f64 / union as f64
 }
 
 /// Merge session windows that touch (adjacent or overlapping message
@@ -133,23 +121,55 @@ fn join_overlapping(x: &str, y: &str) -> String {
     format!("{x}\n\n{}", tail.join("\n\n"))
 }
 
-/// Drop near-duplicates (Jaccard above `max_jaccard`) and hits past the
-/// per-session cap. `list` is sorted best first.
-pub fn diversify(list: Vec<Candidate>, per_session: usize, max_jaccard: f64) -> Vec<Candidate> {
-    let mut kept: Vec<(Candidate, HashSet<String>)> = Vec::new();
+/// What [`select`] keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    /// Most hits from one session.
+    pub per_session: usize,
+    /// Near-duplicate threshold: a hit whose word set has a Jaccard
+    /// similarity above this with a kept hit is dropped.
+    pub max_jaccard: f64,
+    /// Most hits.
+    pub limit: usize,
+    /// Most estimated tokens of hit text, if any.
+    pub max_tokens: Option<usize>,
+}
+
+/// Walk `list` (sorted best first) and keep hits until `limit`: skipping
+/// near-duplicates of a kept hit, hits past the per-session cap, and hits
+/// whose text would pass the token budget (a smaller one later may fit).
+/// Stops at the limit, so near-duplicate checks cost at most
+/// `limit × candidates` comparisons.
+pub fn select(list: Vec<Candidate>, caps: Caps) -> Vec<Candidate> {
+    let mut kept: Vec<(Candidate, WordSet)> = Vec::new();
     let mut per: HashMap<(crate::store::Scope, String), usize> = HashMap::new();
+    let mut tokens = 0;
     for c in list {
-        let words = word_set(&c.hit.text);
-        if kept.iter().any(|(_, w)| jaccard(w, &words) > max_jaccard) {
+        if kept.len() >= caps.limit {
+            break;
+        }
+        let cost = crate::text::estimate_tokens(&c.hit.text);
+        if caps.max_tokens.is_some_and(|m| tokens + cost > m) {
             continue;
         }
-        if let Some(s) = &c.hit.source.session_id {
-            let n = per.entry((c.hit.scope, s.clone())).or_default();
-            if *n >= per_session {
-                continue;
-            }
-            *n += 1;
+        let session = c.hit.source.session_id.clone().map(|s| (c.hit.scope, s));
+        if session
+            .as_ref()
+            .is_some_and(|k| per.get(k).copied().unwrap_or(0) >= caps.per_session)
+        {
+            continue;
         }
+        let words = WordSet::new(&c.hit.text);
+        if kept
+            .iter()
+            .any(|(_, w)| w.jaccard(&words) > caps.max_jaccard)
+        {
+            continue;
+        }
+        if let Some(k) = session {
+            *per.entry(k).or_default() += 1;
+        }
+        tokens += cost;
         kept.push((c, words));
     }
     kept.into_iter().map(|(c, _)| c).collect()

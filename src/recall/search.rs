@@ -199,12 +199,16 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
             .total_cmp(&a.hit.score)
             .then_with(|| a.hit.id.cmp(&b.hit.id))
     });
-    let list = rank::diversify(
+    let list = rank::select(
         rank::merge_adjacent(all),
-        req.tuning.per_session,
-        req.tuning.max_jaccard,
+        rank::Caps {
+            per_session: req.tuning.per_session,
+            max_jaccard: req.tuning.max_jaccard,
+            limit: req.limit,
+            max_tokens: req.max_tokens,
+        },
     );
-    let (hits, touched) = cut(list, req);
+    let (hits, touched) = number(list);
     timings.insert("rank".into(), ms(t1));
     timings.insert("total".into(), ms(t0));
     shown.sort_by(|a, b| b.weight.total_cmp(&a.weight));
@@ -217,20 +221,12 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     })
 }
 
-/// Apply the limit and the token budget; number the hits.
-fn cut(list: Vec<Candidate>, req: &Request) -> (Vec<Hit>, Vec<Touched>) {
-    let mut hits = Vec::new();
-    let mut touched = Vec::new();
-    let mut tokens = 0;
+/// Number the selected hits and note the rows they came from (for the
+/// salience update).
+fn number(list: Vec<Candidate>) -> (Vec<Hit>, Vec<Touched>) {
+    let mut hits = Vec::with_capacity(list.len());
+    let mut touched = Vec::with_capacity(list.len());
     for c in list {
-        if hits.len() >= req.limit {
-            break;
-        }
-        let cost = crate::text::estimate_tokens(&c.hit.text);
-        if req.max_tokens.is_some_and(|m| tokens + cost > m) {
-            continue;
-        }
-        tokens += cost;
         touched.push(Touched {
             target: c.target,
             table: c.table,
