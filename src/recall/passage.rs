@@ -296,6 +296,7 @@ mod tests {
                     kind: *k,
                 },
                 df: 1,
+                exact: true,
                 weight: *w,
             })
             .collect();
