@@ -79,7 +79,10 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
         .flatten()
-        .filter(|e| e.file_type().is_file())
+        // Symlinked files are indexed (transcripts are often linked into
+        // an export folder); symlinked folders are not followed, so a link
+        // loop cannot make the walk endless.
+        .filter(|e| e.file_type().is_file() || (e.path_is_symlink() && e.path().is_file()))
         .filter(|e| {
             e.path()
                 .extension()
@@ -195,6 +198,20 @@ mod tests {
         );
         assert!(expand(&[t.path().join("nomatch*.x")]).is_err());
         Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn walk_takes_symlinked_files_but_not_symlinked_folders() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().join("real");
+        std::fs::create_dir_all(real.join("sub")).unwrap();
+        std::fs::write(real.join("sub/a.jsonl"), "{}").unwrap();
+        let walked = t.path().join("walked");
+        std::fs::create_dir_all(&walked).unwrap();
+        std::os::unix::fs::symlink(real.join("sub/a.jsonl"), walked.join("link.jsonl")).unwrap();
+        std::os::unix::fs::symlink(&real, walked.join("loop")).unwrap();
+        assert_eq!(walk(&walked), vec![walked.join("link.jsonl")]);
     }
 
     #[test]
