@@ -17,17 +17,17 @@ use super::candidates::Candidate;
 use super::hit::HitKind;
 use super::search::Tuning;
 
-/// Blend of normalised bm25 and passage scores within one list.
-const BM25_SHARE: f64 = 0.5;
-
-/// Normalise one list's scores into `[0, 1]` and store them in `hit.score`.
-pub fn normalise(list: &mut [Candidate]) {
+/// Normalise one list's scores into `[0, 1]` and store them in `hit.score`:
+/// `bm25_share` of the bm25 score divided by the list's best, plus the rest
+/// of the passage score divided by the list's best.
+pub fn normalise(list: &mut [Candidate], bm25_share: f64) {
+    let bm25_share = bm25_share.clamp(0.0, 1.0);
     let max_b = list.iter().map(|c| c.bm25).fold(0.0, f64::max);
     let max_p = list.iter().map(|c| c.passage).fold(0.0, f64::max);
     for c in list {
         let b = if max_b > 0.0 { c.bm25 / max_b } else { 0.0 };
         let p = if max_p > 0.0 { c.passage / max_p } else { 0.0 };
-        c.hit.score = BM25_SHARE * b + (1.0 - BM25_SHARE) * p;
+        c.hit.score = bm25_share * b + (1.0 - bm25_share) * p;
     }
 }
 

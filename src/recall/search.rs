@@ -50,6 +50,9 @@ pub struct Tuning {
     pub record_columns: Vec<f64>,
     pub chunk_columns: Vec<f64>,
     pub ticket_columns: Vec<f64>,
+    /// Share of the normalised bm25 score in a hit's score within its list;
+    /// the rest is the passage score of the text actually returned.
+    pub bm25_share: f64,
 }
 
 impl Default for Tuning {
@@ -67,6 +70,7 @@ impl Default for Tuning {
             record_columns: vec![4.0, 1.0, 2.0, 0.4],
             chunk_columns: vec![1.0, 1.0, 0.3],
             ticket_columns: vec![2.0, 1.0, 1.5, 0.3],
+            bm25_share: 0.5,
         }
     }
 }
@@ -181,7 +185,7 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
             Ok(lists)
         })?;
         for mut list in lists {
-            rank::normalise(&mut list);
+            rank::normalise(&mut list, req.tuning.bm25_share);
             all.extend(list.into_iter().map(|c| Candidate { target: ti, ..c }));
         }
     }
