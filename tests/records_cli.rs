@@ -438,3 +438,45 @@ fn global_flags_work_after_the_subcommand() {
         1
     );
 }
+
+/// Regression: `doctor` told the user to run `reindex --full` for a damaged
+/// FTS table, but `--full` kept every row whose file hash was unchanged, so
+/// the damage (and the wrong text in recall) stayed.
+#[test]
+fn r_reindex_full_repairs_damaged_fts_content() {
+    let env = Env::new();
+    env.add(
+        "decisions",
+        "package manager",
+        "We use pnpm workspaces, not npm.",
+    );
+    env.add("procedures", "release", "Tag the release and push the tag.");
+    let show: serde_json::Value =
+        serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
+    let db = std::path::PathBuf::from(show["dir"].as_str().unwrap()).join("index.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE records_fts_content SET c1 = 'totally different words' WHERE id = 1",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let doctor = env.cmd().arg("doctor").output().unwrap();
+    assert_eq!(doctor.status.code(), Some(1), "doctor sees the damage");
+    assert!(String::from_utf8_lossy(&doctor.stdout).contains("reindex --full"));
+
+    env.run(&["reindex", "--full"]);
+    let doctor = env.cmd().arg("doctor").output().unwrap();
+    assert_eq!(
+        doctor.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&doctor.stdout)
+    );
+    let v = env.query_json("alpha", "pnpm workspaces");
+    assert!(v["hits"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("We use pnpm workspaces"));
+    assert!(!v.to_string().contains("totally different"), "{v}");
+}

@@ -117,13 +117,15 @@ fn load_rows(conn: &Connection) -> Result<HashMap<String, Row>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-fn read_one(s: Seen, old: Option<&Row>, limits: &Limits) -> Parsed {
+/// Read and parse one file. Unless `full`, a file whose bytes hash the same
+/// as its row's is not parsed again.
+fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
     let bytes = match fs::read(&s.abs) {
         Ok(b) => b,
         Err(e) => return Parsed::Failed(format!("{}: cannot read: {e}", s.abs.display())),
     };
     let hash = blake3::hash(&bytes).to_hex().to_string();
-    if let Some(o) = old.filter(|o| o.hash == hash) {
+    if let Some(o) = old.filter(|o| !full && o.hash == hash) {
         return Parsed::SameContent {
             rowid: o.rowid,
             size: s.size,
@@ -193,7 +195,7 @@ pub fn sync_records(
             .into_par_iter()
             .map(|s| {
                 let old = rows.get(&s.rel);
-                read_one(s, old, limits)
+                read_one(s, old, limits, full)
             })
             .collect();
         let tx = conn.transaction()?;
@@ -202,6 +204,12 @@ pub fn sync_records(
             apply(&tx, p, &rows, &mut report, &mut errors)?;
         }
         tx.commit()?;
+    }
+    if full {
+        // Every row was rewritten from its file; now rebuild the inverted
+        // index from those rows, so damage to it (what `doctor` reports as
+        // a malformed FTS5 index) is repaired too.
+        conn.execute("INSERT INTO records_fts(records_fts) VALUES('rebuild')", [])?;
     }
     remember_dirs(conn, dir)?;
     report.errors = errors;
