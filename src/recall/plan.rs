@@ -158,8 +158,14 @@ fn doc_freqs(
     }
 }
 
-/// Whether a word is too common to help: in more than half the documents,
-/// or counted only up to a cap (so in more than every exactly counted term).
+/// Common words are dropped only when at least this many other terms are
+/// left: a short query keeps its common words (`pnpm release` on a store
+/// where most records mention pnpm must still find them), a long one loses
+/// them.
+const MIN_RARE_TERMS: usize = 3;
+
+/// Whether a term is common: in more than half the documents, or counted
+/// only up to a cap (so in more than every exactly counted term).
 fn common(w: &Weighted, docs: i64) -> bool {
     w.df * 2 > docs || !w.exact
 }
@@ -190,14 +196,22 @@ pub fn plan(conn: &Connection, table: Table, terms: &[Term], max_terms: usize) -
         });
     }
     out.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-    // Common words carry almost no signal but make the OR query match most
-    // rows (and ranking cost grows with the rows matched); keep them only
-    // if nothing else.
-    // A term counted only up to a cap is commoner than every exactly
-    // counted one, of whatever kind: it goes too.
-    if out.iter().any(|w| !common(w, docs)) {
-        out.retain(|w| w.exact && (w.df * 2 <= docs || w.term.kind != TermKind::Word));
-    }
+    // Words in more than half the documents carry almost no signal but
+    // make the OR query match most rows (and ranking cost grows with the
+    // rows matched): they go when at least MIN_RARE_TERMS rarer terms are
+    // left. A term counted only up to a cap is commoner than every exactly
+    // counted one, whatever its kind: it goes whenever one was counted.
+    let any_exact = out.iter().any(|w| w.exact);
+    let rare = out.iter().filter(|w| !common(w, docs)).count();
+    out.retain(|w| {
+        if !w.exact {
+            !any_exact
+        } else if w.df * 2 > docs && w.term.kind == TermKind::Word {
+            rare < MIN_RARE_TERMS
+        } else {
+            true
+        }
+    });
     out.truncate(max_terms);
     Ok(Plan { terms: out, docs })
 }
@@ -213,42 +227,59 @@ mod tests {
         c
     }
 
-    #[test]
-    fn rare_terms_outweigh_common_ones_and_unknown_terms_drop() -> Result<()> {
+    /// A tickets table with one row per body.
+    fn tickets(bodies: &[&str]) -> Result<Connection> {
         let c = db();
-        for i in 0..10 {
-            let body = if i == 3 {
-                "the flaky loader test"
-            } else {
-                "the test passed"
-            };
+        c.execute_batch("PRAGMA foreign_keys=OFF;")?;
+        for (i, body) in bodies.iter().enumerate() {
+            let rowid = i as i64 + 1;
             c.execute(
-                "INSERT INTO tickets(source_id, ticket_id, part) VALUES(0, ?1, 0)",
-                [i.to_string()],
-            )
-            .ok();
+                "INSERT INTO tickets(rowid, source_id, ticket_id, part) VALUES(?1, 0, 'x', ?1)",
+                [rowid],
+            )?;
             c.execute(
                 "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1, '', ?2, '', '')",
-                rusqlite::params![i + 1, body],
+                rusqlite::params![rowid, body],
             )?;
         }
-        // rowids for the metadata table, so docs is right
-        c.execute_batch("PRAGMA foreign_keys=OFF;")?;
-        for i in 1..=10 {
-            c.execute(
-                "INSERT OR IGNORE INTO tickets(rowid, source_id, ticket_id, part) VALUES(?1, 0, 'x', 0)",
-                [i],
-            )?;
-        }
-        let p = plan(&c, Table::Tickets, &extract_terms("flaky test zebra"), 8)?;
-        let texts: Vec<&str> = p.terms.iter().map(|w| w.term.text.as_str()).collect();
-        assert_eq!(texts.first(), Some(&"flaky"));
-        assert!(!texts.contains(&"zebra"));
+        Ok(c)
+    }
+
+    fn planned(c: &Connection, q: &str) -> Result<Vec<String>> {
+        let p = plan(c, Table::Tickets, &extract_terms(q), 8)?;
+        Ok(p.terms.iter().map(|w| w.term.text.clone()).collect())
+    }
+
+    #[test]
+    fn rare_terms_outweigh_common_ones_and_unknown_terms_drop() -> Result<()> {
+        let mut bodies = vec!["the test passed"; 10];
+        bodies[3] = "the flaky loader test crashed";
+        let c = tickets(&bodies)?;
+        let texts = planned(&c, "flaky loader crashed test zebra")?;
+        assert_eq!(texts.first().map(String::as_str), Some("flaky"));
+        assert!(!texts.iter().any(|t| t == "zebra"), "{texts:?}");
         assert!(
-            !texts.contains(&"test"),
-            "a word in every row is dropped when rarer ones exist"
+            !texts.iter().any(|t| t == "test"),
+            "a word in every row is dropped when three rarer ones exist: {texts:?}"
         );
-        assert!(p.to_match().is_some());
+        assert!(plan(&c, Table::Tickets, &extract_terms("flaky"), 8)?
+            .to_match()
+            .is_some());
+        Ok(())
+    }
+
+    /// Regression: in a store of three records, `pnpm release` dropped
+    /// `pnpm` (in two of the three) and found only the release record.
+    #[test]
+    fn r_a_short_query_keeps_its_common_words() -> Result<()> {
+        let c = tickets(&[
+            "We use pnpm workspaces",
+            "Run pnpm install first",
+            "Tag the release",
+        ])?;
+        let texts = planned(&c, "pnpm release")?;
+        assert!(texts.iter().any(|t| t == "pnpm"), "{texts:?}");
+        assert!(texts.iter().any(|t| t == "release"), "{texts:?}");
         Ok(())
     }
 
@@ -293,7 +324,10 @@ mod tests {
             texts.contains(&"half") && texts.contains(&"rare"),
             "{texts:?}"
         );
-        assert!(!texts.contains(&"common"), "in more than half: {texts:?}");
+        assert!(
+            texts.contains(&"common"),
+            "in more than half, but only two rarer terms are left: {texts:?}"
+        );
         Ok(())
     }
 
