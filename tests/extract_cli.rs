@@ -1330,3 +1330,35 @@ fn builtin_extractor_finds_preferences_decisions_and_procedures() {
         "{all}"
     );
 }
+
+/// Regression: a user who rewrote an extracted record's text with
+/// `record update` lost it to the next extraction of the same fact, because
+/// the record stayed `source: auto`.
+#[test]
+fn r_a_hand_edited_auto_record_is_manual_and_never_overwritten() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "decisions",
+        "Use pnpm",
+        "Use pnpm for every package install.",
+        0.9,
+    )]);
+    fake.extract(&env, &["--session", "s1"]);
+    assert_eq!(get(&env, "auto:use-pnpm").unwrap()["source"], "auto");
+    env.run(&[
+        "record",
+        "update",
+        "auto:use-pnpm",
+        "--text",
+        "pnpm, except in the docs site, which uses npm.",
+    ]);
+    assert_eq!(get(&env, "auto:use-pnpm").unwrap()["source"], "manual");
+    indexed_session(&env, "s2");
+    let r = fake.extract(&env, &["--session", "s2"]);
+    assert_eq!(r["report"]["records"], 0, "{r}");
+    let rec = get(&env, "auto:use-pnpm").unwrap();
+    assert_eq!(rec["source"], "manual");
+    assert!(rec.to_string().contains("except in the docs site"), "{rec}");
+}

@@ -190,6 +190,7 @@ fn update(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
         let mut r = loc.record;
         if let Some(t) = text {
             r.body = t.trim().to_string();
+            r.mark_edited_by_hand();
         }
         if let Some(p) = a.pinned {
             r.meta.pinned = p;
@@ -349,6 +350,9 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
             parse_record(&edited, Path::new(&loc.path), &store.limits).and_then(|mut r| {
                 r.meta.id = loc.record.meta.id.clone();
                 r.meta.updated = ctx.now;
+                if r.body != loc.record.body {
+                    r.mark_edited_by_hand();
+                }
                 store.save(r, Some(&loc.path), SecretPolicy::Refuse)
             });
         let saved = match result {

@@ -108,6 +108,7 @@ impl RecordStore<'_> {
         match self.find_by_key(key)? {
             Some(mut found) => {
                 found.record.body = body.trim().to_string();
+                found.record.mark_edited_by_hand();
                 found.record.meta.category = category;
                 found.record.meta.updated = now;
                 edit(&mut found.record);

@@ -166,6 +166,14 @@ pub struct Record {
 }
 
 impl Record {
+    /// A person wrote this record's text: an extracted (`auto`) record
+    /// becomes `manual`, so extraction never overwrites it again.
+    pub fn mark_edited_by_hand(&mut self) {
+        if self.meta.source == Source::Auto {
+            self.meta.source = Source::Manual;
+        }
+    }
+
     /// A new record with defaults for everything but the essentials.
     pub fn new(
         key: &str,
