@@ -99,15 +99,21 @@ fn json_str(s: &str) -> String {
 
 fn write_corpus(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
-    let mut neutral =
-        String::from("{\"session\":{\"id\":\"leaky\",\"title\":\"deploy credentials\"}}\n");
+    // Secrets also sit in the session's cwd and branch and in speaker
+    // names: every free-text field is redacted, not only message text.
+    let all: Vec<String> = planted().into_iter().map(|(_, t)| t).collect();
+    let mut neutral = serde_json::json!({"session": {"id": "leaky", "title": "deploy credentials",
+        "cwd": format!("/srv/{}", all.join("/")), "git_branch": format!("fix/{}", all.join("-"))}})
+    .to_string()
+        + "\n";
     let mut md_ticket =
         String::from("---\nid: SEC-1\ntitle: rotate credentials\nstatus: open\n---\n\n");
     let mut issues = Vec::new();
     for (i, (kind, text)) in planted().iter().enumerate() {
         let content = format!("the {kind} for staging is {text} so deploy with it");
         neutral += &format!(
-            "{{\"role\":\"user\",\"id\":\"m{i}\",\"content\":{}}}\n",
+            "{{\"role\":\"user\",\"id\":\"m{i}\",\"name\":{},\"content\":{}}}\n",
+            json_str(&format!("ops {text}")),
             json_str(&content)
         );
         md_ticket += &format!("Leaked {kind}: {text}\n\n");

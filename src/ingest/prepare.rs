@@ -23,7 +23,7 @@ use crate::secrets;
 use crate::text::aux_terms;
 
 /// Bumped when chunking or redaction changes, so every source is redone.
-pub const PIPELINE_VERSION: u32 = 1;
+pub const PIPELINE_VERSION: u32 = 2;
 
 /// How much of a file is read to detect its format.
 const HEAD_BYTES: usize = 64 * 1024;
@@ -352,9 +352,20 @@ fn finish_session(
             m.text = reduced;
         }
     }
+    // Every free-text field that reaches the index is redacted, not only
+    // the message text: a token can sit in a speaker name, a title, a cwd or
+    // a branch name. Ids are left alone: they key incremental indexing.
     let mut redactions = 0;
-    if let Some(t) = parsed.meta.title.as_mut() {
-        redactions += redact_in_place(t);
+    let meta = &mut parsed.meta;
+    for field in [&mut meta.title, &mut meta.cwd, &mut meta.git_branch] {
+        if let Some(t) = field.as_mut() {
+            redactions += redact_in_place(t);
+        }
+    }
+    for m in &mut parsed.messages {
+        if let Some(n) = m.name.as_mut() {
+            redactions += redact_in_place(n);
+        }
     }
     let chunks = chunk_messages(&parsed.messages, base, &opts.chunk)
         .into_iter()
