@@ -1610,3 +1610,23 @@ fn an_index_job_waits_for_another_writer_instead_of_failing() {
     let (code, v) = query_json(&env, &["--kind", "session", "okapi"]);
     assert_eq!((code, ids(&v)), (0, vec!["next#0".to_string()]));
 }
+
+/// Regression: the issue promises that JSON output starts with
+/// `{"version": 1, "query": ..., ...`; keys used to come out sorted, with
+/// `hits` first and `version` last.
+#[test]
+fn r_json_output_starts_with_version_and_query() {
+    let env = corpus();
+    let (code, text, _) = query(&env, &["--format", "json", Q]);
+    assert_eq!(code, 0);
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  \"") && !l.starts_with("   "))
+        .map(|l| l.trim().split('"').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        ["version", "query", "terms", "project", "hits", "timings_ms"],
+        "{text}"
+    );
+}

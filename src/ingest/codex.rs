@@ -1009,7 +1009,7 @@ mod tests {
                 (Role::Tool, "[exec] cat missing\ncat: missing: No such file"),
                 (
                     Role::Tool,
-                    "[update_plan] {\"plan\":[{\"status\":\"done\",\"step\":\"a\"}]}\nPlan updated"
+                    "[update_plan] {\"plan\":[{\"step\":\"a\",\"status\":\"done\"}]}\nPlan updated"
                 ),
             ]
         );
