@@ -1362,3 +1362,35 @@ fn r_a_hand_edited_auto_record_is_manual_and_never_overwritten() {
     assert_eq!(rec["source"], "manual");
     assert!(rec.to_string().contains("except in the docs site"), "{rec}");
 }
+
+/// Regression: one fact with an unknown category made the whole response
+/// unusable, so the session failed and its good facts were lost.
+#[test]
+fn r_one_bad_fact_is_dropped_and_the_others_are_kept() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let fake = Fake::new(&env);
+    let mut bogus = fact("decisions", "Bogus", "A fact in no known category.", 0.9);
+    bogus["category"] = json!("bogus");
+    let mut no_text = fact("decisions", "No text", "x", 0.9);
+    no_text.as_object_mut().unwrap().remove("text");
+    fake.answer(vec![
+        bogus,
+        fact(
+            "decisions",
+            "Use pnpm",
+            "Use pnpm for every package install.",
+            0.9,
+        ),
+        no_text,
+    ]);
+    let r = fake.extract(&env, &[]);
+    assert_eq!(outcome(&r, "s1")["state"], "done", "{r}");
+    assert_eq!(auto_keys(&env), ["auto:use-pnpm"]);
+    let dropped = outcome(&r, "s1")["dropped"].to_string();
+    assert!(
+        dropped.contains("fact 1 (Bogus)") && dropped.contains("bogus"),
+        "{dropped}"
+    );
+    assert!(dropped.contains("fact 3 (No text)"), "{dropped}");
+}

@@ -51,7 +51,16 @@ pub struct SessionInfo<'a> {
 
 #[derive(Debug, Deserialize)]
 struct Response {
-    facts: Vec<Fact>,
+    /// Read one by one, so one malformed fact drops only itself.
+    facts: Vec<serde_json::Value>,
+}
+
+/// What a response held: the usable facts, and why the others were not.
+#[derive(Debug, Default)]
+pub struct Facts {
+    pub candidates: Vec<Candidate>,
+    /// `fact N (key): reason`, one per fact that could not be used.
+    pub rejected: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -67,7 +76,7 @@ struct Fact {
 }
 
 /// Run `cmd` on `req`; the facts it returns as candidates.
-pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Vec<Candidate>> {
+pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Facts> {
     let input = serde_json::to_vec(req)?;
     let mut child = Command::new("sh")
         .arg("-c")
@@ -131,27 +140,37 @@ pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Vec<Can
     parse_response(&stdout)
 }
 
-/// Turn the program's stdout into candidates.
-pub fn parse_response(stdout: &[u8]) -> Result<Vec<Candidate>> {
+/// Turn the program's stdout into candidates. Output that is not a facts
+/// response fails the session; a single fact with a bad category, scope or
+/// missing field is only rejected, with its reason.
+pub fn parse_response(stdout: &[u8]) -> Result<Facts> {
     let r: Response = serde_json::from_slice(stdout).map_err(|e| {
         Error::invalid(format!(
             "the extractor command printed something that is not a facts response: {e}"
         ))
     })?;
-    r.facts
-        .into_iter()
-        .map(|f| {
-            Ok(Candidate {
-                category: f.category.parse::<Category>()?,
-                scope: match f.scope.as_deref() {
-                    None => Scope::Project,
-                    Some(s) => s.parse()?,
-                },
-                key: f.key,
-                text: f.text,
-                confidence: f.confidence,
-                evidence: f.evidence,
-            })
-        })
-        .collect()
+    let mut out = Facts::default();
+    for (i, v) in r.facts.into_iter().enumerate() {
+        let key = v["key"].as_str().unwrap_or("?").to_string();
+        match fact(v) {
+            Ok(c) => out.candidates.push(c),
+            Err(e) => out.rejected.push(format!("fact {} ({key}): {e}", i + 1)),
+        }
+    }
+    Ok(out)
+}
+
+fn fact(v: serde_json::Value) -> Result<Candidate> {
+    let f: Fact = serde_json::from_value(v).map_err(|e| Error::invalid(e.to_string()))?;
+    Ok(Candidate {
+        category: f.category.parse::<Category>()?,
+        scope: match f.scope.as_deref() {
+            None => Scope::Project,
+            Some(s) => s.parse()?,
+        },
+        key: f.key,
+        text: f.text,
+        confidence: f.confidence,
+        evidence: f.evidence,
+    })
 }

@@ -284,14 +284,16 @@ fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
     }
     let mut existing = recent_texts(scopes.project.1, 100)?;
     existing.extend(recent_texts(scopes.user.1, 100)?);
-    let cands = candidates(&o.extractor, d, &parsed.messages, &existing)?;
-    let verdict = guard::apply(cands, &existing);
+    let facts = candidates(&o.extractor, d, &parsed.messages, &existing)?;
+    let verdict = guard::apply(facts.candidates, &existing);
     let mut out = outcome(d, "done", None);
-    out.dropped = verdict
-        .dropped
-        .iter()
-        .map(|(c, why)| format!("{}: {why}", c.key))
-        .collect();
+    out.dropped = facts.rejected;
+    out.dropped.extend(
+        verdict
+            .dropped
+            .iter()
+            .map(|(c, why)| format!("{}: {why}", c.key)),
+    );
     for c in verdict.kept {
         let line = format!(
             "[{}] {} {}: {}",
@@ -316,9 +318,12 @@ fn candidates(
     d: &Due,
     messages: &[Message],
     existing: &[String],
-) -> Result<Vec<Candidate>> {
+) -> Result<command::Facts> {
     match x {
-        Extractor::Builtin => Ok(rules::extract(messages)),
+        Extractor::Builtin => Ok(command::Facts {
+            candidates: rules::extract(messages),
+            rejected: Vec::new(),
+        }),
         Extractor::Command { cmd, timeout } => {
             let window = select_windows(messages, MAX_INPUT_CHARS);
             let transcript = window
