@@ -480,3 +480,50 @@ fn r_reindex_full_repairs_damaged_fts_content() {
         .contains("We use pnpm workspaces"));
     assert!(!v.to_string().contains("totally different"), "{v}");
 }
+
+/// Regression: `recall --scope user record add ...` wrote a project record,
+/// because the top-level `--scope` belongs to the bare query form and was
+/// silently ignored.
+#[test]
+fn r_query_flags_before_a_subcommand_are_an_error() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args([
+            "--scope",
+            "user",
+            "record",
+            "add",
+            "--category",
+            "preferences",
+            "--key",
+            "tabs",
+            "Indent with tabs.",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--scope before the subcommand") && err.contains("after the subcommand"),
+        "{err}"
+    );
+    assert!(record_files(&env.home()).is_empty(), "nothing written");
+    // After the subcommand it does what it says.
+    env.run(&[
+        "record",
+        "add",
+        "--scope",
+        "user",
+        "--category",
+        "preferences",
+        "--key",
+        "tabs",
+        "Indent with tabs.",
+    ]);
+    let files = record_files(&env.home());
+    assert!(
+        files[0].to_string_lossy().contains("/user/records/"),
+        "{files:?}"
+    );
+}

@@ -124,6 +124,31 @@ pub struct QueryArgs {
     pub session: Option<String>,
 }
 
+impl QueryArgs {
+    /// The query flags that were given, as typed (`--scope`, `--limit`, ...).
+    /// Before a subcommand they belong to the bare query form, so they
+    /// would be silently ignored there.
+    pub fn flags_given(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let mut given = |set: bool, name: &'static str| {
+            if set {
+                out.push(name);
+            }
+        };
+        given(self.query_file.is_some(), "--query-file");
+        given(self.format.is_some(), "--format");
+        given(self.limit.is_some(), "--limit");
+        given(self.category.is_some(), "--category");
+        given(self.max_tokens.is_some(), "--max-tokens");
+        given(self.scope != "all", "--scope");
+        given(!self.kinds.is_empty(), "--kind");
+        given(self.since.is_some(), "--since");
+        given(self.until.is_some(), "--until");
+        given(self.session.is_some(), "--session");
+        out
+    }
+}
+
 /// `--kind` values of `query`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HitKindArg {

@@ -44,6 +44,14 @@ use context::Ctx;
 /// 2 error, 3 a batch finished but some files failed.
 pub fn run() -> Result<u8> {
     let cli = Cli::parse();
+    let misplaced = cli.query.flags_given();
+    if let (Some(cmd), Some(flag)) = (&cli.command, misplaced.first()) {
+        let name = command_name(cmd);
+        anyhow::bail!(
+            "{flag} before the subcommand belongs to a bare query and would be ignored by `{name}`; \
+             put it after the subcommand (`recall {name} ... {flag} ...`) if `{name}` takes it"
+        );
+    }
     match cli.command {
         Some(Command::Demo(a)) => return demo::run(a),
         // Hooks never fail: they resolve everything themselves.
@@ -68,5 +76,21 @@ pub fn run() -> Result<u8> {
         Some(Command::Summary(a)) => extract::summary(&ctx, a),
         Some(Command::Hook(args::HookCmd::Install(a))) => hook_install::run(&ctx, a),
         Some(Command::Demo(_) | Command::Hook(_)) => unreachable!("handled above"),
+    }
+}
+
+/// The subcommand's name as typed.
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Query(_) => "query",
+        Command::Record(_) => "record",
+        Command::Index(_) => "index",
+        Command::Reindex(_) => "reindex",
+        Command::Doctor => "doctor",
+        Command::Project(_) => "project",
+        Command::Extract(_) => "extract",
+        Command::Summary(_) => "summary",
+        Command::Hook(_) => "hook",
+        Command::Demo(_) => "demo",
     }
 }
