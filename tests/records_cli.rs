@@ -527,3 +527,22 @@ fn r_query_flags_before_a_subcommand_are_an_error() {
         "{files:?}"
     );
 }
+
+/// Regression: doctor checked the modes of the home, scope folders and
+/// index only, so a record file readable by everyone went unreported.
+#[cfg(unix)]
+#[test]
+fn r_doctor_reports_a_world_readable_record_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.add("decisions", "k", "A private decision.");
+    let f = record_files(&env.home()).remove(0);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = env.cmd().arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("chmod 600 {}", f.display())),
+        "{text}"
+    );
+}

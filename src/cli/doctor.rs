@@ -51,6 +51,7 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
 fn check_scope(dir: &ScopeDir, out: &mut Vec<Finding>) {
     let path = dir.index_path();
     check_mode(&dir.root, 0o700, out);
+    check_records_modes(dir, out);
     if !path.exists() {
         if dir.records_dir().exists() {
             out.push(Finding {
@@ -145,6 +146,19 @@ fn check_integrity(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crate
         }
     }
     Ok(())
+}
+
+/// Record folders 0700 and record files 0600: records are the memory
+/// itself, so they get the same check as the index.
+fn check_records_modes(dir: &ScopeDir, out: &mut Vec<Finding>) {
+    let records = dir.records_dir();
+    if !records.exists() {
+        return;
+    }
+    for e in walkdir::WalkDir::new(&records).into_iter().flatten() {
+        let want = if e.file_type().is_dir() { 0o700 } else { 0o600 };
+        check_mode(e.path(), want, out);
+    }
 }
 
 fn check_mode(path: &Path, want: u32, out: &mut Vec<Finding>) {
