@@ -244,6 +244,10 @@ fn bad_lines_are_reported_with_path_line_and_the_batch_goes_on() {
     assert!(err.contains("truncated last line"), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["summary"]["indexed"], 2);
+    // The unfinished last line is counted in the summary, apart from the
+    // problems (a live transcript is not a failure).
+    assert_eq!(v["summary"]["incomplete"], 1, "{v}");
+    assert!(err.contains("1 unfinished last lines"), "{err}");
     let db = project_db(&env);
     assert_eq!(
         count(

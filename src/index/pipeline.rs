@@ -56,6 +56,9 @@ pub struct IndexReport {
     pub removed: usize,
     pub failed: usize,
     pub problems: usize,
+    /// Sources whose last line was unfinished (a transcript still being
+    /// written): reported, left for the next run, and not a failure.
+    pub incomplete: usize,
     pub chunks: usize,
     pub tickets: usize,
     pub redactions: usize,
@@ -73,8 +76,8 @@ impl IndexReport {
     pub fn summary(&self) -> String {
         let secs = (self.elapsed_ms as f64 / 1000.0).max(1e-3);
         format!(
-            "index: {} files: {} indexed, {} appended, {} unchanged, {} skipped, {} removed, {} failed; {} problems; {} chunks, {} tickets, {} secrets redacted; {:.1} MB in {:.2}s ({:.1} MB/s, {:.0} chunks/s)",
-            self.files, self.indexed, self.appended, self.unchanged, self.skipped, self.removed, self.failed, self.problems,
+            "index: {} files: {} indexed, {} appended, {} unchanged, {} skipped, {} removed, {} failed; {} problems, {} unfinished last lines; {} chunks, {} tickets, {} secrets redacted; {:.1} MB in {:.2}s ({:.1} MB/s, {:.0} chunks/s)",
+            self.files, self.indexed, self.appended, self.unchanged, self.skipped, self.removed, self.failed, self.problems, self.incomplete,
             self.chunks, self.tickets, self.redactions,
             self.bytes as f64 / 1e6, secs, self.bytes as f64 / 1e6 / secs, self.chunks as f64 / secs
         )
@@ -212,12 +215,12 @@ fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(S
         Action::Append => report.appended += 1,
         Action::Replace => report.indexed += 1,
     }
-    let real: Vec<_> = p
+    let (cut, real): (Vec<_>, Vec<_>) = p
         .problems
         .iter()
-        .filter(|x| !x.message.starts_with("truncated last line"))
-        .collect();
+        .partition(|x| x.message.starts_with("truncated last line"));
     report.problems += real.len();
+    report.incomplete += usize::from(!cut.is_empty());
     for x in p.problems.iter().take(PROBLEMS_SHOWN) {
         report_line(format!("{}:{}: {}", p.path, x.line, x.message));
     }
