@@ -161,7 +161,7 @@ fn text_ticket(head: &[u8], path: &Path, kind_hint: Option<Kind>) -> Option<Form
 }
 
 /// A NUL byte, or more than 10% of the bytes not valid UTF-8.
-fn is_binary(head: &[u8]) -> bool {
+pub(crate) fn is_binary(head: &[u8]) -> bool {
     if memchr::memchr(0, head).is_some() {
         return true;
     }

@@ -97,18 +97,29 @@ pub fn sniff(head: &[u8]) -> bool {
     if matches!(key, Some(b"session" | b"messages")) {
         return true;
     }
-    let (line, complete) = match memchr::memchr(b'\n', rest) {
-        Some(i) => (&rest[..i], true),
-        None => (rest, false),
-    };
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(obj)) => {
-            let role = obj.get("role").and_then(Value::as_str);
-            role.and_then(parse_role).is_some() && obj.contains_key("content")
+    // The first line that parses decides: a bad line (invalid JSON or
+    // UTF-8) at the top must not hide a transcript; it is reported later
+    // as a problem of its own line.
+    let mut lines = rest
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty());
+    let last = rest.last() != Some(&b'\n');
+    let mut n = 0;
+    while let Some(line) = lines.next() {
+        n += 1;
+        let complete = !(last && lines.clone().next().is_none());
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(obj)) => {
+                let role = obj.get("role").and_then(Value::as_str);
+                return role.and_then(parse_role).is_some() && obj.contains_key("content");
+            }
+            Ok(_) => return false,
+            Err(_) if !complete => return n == 1 && key == Some(b"role"),
+            Err(_) if n >= 5 => return false,
+            Err(_) => {}
         }
-        Ok(_) => false,
-        Err(_) => !complete && key == Some(b"role"),
     }
+    false
 }
 
 /// Parses a timestamp string to unix seconds: RFC 3339
@@ -638,6 +649,21 @@ mod tests {
         assert!(!sniff(b"{\"role\":\"robot\",\"content\":\"x\"}\n"));
         assert!(!sniff(b"## User\nhello"));
         assert!(!sniff(b""));
+    }
+
+    /// Regression: a neutral file whose first line had invalid UTF-8 was
+    /// not recognised at all: skipped in a folder, "binary" when named.
+    #[test]
+    fn r_a_bad_first_line_does_not_hide_the_transcript() {
+        let file = b"{\"role\":\"user\",\"content\":\"caf\xe9 \xff\"}\n\
+{\"role\":\"assistant\",\"content\":\"the rest is fine\"}\n\
+{\"role\":\"user\",\"content\":\"and so is this, which is long enough to outweigh two bad bytes\"}\n";
+        assert!(sniff(file));
+        assert!(!crate::ingest::detect::is_binary(file));
+        // Five unparseable lines in a row are not a neutral transcript.
+        assert!(!sniff(
+            b"{x\n{x\n{x\n{x\n{x\n{\"role\":\"user\",\"content\":\"x\"}\n"
+        ));
     }
 
     #[test]

@@ -205,7 +205,7 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
             out.action = Action::Skipped;
             return out;
         }
-        None if looks_binary(head) => return failed(job, "binary file, not a transcript or ticket".into()),
+        None if super::detect::is_binary(head) => return failed(job, "binary file, not a transcript or ticket".into()),
         None => {
             return failed(
                 job,
@@ -261,13 +261,6 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
 
 fn count_lines(b: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', b).count()
-}
-
-fn looks_binary(head: &[u8]) -> bool {
-    head.contains(&0)
-        || std::str::from_utf8(head).is_err()
-            && String::from_utf8_lossy(head).matches('\u{fffd}').count() * 10
-                > head.len().min(4096) / 10
 }
 
 /// Parse a whole transcript file with the parser of `format` (for the
