@@ -223,11 +223,6 @@ fn get(env: &Env, key: &str) -> Option<Value> {
         .then(|| serde_json::from_slice(&out.stdout).unwrap())
 }
 
-fn project_dir(env: &Env) -> PathBuf {
-    let v: Value = serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
-    PathBuf::from(v["dir"].as_str().unwrap())
-}
-
 fn outcome<'a>(report: &'a Value, session: &str) -> &'a Value {
     report["report"]["outcomes"]
         .as_array()
@@ -829,7 +824,7 @@ fn stale_lease_expires_and_live_lease_is_respected() {
     write_session(&env, "crashed", "2020-03-01", &chat("alpha"));
     write_session(&env, "busy", "2020-03-02", &chat("bravo"));
     index(&env, &sessions_dir(&env));
-    let db = Connection::open(project_dir(&env).join("index.db")).unwrap();
+    let db = Connection::open(env.project_dir().join("index.db")).unwrap();
     let now = unix_now();
     // A run that crashed ten minutes ago, and one still running.
     for (session, owner, until) in [
@@ -865,7 +860,7 @@ fn crashed_retry_of_a_failed_session_is_retried_after_its_lease_expires() {
     extract_with(&env, &["--extractor-cmd", &fail], &[]);
     assert_eq!(status(&env)["s1"]["state"], "failed");
     // What `claim` leaves behind when the retry's process dies.
-    let db = Connection::open(project_dir(&env).join("index.db")).unwrap();
+    let db = Connection::open(env.project_dir().join("index.db")).unwrap();
     db.execute(
         "UPDATE extractions SET state='pending', lease_owner='dead-run', lease_until=?1,
              attempts = attempts + 1 WHERE session_id = 's1'",
@@ -1235,7 +1230,7 @@ fn summary_too_small_for_any_record_stays_in_budget_and_does_not_claim_none() {
 fn summary_write_saves_memory_md() {
     let env = summary_env();
     let printed = env.run(&["summary", "--max-tokens", "200"]);
-    let path = project_dir(&env).join("MEMORY.md");
+    let path = env.project_dir().join("MEMORY.md");
     assert!(!path.exists());
     let out = env.run(&["summary", "--max-tokens", "200", "--write"]);
     assert_eq!(out, "", "--write prints nothing on stdout");

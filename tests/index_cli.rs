@@ -5,12 +5,6 @@ mod common;
 use common::{record_files, snapshot, Env};
 use predicates::prelude::*;
 
-fn project_dir(env: &Env) -> std::path::PathBuf {
-    let out = env.run(&["project", "show", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    v["dir"].as_str().unwrap().into()
-}
-
 #[test]
 fn hand_edited_file_is_picked_up_by_reindex() {
     let env = Env::new();
@@ -39,7 +33,7 @@ fn hand_edited_file_is_picked_up_by_reindex() {
 fn new_file_dropped_in_is_noticed_without_reindex() {
     let env = Env::new();
     env.add("decisions", "first", "First fact.");
-    let dir = project_dir(&env);
+    let dir = env.project_dir();
     let text = "---\nid: dropped\nkey: dropped in\ncategory: principles\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nNever force-push to main.\n";
     std::fs::create_dir_all(dir.join("records/principles")).unwrap();
     std::fs::write(dir.join("records/principles/dropped.md"), text).unwrap();
@@ -93,7 +87,7 @@ fn deleting_the_index_and_reindexing_gives_the_same_results() {
         v
     };
     let before: Vec<_> = queries.iter().map(|q| hits(q)).collect();
-    let dir = project_dir(&env);
+    let dir = env.project_dir();
     for f in ["index.db", "index.db-wal", "index.db-shm"] {
         let _ = std::fs::remove_file(dir.join(f));
     }
@@ -107,7 +101,7 @@ fn deleting_the_index_and_reindexing_gives_the_same_results() {
 fn malformed_frontmatter_is_reported_with_path_line_and_skipped() {
     let env = Env::new();
     env.add("decisions", "good", "A good record about sqlite.");
-    let dir = project_dir(&env);
+    let dir = env.project_dir();
     let bad = dir.join("records/decisions/bad.md");
     let text = "---\nid: bad\nkey: bad\ncategory: [oops\n---\n\nsqlite body\n";
     std::fs::write(&bad, text).unwrap();
@@ -210,7 +204,7 @@ fn user_records_appear_in_every_project() {
 fn corrupt_index_suggests_reindex_full_which_repairs_it() {
     let env = Env::new();
     env.add("decisions", "k", "the durable fact about tokio");
-    let dir = project_dir(&env);
+    let dir = env.project_dir();
     for f in ["index.db-wal", "index.db-shm"] {
         let _ = std::fs::remove_file(dir.join(f));
     }

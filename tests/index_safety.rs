@@ -234,12 +234,6 @@ fn big_corpus(dir: &Path, n: usize, kb: usize) {
     }
 }
 
-fn project_db(env: &Env) -> PathBuf {
-    let v: serde_json::Value =
-        serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
-    PathBuf::from(v["dir"].as_str().unwrap()).join("index.db")
-}
-
 fn chunk_count(db: &Path) -> i64 {
     Connection::open(db)
         .unwrap()
@@ -265,7 +259,7 @@ fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
     // several times whatever the machine's speed.
     const FILES: i64 = 1_200;
     big_corpus(&corpus, FILES as usize, 8);
-    let db = project_db(&env);
+    let db = env.project_dir().join("index.db");
     // Kill as soon as the first batch is visible: some but not all sources
     // are committed. On a very fast machine the run may finish between the
     // poll and the kill, so try a few times.
@@ -338,7 +332,10 @@ fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
     );
     let reference = Env::new();
     reference.cmd().arg("index").arg(&corpus).assert().success();
-    assert_eq!(chunk_count(&db), chunk_count(&project_db(&reference)));
+    assert_eq!(
+        chunk_count(&db),
+        chunk_count(&reference.project_dir().join("index.db"))
+    );
     let c = Connection::open(&db).unwrap();
     let n: i64 = c
         .query_row("SELECT count(*) FROM sources", [], |r| r.get(0))

@@ -11,9 +11,7 @@ use predicates::prelude::*;
 use rusqlite::Connection;
 
 fn project_db(env: &Env) -> PathBuf {
-    let out = env.run(&["project", "show", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    PathBuf::from(v["dir"].as_str().unwrap()).join("index.db")
+    env.project_dir().join("index.db")
 }
 
 fn count(db: &Path, sql: &str) -> i64 {

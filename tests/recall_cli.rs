@@ -40,11 +40,6 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// The store folder of the env's project.
-fn project_dir(env: &Env) -> PathBuf {
-    let v: Value = serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
-    PathBuf::from(v["dir"].as_str().unwrap())
-}
-
 /// `recall index --json PATHS`; panics unless it exits 0.
 fn index(env: &Env, paths: &[&Path]) -> Value {
     let out = env
@@ -128,7 +123,7 @@ fn corpus() -> Env {
     );
     copy_tree(
         &fixtures().join("records"),
-        &project_dir(&env).join("records"),
+        &env.project_dir().join("records"),
     );
     copy_tree(
         &fixtures().join("user"),
@@ -859,7 +854,7 @@ fn prompt_budget_and_limit_hold_for_random_queries() {
     let dirs = [
         ScopeDir {
             scope: Scope::Project,
-            root: project_dir(&env),
+            root: env.project_dir(),
         },
         ScopeDir {
             scope: Scope::User,
@@ -1120,7 +1115,7 @@ fn one_session_gives_at_most_three_hits_by_default() {
     )
     .unwrap();
     index(&env, &[&big, &other]);
-    let db = project_dir(&env).join("index.db");
+    let db = env.project_dir().join("index.db");
     let chunks: i64 = rusqlite::Connection::open(&db)
         .unwrap()
         .query_row(
@@ -1202,7 +1197,7 @@ fn adjacent_windows_of_one_session_merge() {
     let p = env.tmp.path().join("merge.jsonl");
     std::fs::write(&p, body).unwrap();
     index(&env, &[&p]);
-    let db = project_dir(&env).join("index.db");
+    let db = env.project_dir().join("index.db");
     let c = rusqlite::Connection::open(&db).unwrap();
     let ranges: Vec<(i64, i64)> = c
         .prepare(
@@ -1585,7 +1580,7 @@ fn an_index_job_waits_for_another_writer_instead_of_failing() {
             + &msg("n1", "user", "2020-01-02T00:00:00Z", "okapi enclosure gate"),
     )
     .unwrap();
-    let lock = rusqlite::Connection::open(project_dir(&env).join("index.db")).unwrap();
+    let lock = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
     // What `record_hits` does after a query returned hits.
     lock.execute_batch("BEGIN IMMEDIATE; UPDATE chunks SET hits = hits + 1;")
         .unwrap();

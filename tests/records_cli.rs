@@ -451,9 +451,7 @@ fn r_reindex_full_repairs_damaged_fts_content() {
         "We use pnpm workspaces, not npm.",
     );
     env.add("procedures", "release", "Tag the release and push the tag.");
-    let show: serde_json::Value =
-        serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
-    let db = std::path::PathBuf::from(show["dir"].as_str().unwrap()).join("index.db");
+    let db = env.project_dir().join("index.db");
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute(
         "UPDATE records_fts_content SET c1 = 'totally different words' WHERE id = 1",

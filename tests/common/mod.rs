@@ -78,6 +78,13 @@ impl Env {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// The current project's store folder (`project show --json`).
+    pub fn project_dir(&self) -> PathBuf {
+        let v: serde_json::Value =
+            serde_json::from_str(&self.run(&["project", "show", "--json"])).unwrap();
+        PathBuf::from(v["dir"].as_str().unwrap())
+    }
+
     /// `record add` and return the new id.
     pub fn add(&self, category: &str, key: &str, text: &str) -> String {
         let out = self.run(&["record", "add", "--category", category, "--key", key, text]);
