@@ -1625,3 +1625,51 @@ fn r_json_output_starts_with_version_and_query() {
         "{text}"
     );
 }
+
+/// Regression: a session hit's first/last timestamps were those of the
+/// whole chunk, not of the messages its window shows.
+#[test]
+fn r_session_hit_timestamps_bound_the_messages_shown() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nwindow_chars = 200\n",
+    )
+    .unwrap();
+    let mut body = session_line("sess-times", "times");
+    for i in 0..12 {
+        let text = if i == 5 {
+            "The narwhal importer drops rows with a BOM.".to_string()
+        } else {
+            format!("Unrelated chatter number {i} about lunch plans.")
+        };
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        body += &msg(
+            &format!("t{i}"),
+            role,
+            &format!("2021-04-01T10:{i:02}:00Z"),
+            &text,
+        );
+    }
+    let p = env.tmp.path().join("times.jsonl");
+    std::fs::write(&p, body).unwrap();
+    index(&env, &[&p]);
+    let (code, v) = query_json(&env, &["--kind", "session", "narwhal importer"]);
+    assert_eq!(code, 0);
+    let h = &hits(&v)[0];
+    let cited: Vec<usize> = h["source"]["message_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap()[1..].parse().unwrap())
+        .collect();
+    assert!(cited.contains(&5) && cited.len() < 12, "{h}");
+    let at = |i: usize| format!("2021-04-01T10:{i:02}:00Z");
+    assert_eq!(h["source"]["first_timestamp"], at(cited[0]), "{h}");
+    assert_eq!(
+        h["source"]["last_timestamp"],
+        at(*cited.last().unwrap()),
+        "{h}"
+    );
+}

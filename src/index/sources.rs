@@ -253,11 +253,12 @@ fn write_ticket(tx: &Transaction, source_id: i64, t: &TicketOut) -> Result<()> {
     Ok(())
 }
 
-/// `[[start, end, msg, id], ...]`: compact, and read back by recall.
+/// `[[start, end, msg, id, ts], ...]`: compact, and read back by recall
+/// (which also reads the older four-element form).
 fn spans_json(spans: &[crate::ingest::chunk::Span]) -> String {
     let v: Vec<serde_json::Value> = spans
         .iter()
-        .map(|s| serde_json::json!([s.start, s.end, s.msg, s.id]))
+        .map(|s| serde_json::json!([s.start, s.end, s.msg, s.id, s.ts]))
         .collect();
     serde_json::Value::Array(v).to_string()
 }

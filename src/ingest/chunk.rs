@@ -95,6 +95,8 @@ pub struct Span {
     pub msg: usize,
     /// The message's native id.
     pub id: Option<String>,
+    /// The message's time (unix seconds), when known.
+    pub ts: Option<i64>,
 }
 
 /// Chunks `messages`; chunk indexes are offset by `base_index` (the index of
@@ -457,6 +459,7 @@ fn add_block(chunk: &mut Chunk, m: &Message, text: &str, cont: bool, index: usiz
         end: chunk.text.len(),
         msg: index,
         id: m.id.clone(),
+        ts: m.timestamp,
     });
     if let Some(id) = &m.id {
         chunk.message_ids.push(id.clone());

@@ -125,16 +125,23 @@ pub fn records(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Parse `[[start, end, msg, id], ...]`.
+/// Parse `[[start, end, msg, id, ts], ...]` (`ts` is absent in indexes
+/// written before it was stored).
 fn blocks(json: &str) -> Vec<Block> {
-    let v: Vec<(usize, usize, i64, Option<String>)> =
-        serde_json::from_str(json).unwrap_or_default();
+    type Raw = (usize, usize, i64, Option<String>, Option<Option<i64>>);
+    let v: Vec<serde_json::Value> = serde_json::from_str(json).unwrap_or_default();
     v.into_iter()
-        .map(|(start, end, msg, id)| Block {
+        .filter_map(|x| {
+            let mut a = x.as_array()?.clone();
+            a.resize(5, serde_json::Value::Null);
+            serde_json::from_value::<Raw>(serde_json::Value::Array(a)).ok()
+        })
+        .map(|(start, end, msg, id, ts)| Block {
             start,
             end,
             msg,
             id,
+            ts: ts.flatten(),
         })
         .collect()
 }
@@ -175,8 +182,10 @@ pub fn chunks(
                 (Some(a), Some(b)) => Some((a.msg, b.msg)),
                 _ => None,
             };
-            let first_ts: Option<i64> = r.get(4)?;
-            let last_ts: Option<i64> = r.get(5)?;
+            // The window's own times when the messages have them, else the
+            // chunk's.
+            let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
+            let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
             Ok(Candidate {
                 hit: Hit {
                     rank: 0,

@@ -172,6 +172,8 @@ pub struct Block {
     pub end: usize,
     pub msg: i64,
     pub id: Option<String>,
+    /// The message's time (unix seconds), when known.
+    pub ts: Option<i64>,
 }
 
 /// The chosen window of a chunk.
@@ -325,6 +327,7 @@ mod tests {
                 end: start + part.len(),
                 msg: i as i64,
                 id: Some(format!("m{i}")),
+                ts: None,
             });
             start += part.len() + 2;
         }

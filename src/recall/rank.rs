@@ -107,6 +107,16 @@ fn absorb(a: &mut Candidate, b: Candidate) {
     };
     a.hit.text = join_overlapping(x, y);
     a.hit.source.message_ids = ids;
+    // RFC 3339 UTC strings of one format order as the times do.
+    let (sa, sb) = (&mut a.hit.source, &b.hit.source);
+    sa.first_timestamp = match (sa.first_timestamp.take(), sb.first_timestamp.clone()) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    sa.last_timestamp = match (sa.last_timestamp.take(), sb.last_timestamp.clone()) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    };
     a.range = Some((a0.min(b0), a1.max(b1)));
     a.hit.source.message_range = a.range.map(|(s, e)| [s, e]);
 }
