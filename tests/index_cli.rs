@@ -400,3 +400,45 @@ fn long_ticket_query_is_not_anded() {
         changed last sprint. Please investigate and add monitoring.";
     assert_eq!(env.hit_ids("alpha", ticket).len(), 1);
 }
+
+/// Regression: doctor said `recall reindex --full` for a damaged session
+/// index, but `--full` only rebuilt the records' FTS table.
+#[test]
+fn r_reindex_full_rebuilds_a_damaged_session_index() {
+    let env = Env::new();
+    let t = env.tmp.path().join("s.jsonl");
+    std::fs::write(
+        &t,
+        "{\"role\":\"user\",\"content\":\"the walrus loader crashed\"}\n\
+         {\"role\":\"assistant\",\"content\":\"fixed the walrus loader\"}\n",
+    )
+    .unwrap();
+    env.run(&["index", t.to_str().unwrap()]);
+    let db = env.project_dir().join("index.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE chunks_fts_content SET c1 = 'unrelated words entirely' WHERE id = 1",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let doctor = env.cmd().arg("doctor").output().unwrap();
+    assert_eq!(doctor.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains("chunks_fts") && text.contains("index --full"),
+        "{text}"
+    );
+    env.run(&["reindex", "--full"]);
+    let doctor = env.cmd().arg("doctor").output().unwrap();
+    assert_eq!(
+        doctor.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&doctor.stdout)
+    );
+    // And indexing the source again brings its text back.
+    env.run(&["index", "--full", t.to_str().unwrap()]);
+    let v = env.query_json("alpha", "walrus loader");
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
+}

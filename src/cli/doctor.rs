@@ -136,12 +136,19 @@ fn check_integrity(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crate
     for t in ["records_fts", "chunks_fts", "tickets_fts"] {
         let sql = format!("INSERT INTO {t}({t}) VALUES('integrity-check')");
         if let Err(e) = c.execute(&sql, []) {
+            let fix = if t == "records_fts" {
+                "run `recall reindex --full`".to_string()
+            } else {
+                "run `recall reindex --full` (rebuilds the index from the stored text), then \
+                 `recall index --full` on your transcripts and tickets if their text is wrong"
+                    .to_string()
+            };
             out.push(Finding {
                 what: format!(
                     "{}: FTS5 integrity-check of {t} failed: {e}",
                     path.display()
                 ),
-                fix: "run `recall reindex --full`".into(),
+                fix,
             });
         }
     }

@@ -72,6 +72,9 @@ fn reindex_scope(ctx: &Ctx, dir: &ScopeDir, full: bool, bar: bool) -> Result<Syn
     let files = count_files(dir);
     let progress = Progress::new(files, &format!("{} records", dir.scope), bar);
     let report = sync_records(db.writer()?, dir, &ctx.limits(), full, &progress)?;
+    if full {
+        crate::index::rebuild_source_fts(db.writer()?)?;
+    }
     progress.finish();
     Ok(report)
 }

@@ -13,4 +13,4 @@ pub use record_ops::{screen_secrets, ListFilter, Listed, Located, RecordStore, S
 pub use records::{
     drift, records_changed, remove_record, sync_records, upsert_record, Drift, SyncReport,
 };
-pub use sources::{delete_source, load_sources};
+pub use sources::{delete_source, load_sources, rebuild_source_fts};

@@ -262,3 +262,14 @@ fn spans_json(spans: &[crate::ingest::chunk::Span]) -> String {
         .collect();
     serde_json::Value::Array(v).to_string()
 }
+
+/// Rebuild the inverted indexes of session chunks and tickets from their
+/// stored rows (FTS5 `rebuild`): repairs an index that no longer matches
+/// its rows, as `doctor` reports it. Text damaged in the rows themselves
+/// comes back only by indexing the sources again (`recall index --full`).
+pub fn rebuild_source_fts(conn: &Connection) -> Result<()> {
+    for t in ["chunks_fts", "tickets_fts"] {
+        conn.execute(&format!("INSERT INTO {t}({t}) VALUES('rebuild')"), [])?;
+    }
+    Ok(())
+}
