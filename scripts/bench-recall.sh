@@ -9,7 +9,7 @@
 #    `recall` bench helper (benches/recall.rs).
 # 2. Generates, or reuses, a project of 100,000 records and 1,000,000
 #    session chunks (seeded; cached in $RECALL_BENCH_CACHE, default
-#    /work/scratch/bench-cache, never in the repository). Chunks are written
+#    ~/.cache/recall-bench, never in the repository; about 6.5 GB). Chunks are written
 #    straight into the index tables; records are real Markdown files indexed
 #    by recall's own sync code (see the header of benches/recall.rs).
 # 3. Writes --tickets (default 20) seeded tickets of exactly 300 words.
@@ -75,7 +75,7 @@ die() { echo "bench-recall: $*" >&2; exit 1; }
 
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CARGO_TARGET_DIR="$TARGET_DIR"
-CACHE="${RECALL_BENCH_CACHE:-/work/scratch/bench-cache}"
+CACHE="${RECALL_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recall-bench}"
 HOME_DIR="$CACHE/recall-${RECORDS}r-${CHUNKS}c-seed$SEED"
 mkdir -p "$CACHE"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/recall-bench.XXXXXX")"
