@@ -1095,6 +1095,13 @@ fn status_lists_every_session_state() {
         text.lines().any(|l| l.starts_with("bad\tfailed\t")),
         "{text}"
     );
+    // Each line ends with its transcript file: state is kept per file.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("bad\t") && l.contains("bad.jsonl")),
+        "{text}"
+    );
+    assert!(st["bad"]["path"].as_str().unwrap().ends_with("bad.jsonl"));
 }
 
 #[test]

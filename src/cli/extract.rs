@@ -112,11 +112,12 @@ fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {
     for r in rows {
         let why = r.reason.map(|x| format!(" ({x})")).unwrap_or_default();
         outln!(
-            "{}\t{}\t{} facts\t{}{why}",
+            "{}\t{}\t{} facts\t{}\t{}{why}",
             r.session_id,
             r.state,
             r.facts,
-            r.updated.unwrap_or_default()
+            r.updated.unwrap_or_default(),
+            r.path
         );
     }
     Ok(0)

@@ -410,6 +410,9 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     pub session_id: String,
+    /// The transcript file: state is kept per file, and two files (copies,
+    /// or a resumed session) can carry the same session id.
+    pub path: String,
     pub state: String,
     pub reason: Option<String>,
     pub facts: i64,
@@ -419,15 +422,16 @@ pub struct Status {
 /// Every session's extraction state; sessions never tried are `pending`.
 pub fn status(c: &Connection) -> Result<Vec<Status>> {
     let mut st = c.prepare(
-        "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated
+        "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated, s.path
          FROM sessions se JOIN sources s ON s.id = se.source_id
          LEFT JOIN extractions x ON x.source_id = s.id
-         ORDER BY coalesce(x.updated, 0) DESC, se.session_id",
+         ORDER BY coalesce(x.updated, 0) DESC, se.session_id, s.path",
     )?;
     let rows = st.query_map([], |r| {
         let updated: Option<i64> = r.get(4)?;
         Ok(Status {
             session_id: r.get(0)?,
+            path: r.get(5)?,
             state: r.get(1)?,
             reason: r.get(2)?,
             facts: r.get(3)?,
