@@ -128,20 +128,17 @@ pub fn records(
 /// Parse `[[start, end, msg, id, ts], ...]` (`ts` is absent in indexes
 /// written before it was stored).
 fn blocks(json: &str) -> Vec<Block> {
-    type Raw = (usize, usize, i64, Option<String>, Option<Option<i64>>);
-    let v: Vec<serde_json::Value> = serde_json::from_str(json).unwrap_or_default();
-    v.into_iter()
-        .filter_map(|x| {
-            let mut a = x.as_array()?.clone();
-            a.resize(5, serde_json::Value::Null);
-            serde_json::from_value::<Raw>(serde_json::Value::Array(a)).ok()
-        })
-        .map(|(start, end, msg, id, ts)| Block {
-            start,
-            end,
-            msg,
-            id,
-            ts: ts.flatten(),
+    use serde_json::Value;
+    let v: Vec<Vec<Value>> = serde_json::from_str(json).unwrap_or_default();
+    v.iter()
+        .filter_map(|a| {
+            Some(Block {
+                start: usize::try_from(a.first()?.as_u64()?).ok()?,
+                end: usize::try_from(a.get(1)?.as_u64()?).ok()?,
+                msg: a.get(2)?.as_i64()?,
+                id: a.get(3).and_then(Value::as_str).map(str::to_owned),
+                ts: a.get(4).and_then(Value::as_i64),
+            })
         })
         .collect()
 }

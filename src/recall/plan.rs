@@ -164,12 +164,6 @@ fn doc_freqs(
 /// them.
 const MIN_RARE_TERMS: usize = 3;
 
-/// Whether a term is common: in more than half the documents, or counted
-/// only up to a cap (so in more than every exactly counted term).
-fn common(w: &Weighted, docs: i64) -> bool {
-    w.df * 2 > docs || !w.exact
-}
-
 /// Weight `terms` by their statistics in `table` and keep at most
 /// `max_terms` of them.
 pub fn plan(conn: &Connection, table: Table, terms: &[Term], max_terms: usize) -> Result<Plan> {
@@ -202,15 +196,11 @@ pub fn plan(conn: &Connection, table: Table, terms: &[Term], max_terms: usize) -
     // left. A term counted only up to a cap is commoner than every exactly
     // counted one, whatever its kind: it goes whenever one was counted.
     let any_exact = out.iter().any(|w| w.exact);
-    let rare = out.iter().filter(|w| !common(w, docs)).count();
-    out.retain(|w| {
-        if !w.exact {
-            !any_exact
-        } else if w.df * 2 > docs && w.term.kind == TermKind::Word {
-            rare < MIN_RARE_TERMS
-        } else {
-            true
-        }
+    let rare = out.iter().filter(|w| w.exact && w.df * 2 <= docs).count();
+    out.retain(|w| match (w.exact, w.df * 2 > docs, w.term.kind) {
+        (false, _, _) => !any_exact,
+        (true, true, TermKind::Word) => rare < MIN_RARE_TERMS,
+        _ => true,
     });
     out.truncate(max_terms);
     Ok(Plan { terms: out, docs })

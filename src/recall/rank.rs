@@ -108,17 +108,23 @@ fn absorb(a: &mut Candidate, b: Candidate) {
     a.hit.text = join_overlapping(x, y);
     a.hit.source.message_ids = ids;
     // RFC 3339 UTC strings of one format order as the times do.
-    let (sa, sb) = (&mut a.hit.source, &b.hit.source);
-    sa.first_timestamp = match (sa.first_timestamp.take(), sb.first_timestamp.clone()) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    };
-    sa.last_timestamp = match (sa.last_timestamp.take(), sb.last_timestamp.clone()) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, y) => x.or(y),
-    };
+    let (sa, sb) = (&mut a.hit.source, b.hit.source);
+    sa.first_timestamp = either(sa.first_timestamp.take(), sb.first_timestamp, String::min);
+    sa.last_timestamp = either(sa.last_timestamp.take(), sb.last_timestamp, String::max);
     a.range = Some((a0.min(b0), a1.max(b1)));
     a.hit.source.message_range = a.range.map(|(s, e)| [s, e]);
+}
+
+/// `pick` of the two when both are set, else whichever is.
+fn either(
+    x: Option<String>,
+    y: Option<String>,
+    pick: fn(String, String) -> String,
+) -> Option<String> {
+    match (x, y) {
+        (Some(x), Some(y)) => Some(pick(x, y)),
+        (x, y) => x.or(y),
+    }
 }
 
 /// `x` then `y`, without repeating message blocks both contain.

@@ -28,11 +28,15 @@ pub enum OpenMode {
 
 type Pool = r2d2::Pool<SqliteConnectionManager>;
 
-/// An open index: the single writer (absent in read-only mode) and a lazily
+/// An open index: the single writer (absent in read-only mode), in
+/// read-only mode the connection that checked the schema, and a lazily
 /// filled pool of readers.
 pub struct Db {
     path: PathBuf,
     writer: Option<Connection>,
+    /// Read-only mode: the connection opened to check the schema, kept for
+    /// [`Db::with_conn`] so the hook path opens the file once, not twice.
+    checked: Option<Connection>,
     readers: Pool,
 }
 
@@ -101,20 +105,24 @@ impl Db {
             .min_idle(Some(0))
             .connection_timeout(BUSY_TIMEOUT)
             .build_unchecked(manager);
-        let db = Db {
-            path: path.to_path_buf(),
-            writer,
-            readers,
-        };
-        if mode == OpenMode::ReadOnly {
+        let checked = match mode {
+            OpenMode::ReadWrite => None,
             // Checked on a connection of our own, not through the pool: the
             // pool retries a failing connection until its timeout, so a
             // corrupt file would take seconds to report instead of at once.
-            let mut c = Connection::open_with_flags(path, flags).map_err(corrupt)?;
-            init_conn(&mut c).map_err(corrupt)?;
-            check_version(path, &c)?;
-        }
-        Ok(db)
+            OpenMode::ReadOnly => {
+                let mut c = Connection::open_with_flags(path, flags).map_err(corrupt)?;
+                init_conn(&mut c).map_err(corrupt)?;
+                check_version(path, &c)?;
+                Some(c)
+            }
+        };
+        Ok(Db {
+            path: path.to_path_buf(),
+            writer,
+            checked,
+            readers,
+        })
     }
 
     /// Path of the database file.
@@ -143,9 +151,10 @@ impl Db {
     }
 
     /// A read connection: the writer when there is one (it sees its own
-    /// uncommitted state and avoids a second open), else a pooled reader.
+    /// uncommitted state and avoids a second open), else the connection
+    /// that checked the schema.
     pub fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        match &self.writer {
+        match self.writer.as_ref().or(self.checked.as_ref()) {
             Some(c) => f(c),
             None => {
                 let r = self.reader()?;
