@@ -29,12 +29,13 @@
 //!   40 rare words and identifiers that make up ~8% of its words, so rare
 //!   terms cluster by session as they do in real transcripts;
 //! - sessions: 8–128 chunks each; user/assistant/tool messages cut into
-//!   chunks by the real chunker (`recall::ingest::chunk::chunk_messages`,
-//!   target 200 words, max 300 new words, overlap 40), so `spans`,
-//!   `message_ids` and overlap are exactly what `recall index` writes;
+//!   per-message passages by the real chunker
+//!   (`recall::ingest::chunk::chunk_messages` with its default options), so
+//!   `spans` and `message_ids` are exactly what `recall index` writes;
 //! - rows go straight into `sources`, `sessions`, `chunks` and
-//!   `chunks_fts(title, body, aux = recall::text::aux_terms(body))` in
-//!   transactions of 20,000 chunks (the indexer's batch size), after
+//!   `chunks_fts(title, body, aux = recall::text::aux_terms(body))`, with
+//!   the term statistics the indexer keeps (`recall::store::TermDeltas`),
+//!   in transactions of 20,000 chunks (the indexer's batch size), after
 //!   `Db::open(.., ReadWrite)` created the schema with the migrations;
 //! - records are real Markdown files written with `render_record` and then
 //!   indexed by `recall::index::sync_records`, so `records`, `records_fts`
@@ -911,11 +912,7 @@ struct SessionRows {
 }
 
 fn chunk_opts() -> ChunkOptions {
-    ChunkOptions {
-        target_words: 200,
-        overlap_words: 40,
-        max_words: 300,
-    }
+    ChunkOptions::default()
 }
 
 /// Chunks per session, for every session, summing to `total`.
@@ -1065,6 +1062,9 @@ fn insert_chunks(db: &mut Db, v: &Vocab, seed: u64, total: usize) -> ChunkStats 
         });
         let conn = db.writer().expect("writer");
         let mut tx = conn.unchecked_transaction().expect("begin");
+        // Term statistics, kept as the indexer keeps them (flushed with
+        // each commit).
+        let mut stats = recall::store::TermDeltas::default();
         let mut in_tx = 0usize;
         let mut last_report = Instant::now();
         for batch in rx {
@@ -1129,6 +1129,7 @@ fn insert_chunks(db: &mut Db, v: &Vocab, seed: u64, total: usize) -> ChunkStats 
                     ins_fts
                         .execute(params![rowid, s.title, k.text, row.aux])
                         .expect("insert fts");
+                    stats.add(Table::Chunks, &[&s.title, &k.text, &row.aux]);
                     let w = recall::ingest::chunk::count_words(&k.text);
                     st.words_min = st.words_min.min(w);
                     st.words_max = st.words_max.max(w);
@@ -1142,6 +1143,7 @@ fn insert_chunks(db: &mut Db, v: &Vocab, seed: u64, total: usize) -> ChunkStats 
                 drop(ins_chunk);
                 drop(ins_fts);
                 if in_tx >= TX_CHUNKS {
+                    stats.flush(&tx).expect("term stats");
                     tx.commit().expect("commit");
                     tx = conn.unchecked_transaction().expect("begin");
                     in_tx = 0;
@@ -1156,6 +1158,7 @@ fn insert_chunks(db: &mut Db, v: &Vocab, seed: u64, total: usize) -> ChunkStats 
                 }
             }
         }
+        stats.flush(&tx).expect("term stats");
         tx.commit().expect("commit");
     });
     st.words_mean = word_sum as f64 / st.chunks.max(1) as f64;
@@ -1424,7 +1427,7 @@ struct Planned {
 fn planned(conn: &rusqlite::Connection, ticket: &str) -> Planned {
     let t = Tuning::default();
     let terms = extract_terms(ticket);
-    let p = plan(conn, Table::Chunks, &terms, t.max_terms).expect("plan");
+    let p = plan(conn, Table::Chunks, &terms, t.plan_postings).expect("plan");
     let expr = p.to_match().expect("the ticket has searchable terms");
     let matched: i64 = conn
         .query_row(

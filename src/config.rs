@@ -46,10 +46,13 @@ impl Default for RecallConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct IndexConfig {
-    /// Target chunk size, in words.
+    /// A message longer than twice this many words is split into passages
+    /// of about this size.
     pub chunk_words: usize,
-    /// Words repeated from the previous chunk.
-    pub overlap_words: usize,
+    /// Ignored: passages are single messages and do not overlap (kept so
+    /// that config files written for older versions still load).
+    #[serde(skip_serializing)]
+    pub overlap_words: Option<usize>,
     /// Cap on one tool result or command output, in characters (errors get 4x).
     pub tool_output_cap: usize,
     /// Target size of a ticket part, in words.
@@ -59,8 +62,8 @@ pub struct IndexConfig {
 impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
-            chunk_words: 300,
-            overlap_words: 40,
+            chunk_words: 150,
+            overlap_words: None,
             tool_output_cap: 2000,
             ticket_words: 300,
         }

@@ -125,8 +125,10 @@ fn appended_transcript_indexes_only_new_messages() {
     );
     // New chunks continue the message numbering and the session id.
     assert_eq!(count(&db, "SELECT max(msg_last) FROM chunks"), 11);
+    // One passage per message: the appended ones start at seq 6.
+    assert_eq!(before, 6);
     assert_eq!(
-        count(&db, "SELECT min(msg_first) FROM chunks WHERE seq >= 1"),
+        count(&db, "SELECT min(msg_first) FROM chunks WHERE seq >= 6"),
         6
     );
     assert_eq!(

@@ -576,7 +576,7 @@ fn session_hits_cite_exactly_the_messages_they_show() {
             checked += 1;
         }
     }
-    assert!(checked >= 10 && multi >= 3, "{checked} hits, {multi} multi");
+    assert!(checked >= 6 && multi >= 3, "{checked} hits, {multi} multi");
 }
 
 // ---------------------------------------------------------------------------
@@ -1098,7 +1098,7 @@ fn touching(a: &Value, b: &Value) -> bool {
 }
 
 #[test]
-fn one_session_gives_at_most_three_hits_by_default() {
+fn one_session_gives_at_most_five_hits_by_default() {
     let env = Env::new();
     let big = env.tmp.path().join("big.jsonl");
     write_spread_session(&big, "sess-zeppelin", 10);
@@ -1135,7 +1135,7 @@ fn one_session_gives_at_most_three_hits_by_default() {
     let (code, v) = query_json(&env, &["--limit", "30", "zeppelin hangar alarm fired"]);
     assert_eq!(code, 0);
     let z = from(&v, "sess-zeppelin");
-    assert_eq!(z.len(), 3, "{v:#}");
+    assert_eq!(z.len(), 5, "{v:#}");
     assert_eq!(from(&v, "sess-other").len(), 1, "the cap is per session");
     for (i, a) in z.iter().enumerate() {
         for b in &z[i + 1..] {
@@ -1145,20 +1145,19 @@ fn one_session_gives_at_most_three_hits_by_default() {
     // The cap is a tuning knob.
     std::fs::write(
         env.home().join("config.toml"),
-        "[recall.tuning]\nper_session = 5\n",
+        "[recall.tuning]\nper_session = 7\n",
     )
     .unwrap();
     let (_, v) = query_json(&env, &["--limit", "30", "zeppelin hangar alarm fired"]);
-    assert_eq!(from(&v, "sess-zeppelin").len(), 5, "{v:#}");
+    assert_eq!(from(&v, "sess-zeppelin").len(), 7, "{v:#}");
 }
 
 #[test]
 fn adjacent_windows_of_one_session_merge() {
     let env = Env::new();
     // Eight 35-word filler messages, then three short matching messages,
-    // then filler. The chunker closes chunk 0 after m8 (295 words) and
-    // starts chunk 1 with m8 again as overlap, so chunk 0's best window is
-    // [m8] and chunk 1's is [m8, m9, m10]: they touch and must merge.
+    // then filler. Each message is its own passage, so m8, m9 and m10 are
+    // three candidates that touch: they must come back as one hit.
     let mut body = session_line("sess-merge", "merge");
     for i in 0..8 {
         let words: Vec<String> = (0..35).map(|k| format!("p{i}q{k}")).collect();
@@ -1209,8 +1208,12 @@ fn adjacent_windows_of_one_session_merge() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert!(
-        ranges.len() >= 2 && ranges[0].1 == 8 && ranges[1].0 == 8 && ranges[1].1 >= 10,
-        "precondition: chunk 0 ends at m8 and chunk 1 repeats it: {ranges:?}"
+        ranges.len() == 20
+            && ranges
+                .iter()
+                .enumerate()
+                .all(|(i, r)| *r == (i as i64, i as i64)),
+        "precondition: one passage per message: {ranges:?}"
     );
     let (code, v) = query_json(&env, &["--kind", "session", "quokka migration"]);
     assert_eq!(code, 0);
@@ -1222,15 +1225,19 @@ fn adjacent_windows_of_one_session_merge() {
         .iter()
         .map(|x| x.as_str().unwrap())
         .collect();
-    // The merged window starts at m8 and holds the three matches once each
-    // (the reply after the last match may come along).
-    assert_eq!(got[..3], ["m8", "m9", "m10"], "{h:#}");
-    assert!(got.len() <= 4, "{h:#}");
-    let want: Vec<String> = (8..8 + got.len()).map(|i| format!("m{i}")).collect();
+    // The merged hit holds the three matches once each, in order, with at
+    // most one short neighbour on each side as context.
+    let at = got.iter().position(|id| *id == "m8").expect("m8 shown");
+    assert_eq!(got[at..at + 3], ["m8", "m9", "m10"], "{h:#}");
+    assert!(at <= 1 && got.len() <= at + 4, "{h:#}");
+    let first: usize = got[0][1..].parse().unwrap();
+    let want: Vec<String> = (first..first + got.len())
+        .map(|i| format!("m{i}"))
+        .collect();
     assert_eq!(got, want);
     assert_eq!(
         h["source"]["message_range"],
-        json!([8, 7 + got.len()]),
+        json!([first, first + got.len() - 1]),
         "{h:#}"
     );
     let text = field(h, "text");

@@ -10,7 +10,7 @@ use super::args::GlobalArgs;
 use crate::config::Config;
 use crate::index::{records_changed, sync_records, Progress};
 use crate::records::Limits;
-use crate::store::{resolve_home, Db, Home, OpenMode, Project, Scope, ScopeDir};
+use crate::store::{resolve_home, Db, Home, OpenMode, Project, Scope, ScopeDir, SCHEMA_VERSION};
 
 /// Everything a command needs, resolved once.
 pub struct Ctx {
@@ -92,6 +92,39 @@ impl Ctx {
             }
         }
         Ok(db)
+    }
+}
+
+impl Ctx {
+    /// Open a scope's index for reading: read-only, one connection, no pool
+    /// and no migration. Records are re-synced first (the only write) when
+    /// the stat check says their files changed. With `upgrade` (commands a
+    /// person runs), an index from an older version is migrated once and
+    /// the user told so; hooks pass `false` and read an old index as it is.
+    /// `None` when the scope has no index yet.
+    pub fn open_for_read(&self, dir: &ScopeDir, upgrade: bool) -> Result<Option<Db>> {
+        let path = dir.index_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        let db = Db::open(&path, OpenMode::ReadOnly)?;
+        let version = db.with_conn(|c| {
+            Ok(c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?)
+        })?;
+        let old = upgrade && version < SCHEMA_VERSION;
+        let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
+        if old || changed {
+            drop(db);
+            self.open_synced(dir)?;
+            if old {
+                eprintln!(
+                    "recall: upgraded {} from schema {version} to {SCHEMA_VERSION}; run `recall index` again to re-read sessions as per-message passages",
+                    path.display()
+                );
+            }
+            return Ok(Some(Db::open(&path, OpenMode::ReadOnly)?));
+        }
+        Ok(Some(db))
     }
 }
 

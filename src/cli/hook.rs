@@ -25,7 +25,7 @@ use serde_json::json;
 
 use super::args::{GlobalArgs, HookArgs};
 use super::context::Ctx;
-use crate::index::{index_sources, records_changed, RunOptions};
+use crate::index::{index_sources, RunOptions};
 use crate::ingest::discover::Input;
 use crate::recall::{recall, Request, Target};
 use crate::render::{render_prompt, PromptOptions};
@@ -133,27 +133,11 @@ fn cap_chars(s: &str, max: usize) -> String {
     cut[..cut.rfind('\n').unwrap_or(cut.len())].to_string()
 }
 
-/// Open a scope read-only for the hook path. Records are re-synced (the
-/// only write) when the stat check says their files changed.
-fn open_for_read(ctx: &Ctx, dir: &ScopeDir) -> Result<Option<Db>> {
-    if !dir.index_path().exists() {
-        return Ok(None);
-    }
-    let db = Db::open(&dir.index_path(), OpenMode::ReadOnly)?;
-    let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
-    if changed {
-        drop(db);
-        ctx.open_synced(dir)?;
-        return Ok(Some(Db::open(&dir.index_path(), OpenMode::ReadOnly)?));
-    }
-    Ok(Some(db))
-}
-
 fn targets_for(ctx: &Ctx) -> Result<Vec<(ScopeDir, Db)>> {
     check_home(ctx.home.root())?;
     let mut out = Vec::new();
     for dir in [ctx.project()?.dir, ctx.home.user()] {
-        if let Some(db) = open_for_read(ctx, &dir)? {
+        if let Some(db) = ctx.open_for_read(&dir, false)? {
             out.push((dir, db));
         }
     }

@@ -19,7 +19,6 @@ pub fn ingest_options(ctx: &Ctx, kind: Option<Kind>, format: Option<Format>) -> 
     IngestOptions {
         chunk: ChunkOptions {
             target_words: c.chunk_words.max(20),
-            overlap_words: c.overlap_words,
             max_words: c.chunk_words.max(20) * 2,
         },
         tool_output_cap: c.tool_output_cap,

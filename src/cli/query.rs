@@ -89,10 +89,15 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     let (dirs, project) = scope_dirs(ctx, &a.scope)?;
     let mut dbs = Vec::new();
     for dir in dirs.iter().filter(|d| d.root.exists()) {
-        let db = if dir.records_dir().exists() {
-            ctx.open_synced(dir)?
-        } else {
-            Db::open(&dir.index_path(), OpenMode::ReadWrite)?
+        // A scope with records but no index yet gets one (the records are
+        // the truth); otherwise nothing here writes to the database.
+        let db = match ctx.open_for_read(dir, true)? {
+            Some(db) => db,
+            None if dir.records_dir().exists() => {
+                drop(ctx.open_synced(dir)?);
+                Db::open(&dir.index_path(), OpenMode::ReadOnly)?
+            }
+            None => continue,
         };
         dbs.push((dir, db));
     }

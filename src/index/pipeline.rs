@@ -19,6 +19,7 @@ use crate::ingest::{
     current_parser_version, prepare, source_key, Action, IngestOptions, Job, Prepared,
 };
 use crate::store::file_mtime_ns;
+use crate::store::TermDeltas;
 
 /// Commit after this many chunks (or sources) are pending, or after this
 /// long: an interrupted run loses at most about a second of work.
@@ -169,13 +170,14 @@ fn write_all(
         let mut pending = (0usize, 0usize);
         let mut since_commit = Instant::now();
         let mut txn = conn.transaction()?;
+        let mut stats = TermDeltas::default();
         for p in rx {
             progress.inc(p.size.max(0) as u64);
             account(&p, report, report_line);
             if matches!(p.action, Action::Failed | Action::Skipped) {
                 continue;
             }
-            let w = write_source(&txn, &p, run.now)?;
+            let w = write_source(&txn, &p, run.now, &mut stats)?;
             report.chunks += w.chunks;
             report.tickets += w.tickets;
             progress.set_message(format!("{} chunks", report.chunks));
@@ -184,12 +186,14 @@ fn write_all(
                 || pending.1 >= BATCH_SOURCES
                 || since_commit.elapsed() >= BATCH_TIME
             {
+                stats.flush(&txn)?;
                 txn.commit()?;
                 txn = conn.transaction()?;
                 pending = (0, 0);
                 since_commit = Instant::now();
             }
         }
+        stats.flush(&txn)?;
         txn.commit()?;
         Ok(())
     })
@@ -243,9 +247,11 @@ fn prune<'a>(
         .map(|(id, _)| id)
         .collect();
     let tx = conn.transaction()?;
+    let mut stats = TermDeltas::default();
     for id in &gone {
-        delete_source(&tx, *id)?;
+        delete_source(&tx, *id, &mut stats)?;
     }
+    stats.flush(&tx)?;
     tx.commit()?;
     Ok(gone.len())
 }

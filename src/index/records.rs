@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::Progress;
 use crate::error::{Error, Result};
 use crate::records::{parse_record, Category, Limits, Record};
-use crate::store::{file_mtime_ns, ScopeDir};
+use crate::store::{file_mtime_ns, ScopeDir, Table, TermDeltas};
 
 const BATCH: usize = 2000;
 
@@ -180,13 +180,16 @@ pub fn sync_records(
     report.unchanged = report.scanned - changed.len();
 
     let tx = conn.transaction()?;
+    let mut stats = TermDeltas::default();
     for rowid in &gone {
-        delete_row(&tx, *rowid)?;
+        delete_row(&tx, *rowid, &mut stats)?;
     }
     report.removed = gone.len();
+    stats.flush(&tx)?;
     tx.commit()?;
 
     progress.inc(report.unchanged as u64);
+    let mut stats = TermDeltas::default();
     for batch in changed
         .chunks(BATCH)
         .map(|c| c.iter().map(clone_seen).collect::<Vec<_>>())
@@ -201,8 +204,9 @@ pub fn sync_records(
         let tx = conn.transaction()?;
         for p in parsed {
             progress.inc(1);
-            apply(&tx, p, &rows, &mut report, &mut errors)?;
+            apply(&tx, p, &rows, &mut report, &mut errors, &mut stats)?;
         }
+        stats.flush(&tx)?;
         tx.commit()?;
     }
     if full {
@@ -210,6 +214,7 @@ pub fn sync_records(
         // index from those rows, so damage to it (what `doctor` reports as
         // a malformed FTS5 index) is repaired too.
         conn.execute("INSERT INTO records_fts(records_fts) VALUES('rebuild')", [])?;
+        crate::store::recount(conn, Table::Records)?;
     }
     remember_dirs(conn, dir)?;
     report.errors = errors;
@@ -231,6 +236,7 @@ fn apply(
     rows: &HashMap<String, Row>,
     report: &mut SyncReport,
     errors: &mut Vec<String>,
+    stats: &mut TermDeltas,
 ) -> Result<()> {
     match p {
         Parsed::Failed(msg) => errors.push(msg),
@@ -248,7 +254,7 @@ fn apply(
                 mtime: seen.mtime,
                 hash: &hash,
             };
-            match write_row(tx, &record, &stat) {
+            match write_row(tx, &record, &stat, stats) {
                 Ok(()) if existed => report.updated += 1,
                 Ok(()) => report.added += 1,
                 Err(Error::Invalid(msg)) => errors.push(format!("{}:1: {msg}", seen.abs.display())),
@@ -269,7 +275,7 @@ pub(crate) struct FileStat<'a> {
 
 /// Insert or replace the row (and FTS row) of one record file. A key or id
 /// already used by another file is an [`Error::Invalid`].
-fn write_row(tx: &Transaction, r: &Record, f: &FileStat) -> Result<()> {
+fn write_row(tx: &Transaction, r: &Record, f: &FileStat, stats: &mut TermDeltas) -> Result<()> {
     let m = &r.meta;
     let by_path: Option<i64> = tx
         .prepare_cached("SELECT rowid FROM records WHERE path=?1")?
@@ -286,7 +292,7 @@ fn write_row(tx: &Transaction, r: &Record, f: &FileStat) -> Result<()> {
         )));
     }
     if let Some(rowid) = by_path {
-        delete_row(tx, rowid)?;
+        delete_row(tx, rowid, stats)?;
     }
     tx.prepare_cached(
         "INSERT INTO records(id, key, category, source, path, created, updated, pinned,
@@ -322,10 +328,12 @@ fn write_row(tx: &Transaction, r: &Record, f: &FileStat) -> Result<()> {
         "INSERT INTO records_fts(rowid, key, body, tags, aux) VALUES(?1,?2,?3,?4,?5)",
     )?
     .execute(params![rowid, m.key, r.body, tags, aux])?;
+    stats.add(Table::Records, &[&m.key, &r.body, &tags, &aux]);
     Ok(())
 }
 
-fn delete_row(tx: &Connection, rowid: i64) -> Result<()> {
+fn delete_row(tx: &Connection, rowid: i64, stats: &mut TermDeltas) -> Result<()> {
+    stats.remove_rows(tx, Table::Records, "SELECT ?1", rowid)?;
     tx.prepare_cached("DELETE FROM records_fts WHERE rowid=?1")?
         .execute([rowid])?;
     tx.prepare_cached("DELETE FROM records WHERE rowid=?1")?
@@ -347,7 +355,9 @@ pub fn upsert_record(conn: &mut Connection, dir: &ScopeDir, r: &Record, path: &P
         hash: &hash,
     };
     let tx = conn.transaction()?;
-    write_row(&tx, r, &stat)?;
+    let mut stats = TermDeltas::default();
+    write_row(&tx, r, &stat, &mut stats)?;
+    stats.flush(&tx)?;
     tx.commit()?;
     remember_dirs(conn, dir)
 }
@@ -362,7 +372,9 @@ pub fn remove_record(conn: &mut Connection, dir: &ScopeDir, path: &Path) -> Resu
         })
         .optional()?;
     if let Some(rowid) = rowid {
-        delete_row(&tx, rowid)?;
+        let mut stats = TermDeltas::default();
+        delete_row(&tx, rowid, &mut stats)?;
+        stats.flush(&tx)?;
     }
     tx.commit()?;
     remember_dirs(conn, dir)

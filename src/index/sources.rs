@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::error::Result;
 use crate::ingest::{Action, ChunkOut, Continuation, Prepared, SessionOut, SourceState, TicketOut};
+use crate::store::{Table, TermDeltas};
 
 /// Every stored source, by path.
 pub fn load_sources(conn: &Connection) -> Result<HashMap<String, SourceState>> {
@@ -51,7 +52,12 @@ pub struct Written {
 
 /// Write one prepared source. Failed sources are not written (their old
 /// rows, if any, stay as they were).
-pub fn write_source(tx: &Transaction, p: &Prepared, now: i64) -> Result<Written> {
+pub fn write_source(
+    tx: &Transaction,
+    p: &Prepared,
+    now: i64,
+    stats: &mut TermDeltas,
+) -> Result<Written> {
     let format = p.format.map(|f| f.as_str()).unwrap_or("unknown");
     let kind = p.format.map(|f| match f.kind() {
         crate::ingest::Kind::Session => "session",
@@ -63,7 +69,7 @@ pub fn write_source(tx: &Transaction, p: &Prepared, now: i64) -> Result<Written>
         .optional()?;
     let append = p.action == Action::Append && existing.is_some();
     if let Some((id, _)) = existing.filter(|_| !append) {
-        clear_source(tx, id)?;
+        clear_source(tx, id, stats)?;
     }
     let prior_messages = if append {
         existing.map_or(0, |e| e.1)
@@ -97,17 +103,29 @@ pub fn write_source(tx: &Transaction, p: &Prepared, now: i64) -> Result<Written>
         .query_row([&p.path], |r| r.get(0))?;
     let mut w = Written::default();
     if let Some(s) = &p.session {
-        w.chunks = write_session(tx, source_id, s, &p.cont, append)?;
+        w.chunks = write_session(tx, source_id, s, &p.cont, append, stats)?;
     }
     for t in &p.tickets {
-        write_ticket(tx, source_id, t)?;
+        write_ticket(tx, source_id, t, stats)?;
         w.tickets += 1;
     }
     Ok(w)
 }
 
 /// Delete every row derived from a source, keeping the `sources` row.
-fn clear_source(tx: &Connection, id: i64) -> Result<()> {
+fn clear_source(tx: &Connection, id: i64, stats: &mut TermDeltas) -> Result<()> {
+    stats.remove_rows(
+        tx,
+        Table::Chunks,
+        "SELECT rowid FROM chunks WHERE source_id=?1",
+        id,
+    )?;
+    stats.remove_rows(
+        tx,
+        Table::Tickets,
+        "SELECT rowid FROM tickets WHERE source_id=?1",
+        id,
+    )?;
     tx.prepare_cached(
         "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE source_id=?1)",
     )?
@@ -126,8 +144,8 @@ fn clear_source(tx: &Connection, id: i64) -> Result<()> {
 }
 
 /// Remove a source and everything derived from it.
-pub fn delete_source(tx: &Connection, id: i64) -> Result<()> {
-    clear_source(tx, id)?;
+pub fn delete_source(tx: &Connection, id: i64, stats: &mut TermDeltas) -> Result<()> {
+    clear_source(tx, id, stats)?;
     tx.prepare_cached("DELETE FROM sources WHERE id=?1")?
         .execute([id])?;
     Ok(())
@@ -139,6 +157,7 @@ fn write_session(
     s: &SessionOut,
     cont: &Continuation,
     append: bool,
+    stats: &mut TermDeltas,
 ) -> Result<usize> {
     let session_id = cont.session_id.clone().unwrap_or_else(|| s.meta.id.clone());
     let first = s.chunks.iter().filter_map(|c| c.chunk.first_ts).min();
@@ -185,6 +204,7 @@ fn write_session(
             s,
             c,
         )?;
+        stats.add(Table::Chunks, &[&title, &c.chunk.text, &c.aux]);
     }
     Ok(s.chunks.len())
 }
@@ -227,7 +247,12 @@ fn insert_chunk(
     Ok(())
 }
 
-fn write_ticket(tx: &Transaction, source_id: i64, t: &TicketOut) -> Result<()> {
+fn write_ticket(
+    tx: &Transaction,
+    source_id: i64,
+    t: &TicketOut,
+    stats: &mut TermDeltas,
+) -> Result<()> {
     let k = &t.ticket;
     let labels = serde_json::to_string(&k.labels)?;
     for (part, (body, aux)) in t.parts.iter().enumerate() {
@@ -249,6 +274,7 @@ fn write_ticket(tx: &Transaction, source_id: i64, t: &TicketOut) -> Result<()> {
             "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1,?2,?3,?4,?5)",
         )?
         .execute(params![rowid, k.title, body, k.labels.join(" "), aux])?;
+        stats.add(Table::Tickets, &[&k.title, body, &k.labels.join(" "), aux]);
     }
     Ok(())
 }
@@ -268,8 +294,10 @@ fn spans_json(spans: &[crate::ingest::chunk::Span]) -> String {
 /// its rows, as `doctor` reports it. Text damaged in the rows themselves
 /// comes back only by indexing the sources again (`recall index --full`).
 pub fn rebuild_source_fts(conn: &Connection) -> Result<()> {
-    for t in ["chunks_fts", "tickets_fts"] {
-        conn.execute(&format!("INSERT INTO {t}({t}) VALUES('rebuild')"), [])?;
+    for t in [Table::Chunks, Table::Tickets] {
+        let fts = t.fts();
+        conn.execute(&format!("INSERT INTO {fts}({fts}) VALUES('rebuild')"), [])?;
+        crate::store::recount(conn, t)?;
     }
     Ok(())
 }

@@ -1,91 +1,78 @@
-//! The chunker: turns a session's messages into search chunks.
+//! The chunker: turns a session's messages into search passages.
+//!
+//! The message is the unit of retrieval: every message is scored on its
+//! own, so a user's short statement is never hidden inside a window that
+//! also holds the assistant's long reply repeating the question's words.
 //!
 //! Choices:
 //!
 //! - **Words** are whitespace-separated tokens of a message's text; the
 //!   `"<speaker>: "` label is not counted.
-//! - **Packing**: messages are added in order. Before adding one, the chunk
-//!   is closed when its new words (overlap not counted) would go over
-//!   `target_words` and it either already holds at least half the target or
-//!   would go over `max_words`. So chunks usually hold between half and twice
-//!   the target in new words, and a chunk never holds only overlap.
-//! - **Long messages**: a message over `max_words` is cut by [`split_text`]
-//!   at paragraph, then sentence, then word boundaries into pieces of about
-//!   `target_words`; the pieces are packed like messages, so several chunks
-//!   share one message index. A piece that starts inside a message is
-//!   rendered `"<speaker>: … <text>"`. A run of non-whitespace counts as one
-//!   word however long it is, so tool output should go through
-//!   [`super::noise::reduce`] first.
+//! - **One passage per message**: a message of at most `max_words` words is
+//!   one passage. A longer one is cut by [`split_text`] at paragraph, then
+//!   sentence, then word boundaries into passages of about `target_words`,
+//!   each scored on its own; several passages then share one message index.
+//!   A passage that starts inside a message is rendered `"<speaker>: … <text>"`.
+//!   A run of non-whitespace counts as one word however long it is, so tool
+//!   output should go through [`super::noise::reduce`] first.
+//! - **No overlap**: context (the neighbouring messages, the session's title
+//!   and time) is added by recall after ranking, within its budget.
 //! - **Degenerate options**: `target_words` below 1 is taken as 1 and
 //!   `max_words` below `target_words` as `target_words`.
-//! - **Overlap**: a new chunk starts with the last whole pieces of the
-//!   previous chunk that together have at most `overlap_words` words. When the
-//!   last piece alone is longer, the new chunk starts with an excerpt of its
-//!   last `overlap_words` words instead (rendered with `…`). A chunk is
-//!   therefore at most `max_words + overlap_words` words. `overlap_words = 0`
-//!   turns overlap off.
-//! - **Rendering**: one `"<name or role>: <text>"` block per message,
-//!   blocks separated by a blank line; consecutive pieces of one message are
-//!   rendered as one block.
-//! - `message_ids` lists the native ids of every message the chunk shows
-//!   any text of (including overlap), in order; messages without an id are
-//!   left out. `roles` and `speakers` (the `name`s; messages without a name
-//!   add none) are distinct, in order of appearance. `first_ts`/`last_ts` are
-//!   the earliest and latest timestamps of those messages.
+//! - `message_ids` is the passage's message id (empty when the message has
+//!   none); `roles`, `speakers`, `first_ts` and `last_ts` are that message's.
 //! - Messages whose text is empty or whitespace are skipped.
 //!
 //! Cost is linear in the input: each message is scanned a bounded number of
-//! times and each chunk's text is allocated once, at its final size.
+//! times and each passage's text is allocated once.
 
 use super::model::{Message, Role};
 
 /// Sizes for [`chunk_messages`], in words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkOptions {
-    /// Aim for chunks of about this many words (default 300).
+    /// A long message is split into passages of about this many words
+    /// (default 150).
     pub target_words: usize,
-    /// Words of the previous chunk repeated at the start of the next (default 40).
-    pub overlap_words: usize,
-    /// No chunk holds more new words than this (default 600); a longer
-    /// message is split.
+    /// A message of at most this many words stays one passage (default
+    /// 300).
     pub max_words: usize,
 }
 
 impl Default for ChunkOptions {
     fn default() -> Self {
         ChunkOptions {
-            target_words: 300,
-            overlap_words: 40,
-            max_words: 600,
+            target_words: 150,
+            max_words: 300,
         }
     }
 }
 
-/// One search chunk.
+/// One search passage: a whole message or a part of a long one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunk {
-    /// Index of the first message shown (`base_index + i`).
+    /// Index of the message (`base_index + i`).
     pub msg_first: usize,
-    /// Index of the last message shown, inclusive.
+    /// The same as `msg_first`: a passage never spans messages. Kept as a
+    /// range so stored rows and hits share one shape.
     pub msg_last: usize,
-    /// The rendered text: `"<speaker>: <text>"` blocks separated by blank lines.
+    /// The rendered text: `"<speaker>: <text>"`.
     pub text: String,
-    /// Native ids of the messages shown, in order.
+    /// The message's native id, if it has one.
     pub message_ids: Vec<String>,
-    /// Distinct roles, in order of appearance.
+    /// The message's role.
     pub roles: Vec<Role>,
-    /// Distinct speaker names, in order of appearance.
+    /// The message's speaker name, if it has one.
     pub speakers: Vec<String>,
-    /// Earliest message timestamp (unix seconds).
+    /// The message's timestamp (unix seconds).
     pub first_ts: Option<i64>,
-    /// Latest message timestamp (unix seconds).
     pub last_ts: Option<i64>,
-    /// Where each message block sits in `text`, so recall can return an
-    /// exact window of messages with exactly the ids it covers.
+    /// Where the message block sits in `text` (one span), so recall can cite
+    /// exactly the message it shows.
     pub spans: Vec<Span>,
 }
 
-/// One message block of a chunk's text.
+/// One message block of a passage's text.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     /// Byte range of the block (speaker prefix included) in `Chunk::text`.
@@ -99,37 +86,26 @@ pub struct Span {
     pub ts: Option<i64>,
 }
 
-/// Chunks `messages`; chunk indexes are offset by `base_index` (the index of
-/// `messages[0]` in the whole session).
+/// The passages of `messages`; message indexes are offset by `base_index`
+/// (the index of `messages[0]` in the whole session).
 pub fn chunk_messages(messages: &[Message], base_index: usize, opts: &ChunkOptions) -> Vec<Chunk> {
-    let mut b = Builder::new(messages, base_index, opts);
+    let target = opts.target_words.max(1);
+    let max = opts.max_words.max(target);
+    let mut out = Vec::with_capacity(messages.len());
     for (i, m) in messages.iter().enumerate() {
         let Some((start, end)) = trim_range(&m.text, 0, m.text.len()) else {
             continue;
         };
-        let words = count_words(&m.text[start..end]);
-        if words <= b.max {
-            b.push(Seg {
-                msg: i,
-                start,
-                end,
-                words,
-                cont: false,
-            });
+        let index = base_index + i;
+        if count_words(&m.text[start..end]) <= max {
+            out.push(passage(m, &m.text[start..end], false, index));
             continue;
         }
-        for p in split_ranges(&m.text, b.target, b.max) {
-            let cont = p.start > start;
-            b.push(Seg {
-                msg: i,
-                start: p.start,
-                end: p.end,
-                words: p.words,
-                cont,
-            });
+        for p in split_ranges(&m.text, target, max) {
+            out.push(passage(m, &m.text[p.start..p.end], p.start > start, index));
         }
     }
-    b.finish()
+    out
 }
 
 /// Splits `text` into pieces of about `target_words` words and at most
@@ -310,171 +286,29 @@ fn trim_range(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
     Some((start + lead, start + lead + trimmed.trim_end().len()))
 }
 
-/// Byte offset in `s` where its last `n` words (n >= 1) begin.
-fn tail_start(s: &str, n: usize) -> usize {
-    let mut count = 0;
-    let mut in_word = false;
-    for (i, c) in s.char_indices().rev() {
-        if !c.is_whitespace() {
-            in_word = true;
-        } else if in_word {
-            count += 1;
-            if count == n {
-                return i + c.len_utf8();
-            }
-            in_word = false;
-        }
-    }
-    0
-}
-
-/// A piece of one message inside the chunk being built.
-#[derive(Debug, Clone, Copy)]
-struct Seg {
-    /// Index into the input slice.
-    msg: usize,
-    start: usize,
-    end: usize,
-    words: usize,
-    /// Starts inside the message (rendered with `…`).
-    cont: bool,
-}
-
-struct Builder<'a> {
-    msgs: &'a [Message],
-    base: usize,
-    target: usize,
-    overlap: usize,
-    max: usize,
-    segs: Vec<Seg>,
-    /// Words in `segs` that are not overlap.
-    new_words: usize,
-    out: Vec<Chunk>,
-}
-
-impl<'a> Builder<'a> {
-    fn new(msgs: &'a [Message], base: usize, opts: &ChunkOptions) -> Self {
-        let target = opts.target_words.max(1);
-        Builder {
-            msgs,
-            base,
-            target,
-            overlap: opts.overlap_words,
-            max: opts.max_words.max(target),
-            segs: Vec::new(),
-            new_words: 0,
-            out: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, seg: Seg) {
-        if should_close(self.new_words, seg.words, self.target, self.max) {
-            self.out.push(self.render());
-            self.start_with_overlap();
-        }
-        self.new_words += seg.words;
-        self.segs.push(seg);
-    }
-
-    fn finish(mut self) -> Vec<Chunk> {
-        if self.new_words > 0 {
-            self.out.push(self.render());
-        }
-        self.out
-    }
-
-    /// Keeps only the overlap of the chunk just emitted (see module doc).
-    fn start_with_overlap(&mut self) {
-        let mut keep_from = self.segs.len();
-        let mut kept = 0;
-        while keep_from > 0 && kept + self.segs[keep_from - 1].words <= self.overlap {
-            keep_from -= 1;
-            kept += self.segs[keep_from].words;
-        }
-        let last = self.segs[self.segs.len() - 1];
-        if keep_from == self.segs.len() && self.overlap > 0 {
-            let text = &self.msgs[last.msg].text[last.start..last.end];
-            let start = last.start + tail_start(text, self.overlap);
-            let excerpt = Seg {
-                start,
-                words: self.overlap,
-                cont: true,
-                ..last
-            };
-            self.segs.clear();
-            self.segs.push(excerpt);
-        } else {
-            self.segs.drain(..keep_from);
-        }
-        self.new_words = 0;
-    }
-
-    fn render(&self) -> Chunk {
-        let cap = self.segs.iter().map(|s| s.end - s.start + 16).sum();
-        let mut chunk = Chunk {
-            msg_first: self.base + self.segs[0].msg,
-            msg_last: self.base + self.segs[self.segs.len() - 1].msg,
-            text: String::with_capacity(cap),
-            message_ids: Vec::new(),
-            roles: Vec::new(),
-            speakers: Vec::new(),
-            first_ts: None,
-            last_ts: None,
-            spans: Vec::new(),
-        };
-        let mut g = 0;
-        while g < self.segs.len() {
-            let first = self.segs[g];
-            let mut h = g;
-            while h + 1 < self.segs.len() && self.segs[h + 1].msg == first.msg {
-                h += 1;
-            }
-            let m = &self.msgs[first.msg];
-            add_block(
-                &mut chunk,
-                m,
-                &m.text[first.start..self.segs[h].end],
-                first.cont,
-                self.base + first.msg,
-            );
-            g = h + 1;
-        }
-        chunk
-    }
-}
-
-/// Appends one message block to `chunk` and records the message's metadata.
-fn add_block(chunk: &mut Chunk, m: &Message, text: &str, cont: bool, index: usize) {
-    if !chunk.text.is_empty() {
-        chunk.text.push_str("\n\n");
-    }
-    let start = chunk.text.len();
-    chunk
-        .text
-        .push_str(m.name.as_deref().unwrap_or(m.role.as_str()));
-    chunk.text.push_str(if cont { ": … " } else { ": " });
-    chunk.text.push_str(text);
-    chunk.spans.push(Span {
-        start,
-        end: chunk.text.len(),
-        msg: index,
-        id: m.id.clone(),
-        ts: m.timestamp,
-    });
-    if let Some(id) = &m.id {
-        chunk.message_ids.push(id.clone());
-    }
-    if !chunk.roles.contains(&m.role) {
-        chunk.roles.push(m.role);
-    }
-    if let Some(name) = &m.name {
-        if !chunk.speakers.contains(name) {
-            chunk.speakers.push(name.clone());
-        }
-    }
-    if let Some(ts) = m.timestamp {
-        chunk.first_ts = Some(chunk.first_ts.map_or(ts, |t| t.min(ts)));
-        chunk.last_ts = Some(chunk.last_ts.map_or(ts, |t| t.max(ts)));
+/// One passage: `text` (a slice of `m.text`) labelled with its speaker.
+fn passage(m: &Message, text: &str, cont: bool, index: usize) -> Chunk {
+    let label = m.name.as_deref().unwrap_or(m.role.as_str());
+    let mut body = String::with_capacity(label.len() + text.len() + 6);
+    body.push_str(label);
+    body.push_str(if cont { ": … " } else { ": " });
+    body.push_str(text);
+    Chunk {
+        msg_first: index,
+        msg_last: index,
+        spans: vec![Span {
+            start: 0,
+            end: body.len(),
+            msg: index,
+            id: m.id.clone(),
+            ts: m.timestamp,
+        }],
+        text: body,
+        message_ids: m.id.iter().cloned().collect(),
+        roles: vec![m.role],
+        speakers: m.name.iter().cloned().collect(),
+        first_ts: m.timestamp,
+        last_ts: m.timestamp,
     }
 }
 
@@ -501,16 +335,15 @@ mod tests {
             .join(" ")
     }
 
-    fn opts(target: usize, overlap: usize, max: usize) -> ChunkOptions {
+    fn opts(target: usize, max: usize) -> ChunkOptions {
         ChunkOptions {
             target_words: target,
-            overlap_words: overlap,
             max_words: max,
         }
     }
 
     #[test]
-    fn small_session_is_one_chunk() {
+    fn every_message_is_its_own_passage() {
         let mut a = msg(Role::User, "  why does it flake?  ", Some("u1"));
         a.name = Some("alice".into());
         a.timestamp = Some(20);
@@ -521,89 +354,40 @@ mod tests {
             5,
             &ChunkOptions::default(),
         );
-        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks.len(), 2, "the blank tool message is skipped");
         let c = &chunks[0];
-        assert_eq!(c.text, "alice: why does it flake?\n\nassistant: A race.");
-        assert_eq!((c.msg_first, c.msg_last), (5, 7));
+        assert_eq!(c.text, "alice: why does it flake?");
+        assert_eq!((c.msg_first, c.msg_last), (5, 5));
         assert_eq!(c.message_ids, ["u1"]);
-        assert_eq!(c.roles, [Role::User, Role::Assistant]);
+        assert_eq!(c.roles, [Role::User]);
         assert_eq!(c.speakers, ["alice"]);
-        assert_eq!((c.first_ts, c.last_ts), (Some(10), Some(20)));
+        assert_eq!((c.first_ts, c.last_ts), (Some(20), Some(20)));
+        assert_eq!(c.spans.len(), 1);
+        assert_eq!((c.spans[0].start, c.spans[0].end), (0, c.text.len()));
+        let d = &chunks[1];
+        assert_eq!(d.text, "assistant: A race.");
+        assert_eq!((d.msg_first, d.msg_last), (7, 7));
+        assert!(d.message_ids.is_empty());
+        assert!(d.speakers.is_empty());
     }
 
     #[test]
     fn empty_input_gives_no_chunks() {
         assert!(chunk_messages(&[], 0, &ChunkOptions::default()).is_empty());
-        assert!(
-            chunk_messages(&[msg(Role::User, "", None)], 0, &ChunkOptions::default()).is_empty()
-        );
+        let blank = [msg(Role::User, "   ", None)];
+        assert!(chunk_messages(&blank, 0, &ChunkOptions::default()).is_empty());
     }
 
     #[test]
-    fn packs_to_target_with_whole_message_overlap() {
-        // Ten messages of 50 words, then a 10-word one: target 100, overlap 10.
-        let mut msgs: Vec<Message> = (0..10)
-            .map(|i| {
-                msg(
-                    Role::User,
-                    &words(&i.to_string(), 50),
-                    Some(&format!("m{i}")),
-                )
-            })
-            .collect();
-        msgs.push(msg(Role::Assistant, &words("x", 10), Some("mx")));
-        let chunks = chunk_messages(&msgs, 100, &opts(100, 10, 200));
-        // 50-word messages never fit the overlap, so overlap is a tail excerpt.
-        assert_eq!(chunks.len(), 6);
-        assert_eq!((chunks[0].msg_first, chunks[0].msg_last), (100, 101));
-        assert_eq!(chunks[0].message_ids, ["m0", "m1"]);
-        assert_eq!((chunks[1].msg_first, chunks[1].msg_last), (101, 103));
-        assert_eq!(chunks[1].message_ids, ["m1", "m2", "m3"]);
-        assert!(chunks[1].text.starts_with("user: … w1_40 w1_41"));
-        // Words: overlap, two messages, three labels and the `…`.
-        assert_eq!(count_words(&chunks[1].text), 10 + 100 + 3 + 1);
-        let last = &chunks[5];
-        assert_eq!(last.message_ids, ["m9", "mx"]);
-        assert!(last
-            .text
-            .ends_with(&format!("assistant: {}", words("x", 10))));
+    fn a_message_up_to_max_words_stays_whole() {
+        let m = msg(Role::User, &words("a", 200), Some("m"));
+        let c = chunk_messages(&[m], 0, &opts(50, 200));
+        assert_eq!(c.len(), 1);
+        assert_eq!(count_words(&c[0].text), 201);
     }
 
     #[test]
-    fn short_last_messages_overlap_whole() {
-        let msgs = vec![
-            msg(Role::User, &words("a", 90), Some("a")),
-            msg(Role::Assistant, &words("b", 4), Some("b")),
-            msg(Role::User, &words("c", 4), Some("c")),
-            msg(Role::Assistant, &words("d", 90), Some("d")),
-        ];
-        let chunks = chunk_messages(&msgs, 0, &opts(100, 10, 200));
-        assert_eq!(chunks.len(), 2);
-        assert_eq!(chunks[0].message_ids, ["a", "b", "c"]);
-        assert_eq!(chunks[1].message_ids, ["b", "c", "d"]);
-        assert_eq!(chunks[1].msg_first, 1);
-        assert!(chunks[1].text.starts_with(&format!(
-            "assistant: {}\n\nuser: {}",
-            words("b", 4),
-            words("c", 4)
-        )));
-    }
-
-    #[test]
-    fn no_overlap_when_zero() {
-        let msgs: Vec<Message> = (0..4)
-            .map(|i| msg(Role::User, &words(&i.to_string(), 60), None))
-            .collect();
-        let chunks = chunk_messages(&msgs, 0, &opts(100, 0, 200));
-        let total: usize = chunks
-            .iter()
-            .map(|c| count_words(&c.text) - (c.msg_last - c.msg_first + 1))
-            .sum();
-        assert_eq!(total, 240);
-    }
-
-    #[test]
-    fn long_message_splits_at_paragraphs() {
+    fn long_message_splits_into_passages_at_paragraphs() {
         let text = (0..6)
             .map(|i| words(&format!("p{i}"), 80))
             .collect::<Vec<_>>()
@@ -612,23 +396,31 @@ mod tests {
             msg(Role::Assistant, &text, Some("long")),
             msg(Role::User, "thanks", Some("u")),
         ];
-        let chunks = chunk_messages(&msgs, 3, &opts(100, 5, 200));
+        let chunks = chunk_messages(&msgs, 3, &opts(100, 200));
         assert!(chunks.len() >= 4, "{}", chunks.len());
-        for c in &chunks[..chunks.len() - 1] {
+        let (long, last) = chunks.split_at(chunks.len() - 1);
+        for c in long {
             assert_eq!((c.msg_first, c.msg_last), (3, 3));
             assert_eq!(c.message_ids, ["long"]);
-            assert!(count_words(&c.text) <= 200 + 5 + 2);
+            assert!(count_words(&c.text) <= 200 + 2);
         }
-        assert!(chunks[0].text.starts_with("assistant: wp0_0 "));
-        assert!(chunks[1].text.starts_with("assistant: … "));
-        let last = &chunks[chunks.len() - 1];
-        assert_eq!(last.message_ids, ["long", "u"]);
-        assert!(last.text.ends_with("user: thanks"));
-        // Every paragraph word appears in some chunk.
-        for i in 0..6 {
-            let w = format!("wp{i}_79");
-            assert!(chunks.iter().any(|c| c.text.contains(&w)), "{w}");
-        }
+        assert!(long[0].text.starts_with("assistant: wp0_0 "));
+        assert!(long[1].text.starts_with("assistant: … "));
+        assert_eq!(last[0].message_ids, ["u"]);
+        assert_eq!(last[0].text, "user: thanks");
+        // Every word of the long message is in exactly one passage.
+        let total: usize = long.iter().map(|c| count_words(&c.text) - 1).sum();
+        let conts = long.iter().filter(|c| c.text.contains(": … ")).count();
+        assert_eq!(total - conts, 480);
+    }
+
+    /// A 200,000-word message becomes bounded passages, not one huge row.
+    #[test]
+    fn huge_message_is_bounded() {
+        let m = msg(Role::Tool, &words("h", 200_000), None);
+        let c = chunk_messages(&[m], 0, &ChunkOptions::default());
+        assert!(c.iter().all(|c| count_words(&c.text) <= 302));
+        assert_eq!(c.len(), 200_000usize.div_ceil(150));
     }
 
     #[test]
@@ -673,13 +465,6 @@ mod tests {
         ] {
             assert_eq!(count_words(s), s.split_whitespace().count(), "{s:?}");
         }
-    }
-
-    #[test]
-    fn tail_start_counts_words() {
-        assert_eq!(&"a b  c"[tail_start("a b  c", 2)..], "b  c");
-        assert_eq!(tail_start("only", 3), 0);
-        assert_eq!(&"é ü ö"[tail_start("é ü ö", 1)..], "ö");
     }
 
     #[test]

@@ -22,8 +22,9 @@ use super::{chatlog, claude_code, codex, neutral, noise, ticket};
 use crate::secrets;
 use crate::text::aux_terms;
 
-/// Bumped when chunking or redaction changes, so every source is redone.
-pub const PIPELINE_VERSION: u32 = 2;
+/// Bumped when chunking or redaction changes, so every source is redone
+/// (3: one passage per message instead of overlapping multi-message chunks).
+pub const PIPELINE_VERSION: u32 = 3;
 
 /// How much of a file is read to detect its format.
 const HEAD_BYTES: usize = 64 * 1024;

@@ -1,6 +1,8 @@
 //! Candidate generation: one bm25-ranked FTS5 query per table, with the
 //! metadata filters applied outside the FTS subquery (which has its own
 //! LIMIT, so SQLite keeps only the top rows instead of sorting every match).
+//! Snippets are left empty here: only the hits that survive selection get
+//! one (`search::recall`).
 
 use rusqlite::{params, Connection};
 
@@ -99,7 +101,7 @@ pub fn records(
                     scope: dir.scope,
                     id: r.get(1)?,
                     category: Some(r.get(3)?),
-                    snippet: scorer.snippet(&body, 24),
+                    snippet: String::new(),
                     title: key,
                     text: body,
                     source: HitSource {
@@ -196,7 +198,7 @@ pub fn chunks(
                     } else {
                         title
                     },
-                    snippet: scorer.snippet(&win.text, 24),
+                    snippet: String::new(),
                     text: win.text,
                     source: HitSource {
                         path: Some(r.get(8)?),
@@ -268,7 +270,7 @@ pub fn tickets(
                     format!("{ticket}#{part}")
                 },
                 category: None,
-                snippet: scorer.snippet(&body, 24),
+                snippet: String::new(),
                 title,
                 text,
                 source: HitSource {

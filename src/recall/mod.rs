@@ -8,6 +8,7 @@
 //! (normalise, fuse, boost, merge, dedupe) → [`Response`].
 
 mod candidates;
+mod context;
 mod hit;
 mod passage;
 pub mod plan;

@@ -6,20 +6,23 @@
 //! session hit is the best-scoring run of whole messages that fits
 //! `window_chars`, and its `message_ids` are exactly the messages shown.
 
+use std::collections::HashMap;
+
 use super::hit::{HL_CLOSE, HL_OPEN};
 use super::plan::Weighted;
 use super::sanitize::TermKind;
 use crate::text::stem;
 
-/// A word of a text: byte range and lowercase form.
+/// A word of a text: its byte range.
 struct Token {
     start: usize,
     end: usize,
-    lower: String,
 }
 
+/// The alphanumeric runs of `text`. Nothing is allocated per word: case is
+/// folded only when a word is compared (see [`lower_eq`]).
 fn tokens(text: &str) -> Vec<Token> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(text.len() / 5);
     let mut start = None;
     for (i, c) in text
         .char_indices()
@@ -28,17 +31,22 @@ fn tokens(text: &str) -> Vec<Token> {
         match (c.is_alphanumeric(), start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                out.push(Token {
-                    start: s,
-                    end: i,
-                    lower: text[s..i].to_lowercase(),
-                });
+                out.push(Token { start: s, end: i });
                 start = None;
             }
             _ => {}
         }
     }
     out
+}
+
+/// Whether `word` lowercased equals `lower` (already lowercase).
+fn lower_eq(word: &str, lower: &str) -> bool {
+    if word.is_ascii() {
+        word.len() == lower.len() && word.eq_ignore_ascii_case(lower)
+    } else {
+        word.to_lowercase() == lower
+    }
 }
 
 /// One term prepared for matching.
@@ -51,11 +59,27 @@ struct Matcher {
 /// Scores texts against a plan's terms.
 pub struct Scorer {
     matchers: Vec<Matcher>,
+    /// Matchers by their first word (word and phrase terms).
+    by_word: HashMap<String, Vec<usize>>,
+    /// Stem matchers by stem.
+    by_stem: HashMap<String, Vec<usize>>,
+    /// The first two characters of every stem: only a word starting so is
+    /// stemmed (English stems share the word's first two letters).
+    stem_starts: Vec<(char, char)>,
+    /// First bytes of the `by_word` keys: most words are rejected by one
+    /// array read instead of a hash.
+    first_bytes: [bool; 256],
+}
+
+/// The first two characters of `s` (the second is `\0` when missing).
+fn start2(s: &str) -> (char, char) {
+    let mut c = s.chars();
+    (c.next().unwrap_or('\0'), c.next().unwrap_or('\0'))
 }
 
 impl Scorer {
     pub fn new(terms: &[Weighted]) -> Scorer {
-        let matchers = terms
+        let matchers: Vec<Matcher> = terms
             .iter()
             .map(|w| Matcher {
                 words: crate::text::words(&w.term.text)
@@ -66,30 +90,58 @@ impl Scorer {
             })
             .filter(|m| !m.words.is_empty())
             .collect();
-        Scorer { matchers }
+        let mut by_word: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_stem: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut stem_starts = Vec::new();
+        let mut first_bytes = [false; 256];
+        for (i, m) in matchers.iter().enumerate() {
+            let first = m.words[0].clone();
+            if m.stem {
+                stem_starts.push(start2(&first));
+                by_stem.entry(first).or_default().push(i);
+            } else {
+                first_bytes[usize::from(first.as_bytes()[0])] = true;
+                by_word.entry(first).or_default().push(i);
+            }
+        }
+        Scorer {
+            matchers,
+            by_word,
+            by_stem,
+            stem_starts,
+            first_bytes,
+        }
     }
 
     /// Which tokens match which term: (token index, matcher index, weight).
-    fn matches(&self, toks: &[Token]) -> Vec<(usize, usize, f64)> {
+    fn matches(&self, text: &str, toks: &[Token]) -> Vec<(usize, usize, f64)> {
         let mut out = Vec::new();
+        // ASCII text lowercases in place, keeping every offset.
+        let ascii = text.is_ascii().then(|| text.to_ascii_lowercase());
+        let lower = |t: &Token| -> std::borrow::Cow<'_, str> {
+            match &ascii {
+                Some(l) => std::borrow::Cow::Borrowed(&l[t.start..t.end]),
+                None => std::borrow::Cow::Owned(text[t.start..t.end].to_lowercase()),
+            }
+        };
         for (i, t) in toks.iter().enumerate() {
-            // Stemming is the costly part: only stem a token that could
-            // match (English stems share the word's first two letters).
-            let mut stemmed: Option<String> = None;
-            for (mi, m) in self.matchers.iter().enumerate() {
-                let first = &m.words[0];
-                let hit = if m.stem {
-                    t.lower.get(..2) == first.get(..2)
-                        && stemmed.get_or_insert_with(|| stem(&t.lower).into_owned()) == first
-                } else {
-                    &t.lower == first
-                        && m.words[1..]
-                            .iter()
-                            .enumerate()
-                            .all(|(k, w)| toks.get(i + 1 + k).is_some_and(|n| &n.lower == w))
-                };
-                if hit {
-                    out.push((i, mi, m.weight));
+            let w = lower(t);
+            let known_start = self.first_bytes[usize::from(w.as_bytes()[0])];
+            if let Some(ms) = known_start.then(|| self.by_word.get(w.as_ref())).flatten() {
+                for &mi in ms {
+                    let m = &self.matchers[mi];
+                    let rest = m.words[1..].iter().enumerate().all(|(k, x)| {
+                        toks.get(i + 1 + k)
+                            .is_some_and(|n| lower_eq(&text[n.start..n.end], x))
+                    });
+                    if rest {
+                        out.push((i, mi, m.weight));
+                    }
+                }
+            }
+            if !self.by_stem.is_empty() && self.stem_starts.contains(&start2(&w)) {
+                if let Some(ms) = self.by_stem.get(stem(&w).as_ref()) {
+                    out.extend(ms.iter().map(|&mi| (i, mi, self.matchers[mi].weight)));
                 }
             }
         }
@@ -101,7 +153,7 @@ impl Scorer {
     pub fn score(&self, text: &str) -> f64 {
         let toks = tokens(text);
         let mut tf = vec![0usize; self.matchers.len()];
-        for (_, mi, _) in self.matches(&toks) {
+        for (_, mi, _) in self.matches(text, &toks) {
             tf[mi] += 1;
         }
         tf.iter()
@@ -118,7 +170,7 @@ impl Scorer {
             return String::new();
         }
         let mut hit = vec![false; toks.len()];
-        for (i, mi, _) in self.matches(&toks) {
+        for (i, mi, _) in self.matches(text, &toks) {
             for k in 0..self.matchers[mi].words.len() {
                 hit[i + k] = true;
             }

@@ -1,11 +1,21 @@
-//! Query planning: weight and select the sanitizer's terms by how
-//! discriminative they are in one table, by their document frequencies
-//! (counted with FTS5, up to a cap).
+//! Query planning: weight the sanitizer's terms by how discriminative they
+//! are in one table, and choose which ones FTS5 searches within a cost
+//! budget.
 //!
-//! Ranking cost grows with the number of rows the OR query matches, so the
-//! plan keeps the most discriminative terms (highest idf, identifiers and
-//! phrases boosted) up to a cap, drops terms no document contains, and
-//! drops very common words when rarer ones exist.
+//! Statistics come from the writer-kept `term_stats` table (one probe per
+//! term; see `store::terms`). On an index whose statistics are missing or
+//! stale they are counted with FTS5 instead, up to caps (see [`doc_freqs`]).
+//!
+//! Cost model: an OR query walks the doclist of every term it contains, so
+//! its cost is about the sum of the terms' document frequencies. Terms are
+//! taken rarest (highest weight) first while that sum stays within
+//! [`Tuning::plan_postings`](super::search::Tuning); the first term is
+//! always taken. A rare word is therefore only dropped when rarer words
+//! already fill the budget, and a very common one never blows it. Every
+//! term found in the table, searched or not, rescores the candidates
+//! (`Plan::scoring`), so dropping a common word from the search does not
+//! drop it from the ranking. On a small or mid-sized index every content
+//! word fits.
 
 use std::collections::HashMap;
 
@@ -15,31 +25,7 @@ use super::sanitize::{to_match, Term, TermKind};
 use crate::error::Result;
 use crate::text::words;
 
-/// The FTS table family a plan is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Table {
-    Records,
-    Chunks,
-    Tickets,
-}
-
-impl Table {
-    fn fts(self) -> &'static str {
-        match self {
-            Table::Records => "records_fts",
-            Table::Chunks => "chunks_fts",
-            Table::Tickets => "tickets_fts",
-        }
-    }
-
-    fn meta(self) -> &'static str {
-        match self {
-            Table::Records => "records",
-            Table::Chunks => "chunks",
-            Table::Tickets => "tickets",
-        }
-    }
-}
+pub use crate::store::Table;
 
 /// A term with its statistics in one table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -58,9 +44,17 @@ pub struct Weighted {
 /// A planned query for one table.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
+    /// Terms FTS5 searches for, highest weight first.
     pub terms: Vec<Weighted>,
-    /// Rows in the table (approximate: the largest rowid).
+    /// Every term the table contains (a superset of `terms`), for
+    /// rescoring candidates.
+    pub scoring: Vec<Weighted>,
+    /// Rows in the table (exact with current statistics, else the largest
+    /// rowid).
     pub docs: i64,
+    /// Estimated doclist entries the search walks: the sum of the searched
+    /// terms' document frequencies.
+    pub cost: i64,
 }
 
 impl Plan {
@@ -158,15 +152,24 @@ fn doc_freqs(
     }
 }
 
-/// Common words are dropped only when at least this many other terms are
-/// left: a short query keeps its common words (`pnpm release` on a store
-/// where most records mention pnpm must still find them), a long one loses
-/// them.
-const MIN_RARE_TERMS: usize = 3;
-
-/// Weight `terms` by their statistics in `table` and keep at most
-/// `max_terms` of them.
-pub fn plan(conn: &Connection, table: Table, terms: &[Term], max_terms: usize) -> Result<Plan> {
+/// Document frequencies of `terms` (for a phrase, of its rarest word) and
+/// the table's row count: exact from `term_stats` when it is current, else
+/// counted with FTS5 up to caps.
+fn term_dfs(conn: &Connection, table: Table, terms: &[Term]) -> Result<(i64, Vec<(i64, bool)>)> {
+    let mut uniq: Vec<&str> = terms.iter().flat_map(|t| words(&t.text)).collect();
+    uniq.sort_unstable();
+    uniq.dedup();
+    if let Some((docs, dfs)) = crate::store::term_lookup(conn, table, &uniq)? {
+        let by_word: HashMap<&str, i64> = uniq.iter().copied().zip(dfs).collect();
+        let per_term = |t: &Term| {
+            let df = words(&t.text)
+                .filter_map(|w| by_word.get(w).copied())
+                .min()
+                .unwrap_or(0);
+            (df, true)
+        };
+        return Ok((docs, terms.iter().map(per_term).collect()));
+    }
     let docs: i64 = conn
         .prepare_cached(&format!(
             "SELECT coalesce(max(rowid), 0) FROM {}",
@@ -174,36 +177,51 @@ pub fn plan(conn: &Connection, table: Table, terms: &[Term], max_terms: usize) -
         ))?
         .query_row([], |r| r.get(0))?;
     if docs == 0 {
+        return Ok((0, vec![(0, true); terms.len()]));
+    }
+    let dfs = doc_freqs(conn, table, terms, docs, terms.len(), COUNT_BUDGET)?;
+    Ok((docs, dfs))
+}
+
+/// Weight `terms` by their statistics in `table` and choose the ones to
+/// search within `budget` doclist entries (see the module doc).
+pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Result<Plan> {
+    let (docs, dfs) = term_dfs(conn, table, terms)?;
+    if docs == 0 {
         return Ok(Plan::default());
     }
-    let dfs = doc_freqs(conn, table, terms, docs, max_terms, COUNT_BUDGET)?;
-    let mut out = Vec::with_capacity(terms.len());
+    let mut scoring = Vec::with_capacity(terms.len());
     for (t, (df, exact)) in terms.iter().zip(dfs) {
         if df == 0 {
             continue;
         }
-        out.push(Weighted {
+        scoring.push(Weighted {
             term: t.clone(),
             df,
             exact,
             weight: idf(docs, df) * boost(t.kind),
         });
     }
-    out.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-    // Words in more than half the documents carry almost no signal but
-    // make the OR query match most rows (and ranking cost grows with the
-    // rows matched): they go when at least MIN_RARE_TERMS rarer terms are
-    // left. A term counted only up to a cap is commoner than every exactly
-    // counted one, whatever its kind: it goes whenever one was counted.
-    let any_exact = out.iter().any(|w| w.exact);
-    let rare = out.iter().filter(|w| w.exact && w.df * 2 <= docs).count();
-    out.retain(|w| match (w.exact, w.df * 2 > docs, w.term.kind) {
-        (false, _, _) => !any_exact,
-        (true, true, TermKind::Word) => rare < MIN_RARE_TERMS,
-        _ => true,
-    });
-    out.truncate(max_terms);
-    Ok(Plan { terms: out, docs })
+    // Highest weight first; among equals, the cheaper term.
+    scoring.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.df.cmp(&b.df)));
+    let mut cost = 0i64;
+    let mut searched = Vec::new();
+    for w in &scoring {
+        // A count that reached its cap is a lower bound: such a term is
+        // commoner than every exactly counted one, and is only searched
+        // when nothing was counted exactly.
+        let unknown_cost = !w.exact && searched.iter().any(|s: &Weighted| s.exact);
+        if searched.is_empty() || (!unknown_cost && cost.saturating_add(w.df) <= budget) {
+            cost = cost.saturating_add(w.df);
+            searched.push(w.clone());
+        }
+    }
+    Ok(Plan {
+        terms: searched,
+        scoring,
+        docs,
+        cost,
+    })
 }
 
 #[cfg(test)]
@@ -235,9 +253,10 @@ mod tests {
         Ok(c)
     }
 
-    fn planned(c: &Connection, q: &str) -> Result<Vec<String>> {
-        let p = plan(c, Table::Tickets, &extract_terms(q), 8)?;
-        Ok(p.terms.iter().map(|w| w.term.text.clone()).collect())
+    fn planned(c: &Connection, q: &str, budget: i64) -> Result<(Vec<String>, Vec<String>)> {
+        let p = plan(c, Table::Tickets, &extract_terms(q), budget)?;
+        let texts = |v: &[Weighted]| v.iter().map(|w| w.term.text.clone()).collect();
+        Ok((texts(&p.terms), texts(&p.scoring)))
     }
 
     #[test]
@@ -245,16 +264,33 @@ mod tests {
         let mut bodies = vec!["the test passed"; 10];
         bodies[3] = "the flaky loader test crashed";
         let c = tickets(&bodies)?;
-        let texts = planned(&c, "flaky loader crashed test zebra")?;
-        assert_eq!(texts.first().map(String::as_str), Some("flaky"));
-        assert!(!texts.iter().any(|t| t == "zebra"), "{texts:?}");
+        let (searched, scoring) = planned(&c, "flaky loader crashed test zebra", 1_000_000)?;
+        assert_eq!(searched.first().map(String::as_str), Some("flaky"));
+        assert!(!scoring.iter().any(|t| t == "zebra"), "{scoring:?}");
         assert!(
-            !texts.iter().any(|t| t == "test"),
-            "a word in every row is dropped when three rarer ones exist: {texts:?}"
+            searched.iter().any(|t| t == "test"),
+            "a small index searches every content word: {searched:?}"
         );
-        assert!(plan(&c, Table::Tickets, &extract_terms("flaky"), 8)?
+        assert!(plan(&c, Table::Tickets, &extract_terms("flaky"), 10)?
             .to_match()
             .is_some());
+        Ok(())
+    }
+
+    /// The cost model: past the budget the commonest word is not searched,
+    /// but still rescores; the rarest term is searched even alone over it.
+    #[test]
+    fn the_budget_drops_common_words_from_the_search_only() -> Result<()> {
+        let mut bodies = vec!["the test passed"; 10];
+        bodies[3] = "the flaky loader test crashed";
+        let c = tickets(&bodies)?;
+        let (searched, scoring) = planned(&c, "flaky loader crashed test", 5)?;
+        assert!(!searched.iter().any(|t| t == "test"), "{searched:?}");
+        assert!(scoring.iter().any(|t| t == "test"), "{scoring:?}");
+        assert!(searched.iter().any(|t| t == "flaky"), "{searched:?}");
+        let p = plan(&c, Table::Tickets, &extract_terms("test"), 1)?;
+        assert_eq!(p.terms.len(), 1, "the first term is always searched");
+        assert!(p.cost > 1);
         Ok(())
     }
 
@@ -267,9 +303,27 @@ mod tests {
             "Run pnpm install first",
             "Tag the release",
         ])?;
-        let texts = planned(&c, "pnpm release")?;
-        assert!(texts.iter().any(|t| t == "pnpm"), "{texts:?}");
-        assert!(texts.iter().any(|t| t == "release"), "{texts:?}");
+        let (searched, _) = planned(&c, "pnpm release", 1_000)?;
+        assert!(searched.iter().any(|t| t == "pnpm"), "{searched:?}");
+        assert!(searched.iter().any(|t| t == "release"), "{searched:?}");
+        Ok(())
+    }
+
+    /// With current `term_stats` the plan uses them, not FTS5 counting.
+    #[test]
+    fn current_statistics_are_used() -> Result<()> {
+        let c = tickets(&["alpha beta", "beta gamma", "beta"])?;
+        crate::store::repair_term_stats(&c)?;
+        // A row the statistics do not know about would make them stale;
+        // instead change a count by hand to see which source answers.
+        c.execute(
+            "UPDATE term_stats SET df = 2 WHERE tbl = 'tickets' AND term = 'alpha'",
+            [],
+        )?;
+        let p = plan(&c, Table::Tickets, &extract_terms("alpha beta"), 1_000)?;
+        let alpha = p.scoring.iter().find(|w| w.term.text == "alpha").unwrap();
+        assert_eq!((alpha.df, alpha.exact), (2, true));
+        assert_eq!(p.docs, 3);
         Ok(())
     }
 
@@ -308,16 +362,10 @@ mod tests {
         assert!(by_text.contains(&("common", (3000, true))), "{by_text:?}");
         assert!(by_text.contains(&("half", (1500, true))), "{by_text:?}");
         assert!(by_text.contains(&("rare", (3, true))), "{by_text:?}");
-        let p = plan(&c, Table::Tickets, &terms, 16)?;
+        let p = plan(&c, Table::Tickets, &terms, 1_000_000)?;
         let texts: Vec<&str> = p.terms.iter().map(|w| w.term.text.as_str()).collect();
-        assert!(
-            texts.contains(&"half") && texts.contains(&"rare"),
-            "{texts:?}"
-        );
-        assert!(
-            texts.contains(&"common"),
-            "in more than half, but only two rarer terms are left: {texts:?}"
-        );
+        assert_eq!(texts, ["rare", "half", "common"]);
+        assert_eq!(p.cost, 4503);
         Ok(())
     }
 

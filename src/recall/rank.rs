@@ -49,6 +49,51 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
     c.hit.score *= kind * pinned * importance * recency * salience;
 }
 
+/// Session evidence: each session hit gains `share` times the mean of the
+/// two best *other* hits of its session (a missing one counts as 0). A
+/// question whose answer spans several messages of a session lifts all of
+/// them, while the best message of a session still ranks first within it.
+pub fn session_evidence(list: &mut [Candidate], share: f64) {
+    if share <= 0.0 {
+        return;
+    }
+    let mut by_session: HashMap<(usize, crate::store::Scope, &str), Vec<f64>> = HashMap::new();
+    for c in list.iter() {
+        if let Some(s) = session_key(c) {
+            by_session.entry(s).or_default().push(c.hit.score);
+        }
+    }
+    let mut top: HashMap<(usize, crate::store::Scope, String), [f64; 3]> = HashMap::new();
+    for (k, mut scores) in by_session {
+        scores.sort_by(|a, b| b.total_cmp(a));
+        let at = |i: usize| scores.get(i).copied().unwrap_or(0.0);
+        top.insert((k.0, k.1, k.2.to_string()), [at(0), at(1), at(2)]);
+    }
+    for c in list.iter_mut() {
+        let Some((t, scope, s)) = session_key(c) else {
+            continue;
+        };
+        let Some(best) = top.get(&(t, scope, s.to_string())) else {
+            continue;
+        };
+        // The two best scores other than this hit's own.
+        let mut others = best.to_vec();
+        match others.iter().position(|x| *x == c.hit.score) {
+            Some(own) => drop(others.remove(own)),
+            None => others.truncate(2),
+        }
+        c.hit.score += share * (others[0] + others[1]) / 2.0;
+    }
+}
+
+fn session_key(c: &Candidate) -> Option<(usize, crate::store::Scope, &str)> {
+    if c.hit.kind != HitKind::Session {
+        return None;
+    }
+    let s = c.hit.source.session_id.as_deref()?;
+    Some((c.target, c.hit.scope, s))
+}
+
 /// `0.5 ^ (age / half_life)`; future timestamps count as new.
 fn decay(age_secs: i64, half_life_days: f64) -> f64 {
     let days = age_secs.max(0) as f64 / 86_400.0;
@@ -137,6 +182,11 @@ fn join_overlapping(x: &str, y: &str) -> String {
     format!("{x}\n\n{}", tail.join("\n\n"))
 }
 
+/// Adds context to a hit being kept: given the hit and whether a message
+/// index is already shown by a kept hit of its session, the expanded hit,
+/// or `None` for nothing to add (see `recall::context`).
+pub type Expand<'a> = dyn FnMut(&Candidate, &dyn Fn(i64) -> bool) -> Option<Candidate> + 'a;
+
 /// What [`select`] keeps.
 #[derive(Debug, Clone, Copy)]
 pub struct Caps {
@@ -156,7 +206,7 @@ pub struct Caps {
 /// whose text would pass the token budget (a smaller one later may fit).
 /// Stops at the limit, so near-duplicate checks cost at most
 /// `limit × candidates` comparisons.
-pub fn select(list: Vec<Candidate>, caps: Caps) -> Vec<Candidate> {
+pub fn select(list: Vec<Candidate>, caps: Caps, expand: &mut Expand) -> Vec<Candidate> {
     let mut kept: Vec<(Candidate, WordSet)> = Vec::new();
     let mut per: HashMap<(crate::store::Scope, String), usize> = HashMap::new();
     let mut tokens = 0;
@@ -164,8 +214,13 @@ pub fn select(list: Vec<Candidate>, caps: Caps) -> Vec<Candidate> {
         if kept.len() >= caps.limit {
             break;
         }
-        let cost = crate::text::estimate_tokens(&c.hit.text);
-        if caps.max_tokens.is_some_and(|m| tokens + cost > m) {
+        let fits = |c: &Candidate| {
+            let cost = crate::text::estimate_tokens(&c.hit.text);
+            caps.max_tokens
+                .is_none_or(|m| tokens + cost <= m)
+                .then_some(cost)
+        };
+        if fits(&c).is_none() {
             continue;
         }
         let session = c.hit.source.session_id.clone().map(|s| (c.hit.scope, s));
@@ -175,6 +230,16 @@ pub fn select(list: Vec<Candidate>, caps: Caps) -> Vec<Candidate> {
         {
             continue;
         }
+        // A message a kept hit already shows (another passage of one long
+        // message, or a neighbour added as context) is not shown again.
+        let repeats = |k: &Candidate| {
+            k.hit.scope == c.hit.scope
+                && k.hit.source.session_id == c.hit.source.session_id
+                && matches!((k.range, c.range), (Some((a, b)), Some((x, y))) if a <= x && y <= b)
+        };
+        if c.hit.kind == HitKind::Session && kept.iter().any(|(k, _)| repeats(k)) {
+            continue;
+        }
         let words = WordSet::new(&c.hit.text);
         if kept
             .iter()
@@ -182,6 +247,20 @@ pub fn select(list: Vec<Candidate>, caps: Caps) -> Vec<Candidate> {
         {
             continue;
         }
+        // Context is added only when the expanded hit still fits, and never
+        // repeats a message another kept hit of the session shows.
+        let shown = |msg: i64| {
+            kept.iter().any(|(k, _)| {
+                k.hit.scope == c.hit.scope
+                    && k.hit.source.session_id == c.hit.source.session_id
+                    && k.range.is_some_and(|(a, b)| a <= msg && msg <= b)
+            })
+        };
+        let c = match expand(&c, &shown) {
+            Some(e) if fits(&e).is_some() => e,
+            _ => c,
+        };
+        let cost = fits(&c).unwrap_or(0);
         if let Some(k) = session {
             *per.entry(k).or_default() += 1;
         }

@@ -29,14 +29,27 @@ pub struct Target<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Tuning {
-    /// Most query terms kept per table.
-    pub max_terms: usize,
+    /// The planner's cost budget per table, in doclist entries: terms are
+    /// searched rarest first while the sum of their document frequencies
+    /// stays within it (see `recall::plan`).
+    pub plan_postings: i64,
+    /// Ignored: replaced by `plan_postings` (kept so that older config
+    /// files still load).
+    #[serde(skip_serializing)]
+    pub max_terms: Option<usize>,
     /// Candidates fetched from each table.
     pub candidates: usize,
     /// Size of a session hit's window of messages, in characters.
     pub window_chars: usize,
     /// Most hits from one session.
     pub per_session: usize,
+    /// A session hit's neighbouring message is added to its text when it
+    /// has at most this many characters (0 turns context off).
+    pub context_chars: usize,
+    /// Session evidence: a session hit's score gains this share of the
+    /// mean of its session's next two best hits, so a session with several
+    /// matching messages outranks one lucky message.
+    pub session_share: f64,
     /// Near-duplicate threshold (Jaccard of word sets).
     pub max_jaccard: f64,
     /// Kind weights.
@@ -58,10 +71,13 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            max_terms: 16,
+            plan_postings: 400_000,
+            max_terms: None,
             candidates: 60,
             window_chars: 800,
-            per_session: 3,
+            per_session: 5,
+            context_chars: 300,
+            session_share: 0.3,
             max_jaccard: 0.8,
             weight_record: 1.0,
             weight_ticket: 0.85,
@@ -152,6 +168,8 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let mut timings = BTreeMap::new();
     let mut all: Vec<Candidate> = Vec::new();
     let mut shown: Vec<Weighted> = Vec::new();
+    // Every term found anywhere, to highlight in the snippets.
+    let mut highlight: Vec<Weighted> = Vec::new();
     let (mut plan_ms, mut fetch_ms) = (0.0, 0.0);
     for (ti, t) in targets.iter().enumerate() {
         let lists = t.db.with_conn(|c| {
@@ -165,14 +183,19 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
                     continue;
                 }
                 let tp = Instant::now();
-                let p = plan(c, table, &terms, req.tuning.max_terms)?;
+                let p = plan(c, table, &terms, req.tuning.plan_postings)?;
                 plan_ms += ms(tp);
                 for w in &p.terms {
                     if !shown.iter().any(|s| s.term == w.term) {
                         shown.push(w.clone());
                     }
                 }
-                let scorer = Scorer::new(&p.terms);
+                for w in &p.scoring {
+                    if !highlight.iter().any(|s| s.term == w.term) {
+                        highlight.push(w.clone());
+                    }
+                }
+                let scorer = Scorer::new(&p.scoring);
                 let tf = Instant::now();
                 let list = match table {
                     Table::Records => candidates::records(c, t.dir, &p, &scorer, req)?,
@@ -197,21 +220,40 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     for c in &mut all {
         rank::boost(c, &req.tuning, now);
     }
+    rank::session_evidence(&mut all, req.tuning.session_share);
     all.sort_by(|a, b| {
         b.hit
             .score
             .total_cmp(&a.hit.score)
             .then_with(|| a.hit.id.cmp(&b.hit.id))
     });
+    let context_chars = req.tuning.context_chars;
+    let mut expand = |c: &Candidate, shown: &dyn Fn(i64) -> bool| -> Option<Candidate> {
+        let t = targets.get(c.target)?;
+        t.db.with_conn(|conn| super::context::expand(conn, c, context_chars, shown))
+            .unwrap_or_else(|e| {
+                tracing::debug!("no context for {}: {e}", c.hit.id);
+                None
+            })
+    };
+    // Hits are chosen one message at a time (a chain of weakly matching
+    // neighbours never rides on one strong message), then kept hits that
+    // touch, their context included, are shown as one.
     let list = rank::select(
-        rank::merge_adjacent(all),
+        all,
         rank::Caps {
             per_session: req.tuning.per_session,
             max_jaccard: req.tuning.max_jaccard,
             limit: req.limit,
             max_tokens: req.max_tokens,
         },
+        &mut expand,
     );
+    let mut list = rank::merge_adjacent(list);
+    let marker = Scorer::new(&highlight);
+    for c in &mut list {
+        c.hit.snippet = marker.snippet(&c.hit.text, 24);
+    }
     let (hits, touched) = number(list);
     timings.insert("rank".into(), ms(t1));
     timings.insert("total".into(), ms(t0));

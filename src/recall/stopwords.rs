@@ -76,6 +76,7 @@ const STOPWORDS: &[&str] = &[
     "let",
     "lets",
     "like",
+    "many",
     "may",
     "me",
     "might",

@@ -29,15 +29,17 @@ pub enum OpenMode {
 type Pool = r2d2::Pool<SqliteConnectionManager>;
 
 /// An open index: the single writer (absent in read-only mode), in
-/// read-only mode the connection that checked the schema, and a lazily
-/// filled pool of readers.
+/// read-only mode the connection that checked the schema, and a pool of
+/// readers created on first use. A one-shot query uses only the one
+/// connection: no pool, and none of the threads r2d2 starts with one.
 pub struct Db {
     path: PathBuf,
     writer: Option<Connection>,
     /// Read-only mode: the connection opened to check the schema, kept for
     /// [`Db::with_conn`] so the hook path opens the file once, not twice.
     checked: Option<Connection>,
-    readers: Pool,
+    flags: OpenFlags,
+    readers: std::sync::OnceLock<Pool>,
 }
 
 impl std::fmt::Debug for Db {
@@ -79,6 +81,14 @@ impl Db {
                     Error::Sqlite(s) => classify(path, s),
                     other => other,
                 })?;
+                repair_stats(&mut c).map_err(|e| match e {
+                    Error::Sqlite(s) => classify(path, s),
+                    other => other,
+                })?;
+                // Salience noted by queries since the last write job.
+                if let Err(e) = super::fold_hits(&mut c, path) {
+                    tracing::debug!("hit log not folded: {e}");
+                }
                 restrict_permissions(path);
                 Some(c)
             }
@@ -97,14 +107,6 @@ impl Db {
             OpenMode::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let manager = SqliteConnectionManager::file(path)
-            .with_flags(flags)
-            .with_init(init_conn);
-        let readers = r2d2::Pool::builder()
-            .max_size(4)
-            .min_idle(Some(0))
-            .connection_timeout(BUSY_TIMEOUT)
-            .build_unchecked(manager);
         let checked = match mode {
             OpenMode::ReadWrite => None,
             // Checked on a connection of our own, not through the pool: the
@@ -121,7 +123,8 @@ impl Db {
             path: path.to_path_buf(),
             writer,
             checked,
-            readers,
+            flags,
+            readers: std::sync::OnceLock::new(),
         })
     }
 
@@ -132,7 +135,17 @@ impl Db {
 
     /// A pooled read connection.
     pub fn reader(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>> {
-        self.readers.get().map_err(|e| Error::CorruptIndex {
+        let pool = self.readers.get_or_init(|| {
+            let manager = SqliteConnectionManager::file(&self.path)
+                .with_flags(self.flags)
+                .with_init(init_conn);
+            r2d2::Pool::builder()
+                .max_size(4)
+                .min_idle(Some(0))
+                .connection_timeout(BUSY_TIMEOUT)
+                .build_unchecked(manager)
+        });
+        pool.get().map_err(|e| Error::CorruptIndex {
             path: self.path.clone(),
             detail: e.to_string(),
         })
@@ -162,6 +175,22 @@ impl Db {
             }
         }
     }
+}
+
+/// Recount term statistics that are missing or stale (an index from an
+/// older version), inside one write transaction. Costs two b-tree probes
+/// per table when nothing is stale.
+fn repair_stats(c: &mut Connection) -> Result<()> {
+    let mut stale = false;
+    for t in super::Table::ALL {
+        stale |= super::current_docs(c, t)?.is_none();
+    }
+    if stale {
+        let tx = c.transaction()?;
+        super::repair_term_stats(&tx)?;
+        tx.commit()?;
+    }
+    Ok(())
 }
 
 /// Switch to WAL. On a new file, two processes opening it at once both

@@ -14,6 +14,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0003_extract",
         include_str!("../../schema/0003_extract.sql"),
     ),
+    (
+        "0004_term_stats",
+        include_str!("../../schema/0004_term_stats.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

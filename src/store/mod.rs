@@ -11,17 +11,23 @@
 
 mod db;
 mod fsutil;
+mod hits;
 mod home;
 mod migrate;
 mod project;
+mod terms;
 
 pub use db::{Db, OpenMode};
 pub use fsutil::{atomic_write, create_private_dir, file_mtime_ns, sync_parent};
+pub use hits::{fold_hits, hits_log, note_hits};
 pub use home::resolve_home;
 #[cfg(test)]
 pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{empty_in_memory, MIGRATIONS, SCHEMA_VERSION};
 pub use project::{canonical_root, project_id, Project, ProjectInfo};
+pub use terms::{
+    current_docs, lookup as term_lookup, recount, repair as repair_term_stats, Table, TermDeltas,
+};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,333 @@
+//! Term statistics (`schema/0004_term_stats.sql`): how many rows of each
+//! FTS table contain each term, kept exactly by the single writer in the
+//! same transaction as the rows, so the query planner pays one b-tree probe
+//! per term instead of walking FTS5 doclists.
+//!
+//! Writers collect changes in a [`TermDeltas`] while they insert and delete
+//! FTS rows and call [`TermDeltas::flush`] before committing. Readers call
+//! [`lookup`], which answers `None` when the counts are missing or stale
+//! (an index from before schema 4), so the planner can fall back to
+//! counting with FTS5. [`repair`] recounts stale tables; the write path runs
+//! it when it opens an index.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::error::Result;
+use crate::text::words;
+
+/// The FTS table families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Table {
+    Records,
+    Chunks,
+    Tickets,
+}
+
+impl Table {
+    /// Every table, in a fixed order.
+    pub const ALL: [Table; 3] = [Table::Records, Table::Chunks, Table::Tickets];
+
+    /// The FTS5 table.
+    pub fn fts(self) -> &'static str {
+        match self {
+            Table::Records => "records_fts",
+            Table::Chunks => "chunks_fts",
+            Table::Tickets => "tickets_fts",
+        }
+    }
+
+    /// The metadata table sharing the FTS table's rowids.
+    pub fn meta(self) -> &'static str {
+        match self {
+            Table::Records => "records",
+            Table::Chunks => "chunks",
+            Table::Tickets => "tickets",
+        }
+    }
+
+    /// The FTS columns, comma-separated, in table order.
+    fn columns(self) -> &'static str {
+        match self {
+            Table::Records => "key, body, tags, aux",
+            Table::Chunks => "title, body, aux",
+            Table::Tickets => "title, body, labels, aux",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The distinct lowercase terms of one row's columns.
+fn row_terms(cols: &[&str]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for c in cols {
+        for w in words(c) {
+            if w.chars().any(char::is_uppercase) {
+                out.insert(w.to_lowercase());
+            } else if !out.contains(w) {
+                out.insert(w.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Changes to the counts made by one transaction, not yet written.
+#[derive(Debug, Default)]
+pub struct TermDeltas {
+    terms: HashMap<(Table, String), i64>,
+    docs: [i64; 3],
+    touched: [bool; 3],
+}
+
+impl TermDeltas {
+    /// Count a row about to be inserted with these column texts.
+    pub fn add(&mut self, t: Table, cols: &[&str]) {
+        self.change(t, cols, 1);
+    }
+
+    /// Count a row about to be deleted with these column texts.
+    pub fn remove(&mut self, t: Table, cols: &[&str]) {
+        self.change(t, cols, -1);
+    }
+
+    fn change(&mut self, t: Table, cols: &[&str], by: i64) {
+        for term in row_terms(cols) {
+            *self.terms.entry((t, term)).or_default() += by;
+        }
+        self.docs[t.index()] += by;
+        self.touched[t.index()] = true;
+    }
+
+    /// Count the FTS rows `rowid IN (<rowids_sql>)` (a subquery taking
+    /// `param` as `?1`) as deleted: call before deleting them.
+    pub fn remove_rows(
+        &mut self,
+        conn: &Connection,
+        t: Table,
+        rowids_sql: &str,
+        param: i64,
+    ) -> Result<()> {
+        let sql = format!(
+            "SELECT {} FROM {} WHERE rowid IN ({rowids_sql})",
+            t.columns(),
+            t.fts()
+        );
+        let mut st = conn.prepare_cached(&sql)?;
+        let n = st.column_count();
+        let mut rows = st.query([param])?;
+        while let Some(r) = rows.next()? {
+            let cols: Vec<String> = (0..n)
+                .map(|i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default))
+                .collect::<rusqlite::Result<_>>()?;
+            let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
+            self.remove(t, &refs);
+        }
+        Ok(())
+    }
+
+    /// Write the collected changes inside the caller's transaction and
+    /// forget them. Terms whose count reaches zero are deleted.
+    pub fn flush(&mut self, tx: &Connection) -> Result<()> {
+        if !self.touched.iter().any(|t| *t) {
+            return Ok(());
+        }
+        {
+            let mut up = tx.prepare_cached(
+                "INSERT INTO term_stats(tbl, term, df) VALUES(?1, ?2, ?3)
+                 ON CONFLICT(tbl, term) DO UPDATE SET df = df + excluded.df",
+            )?;
+            for ((t, term), by) in self.terms.drain() {
+                if by != 0 {
+                    up.execute(params![t.meta(), term, by])?;
+                }
+            }
+        }
+        tx.prepare_cached("DELETE FROM term_stats WHERE df <= 0")?
+            .execute([])?;
+        for t in Table::ALL {
+            if std::mem::take(&mut self.touched[t.index()]) {
+                let by = std::mem::take(&mut self.docs[t.index()]);
+                let sql = format!(
+                    "INSERT INTO table_stats(tbl, docs, max_rowid)
+                     VALUES(?1, ?2, (SELECT coalesce(max(rowid), 0) FROM {m}))
+                     ON CONFLICT(tbl) DO UPDATE SET docs = docs + excluded.docs,
+                       max_rowid = excluded.max_rowid",
+                    m = t.meta()
+                );
+                tx.prepare_cached(&sql)?.execute(params![t.meta(), by])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Largest rowid of a table's metadata table (0 when empty).
+fn max_rowid(conn: &Connection, t: Table) -> Result<i64> {
+    let sql = format!("SELECT coalesce(max(rowid), 0) FROM {}", t.meta());
+    Ok(conn.prepare_cached(&sql)?.query_row([], |r| r.get(0))?)
+}
+
+/// The stored row count of `t`, or `None` when its counts are missing or
+/// stale. An index from before schema 4 has no statistics tables at all.
+pub fn current_docs(conn: &Connection, t: Table) -> Result<Option<i64>> {
+    let has_table: bool = conn
+        .prepare_cached(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'table_stats'",
+        )?
+        .query_row([], |r| r.get::<_, i64>(0))?
+        > 0;
+    if !has_table {
+        return Ok(None);
+    }
+    let stored: Option<(i64, i64)> = conn
+        .prepare_cached("SELECT docs, max_rowid FROM table_stats WHERE tbl = ?1")?
+        .query_row([t.meta()], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let max = max_rowid(conn, t)?;
+    Ok(match stored {
+        Some((docs, m)) if m == max => Some(docs),
+        None if max == 0 => Some(0),
+        _ => None,
+    })
+}
+
+/// Document frequencies of `terms` in `t` (absent terms are 0), with the
+/// table's row count; `None` when the counts are missing or stale.
+pub fn lookup(conn: &Connection, t: Table, terms: &[&str]) -> Result<Option<(i64, Vec<i64>)>> {
+    let Some(docs) = current_docs(conn, t)? else {
+        return Ok(None);
+    };
+    let json = serde_json::to_string(terms)?;
+    let mut st = conn.prepare_cached(
+        "SELECT s.term, s.df FROM term_stats s
+         WHERE s.tbl = ?1 AND s.term IN (SELECT value FROM json_each(?2))",
+    )?;
+    let mut found: HashMap<String, i64> = HashMap::with_capacity(terms.len());
+    let rows = st.query_map(params![t.meta(), json], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    for row in rows {
+        let (term, df): (String, i64) = row?;
+        found.insert(term, df);
+    }
+    let dfs = terms
+        .iter()
+        .map(|w| found.get(*w).copied().unwrap_or(0))
+        .collect();
+    Ok(Some((docs, dfs)))
+}
+
+/// Recount `t` from its stored FTS rows, replacing its counts.
+pub fn recount(conn: &Connection, t: Table) -> Result<()> {
+    conn.prepare_cached("DELETE FROM term_stats WHERE tbl = ?1")?
+        .execute([t.meta()])?;
+    conn.prepare_cached("DELETE FROM table_stats WHERE tbl = ?1")?
+        .execute([t.meta()])?;
+    let mut d = TermDeltas::default();
+    d.remove_rows(
+        conn,
+        t,
+        &format!("SELECT rowid FROM {} WHERE ?1 = ?1", t.fts()),
+        0,
+    )?;
+    // `remove_rows` counted every row as removed; turn that into adding.
+    for v in d.terms.values_mut() {
+        *v = -*v;
+    }
+    d.docs[t.index()] = -d.docs[t.index()];
+    d.touched[t.index()] = true;
+    d.flush(conn)
+}
+
+/// Recount every table whose counts are missing or stale. Returns the
+/// tables recounted. Runs on the write path; the caller holds a write
+/// transaction or is the only writer.
+pub fn repair(conn: &Connection) -> Result<Vec<Table>> {
+    let mut out = Vec::new();
+    for t in Table::ALL {
+        if current_docs(conn, t)?.is_none() {
+            tracing::warn!(
+                "counting the terms of {} once (an index from an older version)",
+                t.fts()
+            );
+            recount(conn, t)?;
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> Connection {
+        let mut c = Connection::open_in_memory().unwrap();
+        crate::store::migrate_for_tests(&mut c);
+        c.execute_batch("PRAGMA foreign_keys=OFF;").unwrap();
+        c
+    }
+
+    fn insert(c: &Connection, d: &mut TermDeltas, rowid: i64, body: &str) -> Result<()> {
+        c.execute(
+            "INSERT INTO tickets(rowid, source_id, ticket_id, part) VALUES(?1, 0, 'x', ?1)",
+            [rowid],
+        )?;
+        c.execute(
+            "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1, 'T', ?2, '', '')",
+            params![rowid, body],
+        )?;
+        d.add(Table::Tickets, &["T", body, "", ""]);
+        Ok(())
+    }
+
+    fn df(c: &Connection, term: &str) -> Result<i64> {
+        let (_, dfs) = lookup(c, Table::Tickets, &[term])?.expect("current");
+        Ok(dfs[0])
+    }
+
+    #[test]
+    fn counts_follow_inserts_and_deletes() -> Result<()> {
+        let c = db();
+        let mut d = TermDeltas::default();
+        insert(&c, &mut d, 1, "Flaky test, flaky loader")?;
+        insert(&c, &mut d, 2, "the loader")?;
+        d.flush(&c)?;
+        assert_eq!(df(&c, "flaky")?, 1, "counted once per row");
+        assert_eq!(df(&c, "loader")?, 2);
+        assert_eq!(df(&c, "t")?, 2, "the title column counts too");
+        assert_eq!(df(&c, "zebra")?, 0);
+        d.remove_rows(&c, Table::Tickets, "SELECT ?1", 1)?;
+        c.execute("DELETE FROM tickets_fts WHERE rowid = 1", [])?;
+        c.execute("DELETE FROM tickets WHERE rowid = 1", [])?;
+        d.flush(&c)?;
+        assert_eq!(df(&c, "flaky")?, 0);
+        assert_eq!(df(&c, "loader")?, 1);
+        assert_eq!(lookup(&c, Table::Tickets, &[])?.map(|x| x.0), Some(1));
+        let left: i64 = c.query_row(
+            "SELECT count(*) FROM term_stats WHERE term = 'flaky'",
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(left, 0, "zero counts are deleted");
+        Ok(())
+    }
+
+    #[test]
+    fn rows_written_without_counts_are_stale_and_repair_recounts() -> Result<()> {
+        let c = db();
+        let mut d = TermDeltas::default();
+        insert(&c, &mut d, 1, "alpha beta")?;
+        // `d` is never flushed: the counts do not know row 1.
+        assert!(lookup(&c, Table::Tickets, &["alpha"])?.is_none());
+        assert_eq!(repair(&c)?, vec![Table::Tickets]);
+        assert_eq!(df(&c, "alpha")?, 1);
+        assert!(repair(&c)?.is_empty(), "current counts are left alone");
+        // An empty table needs no counts.
+        assert_eq!(lookup(&c, Table::Chunks, &["alpha"])?, Some((0, vec![0])));
+        Ok(())
+    }
+}
