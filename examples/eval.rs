@@ -6,6 +6,8 @@
 //! cargo build --release --bin recall --example eval
 //! target/release/examples/eval locomo ../shared/data/locomo/locomo10.json [--keep-home DIR] [--json OUT]
 //! target/release/examples/eval beir ../shared/data/beir-scifact [--keep-home DIR] [--json OUT]
+//! target/release/examples/eval beam ../shared/data/beam/beam_100k_500k.json.gz [--merged] [--keep-home DIR] [--json OUT]
+//! target/release/examples/eval all [--locomo PATH] [--beam PATH] [--scifact DIR] [--keep-home DIR] [--json OUT]
 //! ```
 //!
 //! The harness builds nothing: it runs the `recall` binary given by
@@ -14,7 +16,10 @@
 //! uses `--keep-home DIR`, which is kept and, once indexed, reused without
 //! re-indexing; `--reindex` forces it). A workspace holds `home/` (the
 //! recall home), `data/` (the converted files) and one `indexed-<set>.json`
-//! marker per indexed dataset. Queries run one `recall` process each, on
+//! marker per indexed dataset (per conversation for BEAM), which also names
+//! the `recall` binary (path, size, mtime) that indexed it: reusing an index
+//! built by another build prints a warning, since a changed indexer makes
+//! the reused index stale. Queries run one `recall` process each, on
 //! `--workers` threads (2 by default).
 //!
 //! # LoCoMo (`locomo10.json`)
@@ -34,11 +39,15 @@
 //! skipped and counted.
 //!
 //! Metrics (hits in rank order, each hit covering the ids of its
-//! `source.message_ids`):
+//! `source.message_ids`; shared with BEAM):
 //! - **budgeted evidence recall** (headline): hits are taken while the sum of
 //!   `len(text)` (Unicode scalar values) stays within 4,000 characters,
 //!   stopping *before* the first hit that would pass it; the score is the
 //!   fraction of gold ids covered by the hits taken.
+//! - any evidence in the top 5 hits (any gold id covered by them); any
+//!   evidence session among the first 5 distinct sessions of the hits (a
+//!   hit's session is its `source.session_id`; a gold session is one that
+//!   holds a gold message).
 //! - recall@10 (fraction of gold ids covered by the top 10), hit@10 (any gold
 //!   id covered by the top 10).
 //! - nDCG@10 **per gold id**: each gold id is a relevant item found at the
@@ -57,6 +66,41 @@
 //! (speaker prefix included) is what counts against the budget. Published:
 //! 0.688 overall.
 //!
+//! # BEAM (`beam_100k_500k.json.gz`)
+//!
+//! The file is read through `gzip -dc` (no gzip crate; a path not ending in
+//! `.gz` is read as plain JSON). Conversion: each session becomes one
+//! neutral transcript `data/beam/<conv>/<session id>.jsonl`, `<conv>` being
+//! the `conversation_id` lower-cased with characters other than `[a-z0-9_-]`
+//! as `-`: a first line `{"session":{"id":<session id>,"title":"<topic
+//! title> · <date>","started_at":...}}` (`started_at` is midnight UTC of the
+//! session `date` such as `"March-15-2024"` when it parses, else omitted),
+//! then one line per message `{"role","content","id":"<message id>"}`.
+//! Indexed with `--kind session`.
+//!
+//! - Per conversation (default): each conversation is the project
+//!   `beam-<conv>` and its questions are asked against it. Only the
+//!   conversations holding selected questions are indexed (one marker each),
+//!   so `--limit-questions 40` indexes 3 of the 55.
+//! - `--merged`: every conversation goes into the one project `beam-merged`
+//!   (`data/beam-merged/<conv>/...`); message ids are written as
+//!   `<conversation_id>:<id>` (`100K-1:17`), in the transcripts and in the
+//!   gold alike, so each question is still scored against its own
+//!   conversation's evidence.
+//!
+//! Gold: a question's `evidence` message ids; the 116 questions without any
+//! (abstention and six others) are skipped and counted, 984 remain. Queries
+//! ask `--limit` 50 hits by default. The metrics are LoCoMo's, averaged
+//! overall, per split (`100K`, `500K`) and per category.
+//!
+//! Floor: one in-memory FTS5 table per conversation (one for all when
+//! merged), one row per message with its `content` as the text, queried as
+//! for LoCoMo, top 50 rows. Published (per conversation): budget recall
+//! 0.186, any evidence in top 5 0.437, any evidence session in the first 5
+//! sessions 0.600. This harness measures 0.183 / 0.437 / 0.600; a Python
+//! `sqlite3` run of the same rule gives 0.184, the 0.001 left being `\w+`
+//! (Rust's `\w` splits `x²`, Python's keeps it).
+//!
 //! # BEIR SciFact (`beir-scifact/`)
 //!
 //! Each `corpus.jsonl` doc becomes `data/scifact/doc-<n>.md`, a Markdown
@@ -72,6 +116,20 @@
 //! one row per doc, `title + " " + text`. Published: nDCG@10 0.6874,
 //! R@100 0.9253.
 //!
+//! # All sets (`all`, alias `suite`)
+//!
+//! Runs LoCoMo, BEAM per conversation, BEAM merged and SciFact (paths
+//! default to `../shared/data/...`, overridable with `--locomo`, `--beam` and
+//! `--scifact`) in one workspace, with the same flags for every set
+//! (`--limit` overrides every set's default). Each set's own table goes to
+//! stderr; stdout gets one table `set | metric | recall | floor | delta`
+//! (delta = ours − floor): budget recall with its per-category rows for
+//! LoCoMo and BEAM (BEAM also per split, and its top-5 hit and session
+//! rates), and nDCG@10 and recall@100 for SciFact. `--json OUT` writes
+//! `{"locomo","beam","beam_merged","scifact"}`, each the per-question
+//! results of that set. A set that fails is reported and skipped; the run
+//! then exits 2 after printing the others.
+//!
 //! Latency: p50/p95 of the engine's own `timings_ms.total` and of the wall
 //! time of each `recall` process, plus the total wall time of the query
 //! phase. The floor's latency is in-process and only indicative.
@@ -81,8 +139,14 @@
 
 #[path = "eval/args.rs"]
 mod args;
+#[path = "eval/beam.rs"]
+mod beam;
+#[path = "eval/beam_eval.rs"]
+mod beam_eval;
 #[path = "eval/beir.rs"]
 mod beir;
+#[path = "eval/evidence.rs"]
+mod evidence;
 #[path = "eval/floor.rs"]
 mod floor;
 #[path = "eval/locomo.rs"]
@@ -93,26 +157,57 @@ mod metrics;
 mod report;
 #[path = "eval/runner.rs"]
 mod runner;
+#[path = "eval/suite.rs"]
+mod suite;
 #[path = "eval/workspace.rs"]
 mod workspace;
 
+use anyhow::Result;
 use clap::Parser;
+
+use args::{Common, Dataset};
+use report::{write_json, Run};
+use runner::Recall;
+use workspace::Workspace;
 
 fn main() -> std::process::ExitCode {
     let cli = args::Cli::parse();
-    let result = match cli.dataset {
-        args::Dataset::Locomo {
-            path,
-            all_user,
-            common,
-        } => locomo::run(&path, all_user, &common),
-        args::Dataset::Beir { dir, common } => beir::run(&dir, &common),
-    };
-    match result {
+    match run(cli.dataset) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("eval: {e:#}");
             std::process::ExitCode::from(2)
         }
+    }
+}
+
+fn run(dataset: Dataset) -> Result<()> {
+    let common = match &dataset {
+        Dataset::Locomo { common, .. }
+        | Dataset::Beir { common, .. }
+        | Dataset::Beam { common, .. }
+        | Dataset::All { common, .. } => common.clone(),
+    };
+    let ws = Workspace::open(common.keep_home.as_deref())?;
+    let recall = Recall::new(common.recall_bin.as_deref(), ws.home())?;
+    let ws = ws.built_by(recall.fingerprint());
+    eprintln!("eval: recall binary {}", recall.bin().display());
+    let run = match dataset {
+        Dataset::Locomo { path, all_user, .. } => {
+            locomo::run(&path, all_user, &common, &ws, &recall)?
+        }
+        Dataset::Beir { dir, .. } => beir::run(&dir, &common, &ws, &recall)?,
+        Dataset::Beam { path, merged, .. } => beam_eval::run(&path, merged, &common, &ws, &recall)?,
+        Dataset::All { paths, .. } => return suite::run(&paths, &common, &ws, &recall),
+    };
+    finish(&run, &common)
+}
+
+/// Print one set's table and write its `--json`.
+fn finish(run: &Run, common: &Common) -> Result<()> {
+    print!("{}", run.markdown());
+    match &common.json {
+        Some(out) => write_json(out, &run.results),
+        None => Ok(()),
     }
 }

@@ -32,6 +32,50 @@ pub enum Dataset {
         #[command(flatten)]
         common: Common,
     },
+    /// BEAM (100K + 500K chats): budgeted evidence recall over long chats
+    Beam {
+        /// Path of beam_100k_500k.json.gz (or the unpacked JSON)
+        path: PathBuf,
+        /// All conversations in one project `beam-merged` (default: one project each)
+        #[arg(long)]
+        merged: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Every set (LoCoMo, BEAM, BEAM merged, SciFact) and one combined table
+    #[command(alias = "suite")]
+    All {
+        #[command(flatten)]
+        paths: SuitePaths,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Where `eval all` finds each set.
+#[derive(Debug, Args, Clone)]
+pub struct SuitePaths {
+    /// Path of locomo10.json
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "../shared/data/locomo/locomo10.json"
+    )]
+    pub locomo: PathBuf,
+    /// Path of the BEAM file
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "../shared/data/beam/beam_100k_500k.json.gz"
+    )]
+    pub beam: PathBuf,
+    /// Folder of BEIR SciFact
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "../shared/data/beir-scifact"
+    )]
+    pub scifact: PathBuf,
 }
 
 /// Flags shared by every dataset.
@@ -55,7 +99,7 @@ pub struct Common {
     /// Parallel query processes
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub workers: usize,
-    /// Hits asked per query [default: 50 for locomo, 100 for beir]
+    /// Hits asked per query [default: 50 for locomo and beam, 100 for beir]
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     /// Skip the FTS5 floor

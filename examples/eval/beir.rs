@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::args::Common;
 use crate::floor::Floor;
 use crate::metrics::{mean, ndcg_graded, ratio};
-use crate::report::{f3, opt3, write_json, Table};
+use crate::report::{f3, opt3, Headline, Run, Table};
 use crate::runner::{par_map, Hit, Outcome, Recall};
 use crate::workspace::Workspace;
 
@@ -212,15 +212,13 @@ fn select(qrels: Qrels, texts: &HashMap<String, String>, limit: Option<usize>) -
     out
 }
 
-pub fn run(dir: &Path, common: &Common) -> Result<()> {
+/// Run SciFact from `dir` in `ws` with `recall`.
+pub fn run(dir: &Path, common: &Common, ws: &Workspace, recall: &Recall) -> Result<Run> {
     let docs = load_corpus(dir)?;
     let qrels = load_qrels(&dir.join("qrels").join("test.tsv"))?;
     let n_qrels = qrels.len();
     let queries = select(qrels, &load_queries(dir)?, common.limit_questions);
-    let ws = Workspace::open(common.keep_home.as_deref())?;
-    let recall = Recall::new(common.recall_bin.as_deref(), ws.home())?;
-    eprintln!("eval: recall binary {}", recall.bin().display());
-    ensure_indexed(&ws, &recall, &docs, common.reindex)?;
+    ensure_indexed(ws, recall, &docs, common.reindex)?;
     let limit = common.limit.unwrap_or(DEFAULT_LIMIT);
     let t0 = Instant::now();
     let ours = par_map(&queries, common.workers, |q| {
@@ -233,11 +231,9 @@ pub fn run(dir: &Path, common: &Common) -> Result<()> {
         Some(run_floor(&docs, &queries)?)
     };
     let results = score_all(&queries, &ours, floor.as_deref());
-    report(&results, &ours, floor.as_deref(), n_qrels, wall_s);
-    if let Some(out) = &common.json {
-        write_json(out, &results)?;
-    }
-    Ok(())
+    let mut run = report(&results, &ours, floor.as_deref(), n_qrels, wall_s);
+    run.results = serde_json::to_value(&results)?;
+    Ok(run)
 }
 
 fn run_floor(docs: &[Doc], queries: &[Query]) -> Result<Vec<Outcome>> {
@@ -265,7 +261,10 @@ fn score_all(queries: &[Query], ours: &[Outcome], floor: Option<&[Outcome]>) -> 
         .collect()
 }
 
-fn avg(results: &[QueryResult], metric: fn(&Scored) -> f64) -> (f64, Option<f64>) {
+/// A per-query number to average.
+type Metric = fn(&Scored) -> f64;
+
+fn avg(results: &[QueryResult], metric: Metric) -> (f64, Option<f64>) {
     let ours = mean(results.iter().map(|r| metric(&r.ours)));
     let floor: Option<Vec<f64>> = results
         .iter()
@@ -280,17 +279,23 @@ fn report(
     floor: Option<&[Outcome]>,
     n_qrels: usize,
     wall_s: f64,
-) {
+) -> Run {
     let mut t = Table::default();
-    let (o, f) = avg(results, |s| s.ndcg10);
-    t.row("**nDCG@10**", f3(o), opt3(f), "≥ 0.70");
-    let (o, f) = avg(results, |s| s.recall100);
-    t.row(
-        &format!("recall@{DEPTH} (distinct docs)"),
-        f3(o),
-        opt3(f),
-        "",
-    );
+    let mut headlines = Vec::new();
+    let metrics: [(&str, &str, Metric); 2] = [
+        ("**nDCG@10**", "≥ 0.70", |s| s.ndcg10),
+        ("recall@100 (distinct docs)", "", |s| s.recall100),
+    ];
+    for (name, target, metric) in metrics {
+        let (o, f) = avg(results, metric);
+        t.row(name, f3(o), opt3(f), target);
+        headlines.push(Headline {
+            set: "SciFact".into(),
+            metric: name.trim_matches('*').into(),
+            ours: o,
+            floor: f,
+        });
+    }
     let errors = ours.iter().filter(|o| o.error.is_some()).count();
     let empty = ours
         .iter()
@@ -308,10 +313,15 @@ fn report(
     let ours_refs: Vec<&Outcome> = ours.iter().collect();
     let floor_refs: Vec<&Outcome> = floor.unwrap_or_default().iter().collect();
     t.latency(&ours_refs, &floor_refs, wall_s);
-    t.print(&format!(
-        "BEIR SciFact: {} test queries (of {n_qrels} in the qrels)",
-        results.len()
-    ));
+    Run {
+        title: format!(
+            "BEIR SciFact: {} test queries (of {n_qrels} in the qrels)",
+            results.len()
+        ),
+        table: t,
+        headlines,
+        results: Value::Null,
+    }
 }
 
 #[cfg(test)]

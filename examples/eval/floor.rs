@@ -1,6 +1,7 @@
 //! The floor: plain SQLite FTS5 with `bm25()`, `porter unicode61`, and every
 //! distinct word of the question OR-ed. No stop words, no weights, no
-//! phrase or proximity logic.
+//! phrase or proximity logic. A row may name its session, which its hit
+//! then carries as `session_id` (the engine's `source.session_id`).
 
 use std::time::Instant;
 
@@ -10,7 +11,17 @@ use rusqlite::Connection;
 
 use crate::runner::{Hit, Outcome};
 
-/// One in-memory FTS5 table of `(key, body)` rows.
+/// One row of the floor's table.
+pub struct Row {
+    /// The id the row covers (a message or doc id).
+    pub key: String,
+    /// The session holding the row, when the set has sessions.
+    pub session: Option<String>,
+    /// The searchable text; also what counts against budgets.
+    pub body: String,
+}
+
+/// One in-memory FTS5 table of [`Row`]s.
 pub struct Floor {
     conn: Connection,
     words: Regex,
@@ -19,15 +30,25 @@ pub struct Floor {
 impl Floor {
     /// Index `rows` of `(key, body)`; only `body` is searchable.
     pub fn new(rows: impl IntoIterator<Item = (String, String)>) -> Result<Floor> {
+        let rows = rows.into_iter().map(|(key, body)| Row {
+            key,
+            session: None,
+            body,
+        });
+        Floor::with_sessions(rows)
+    }
+
+    /// Index `rows`; only their `body` is searchable.
+    pub fn with_sessions(rows: impl IntoIterator<Item = Row>) -> Result<Floor> {
         let mut conn = Connection::open_in_memory()?;
         conn.execute_batch(
-            "CREATE VIRTUAL TABLE t USING fts5(key UNINDEXED, body, tokenize='porter unicode61');",
+            "CREATE VIRTUAL TABLE t USING fts5(key UNINDEXED, session UNINDEXED, body, tokenize='porter unicode61');",
         )?;
         let tx = conn.transaction()?;
         {
-            let mut st = tx.prepare("INSERT INTO t(key, body) VALUES (?1, ?2)")?;
-            for (key, body) in rows {
-                st.execute((key, body))?;
+            let mut st = tx.prepare("INSERT INTO t(key, session, body) VALUES (?1, ?2, ?3)")?;
+            for r in rows {
+                st.execute((r.key, r.session, r.body))?;
             }
         }
         tx.commit()?;
@@ -79,14 +100,14 @@ impl Floor {
 
     fn run(&self, expr: &str, limit: Option<usize>) -> rusqlite::Result<Vec<Hit>> {
         let limit = limit.map_or(-1, |l| l as i64);
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT key, body FROM t WHERE t MATCH ?1 ORDER BY bm25(t) LIMIT ?2")?;
-        let rows = st.query_map((expr, limit), |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let mut st = self.conn.prepare_cached(
+            "SELECT key, session, body FROM t WHERE t MATCH ?1 ORDER BY bm25(t) LIMIT ?2",
+        )?;
+        let rows = st.query_map((expr, limit), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         let mut hits = Vec::new();
         for (i, row) in rows.enumerate() {
-            let (key, body): (String, String) = row?;
-            hits.push(Hit::floor(i + 1, key, &body));
+            let (key, session, body): (String, Option<String>, String) = row?;
+            hits.push(Hit::floor(i + 1, key, session, &body));
         }
         Ok(hits)
     }

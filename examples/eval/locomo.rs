@@ -13,21 +13,19 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::Common;
-use crate::floor::Floor;
-use crate::metrics::{covered, mean, ndcg_gold, ratio, take_budget};
-use crate::report::{f3, opt3, write_json, Table};
-use crate::runner::{par_map, Hit, Outcome, Recall};
+use crate::evidence::{self, Gold, Scores, Summary, BUDGET};
+use crate::floor::{Floor, Row};
+use crate::report::{Run, Table};
+use crate::runner::{par_map, Outcome, Recall};
 use crate::workspace::Workspace;
 
-/// Characters of hit text the headline metric may use.
-const BUDGET: usize = 4000;
 const DEFAULT_LIMIT: usize = 50;
 const CATEGORIES: [(i64, &str); 5] = [
-    (1, "multi-hop"),
-    (2, "temporal"),
-    (3, "open-domain"),
-    (4, "single-hop"),
-    (5, "adversarial"),
+    (1, "1 multi-hop"),
+    (2, "2 temporal"),
+    (3, "3 open-domain"),
+    (4, "4 single-hop"),
+    (5, "5 adversarial"),
 ];
 
 pub struct Conversation {
@@ -54,12 +52,17 @@ struct Qa {
     question: String,
     answer: String,
     category: i64,
-    gold: BTreeSet<String>,
+    gold: Gold,
 }
 
 impl Conversation {
     fn project(&self) -> String {
         format!("locomo-{}", self.id)
+    }
+
+    /// The transcript session id of session `n`.
+    fn session_id(&self, n: u64) -> String {
+        format!("{}-s{n}", self.id)
     }
 }
 
@@ -92,12 +95,22 @@ fn conversation(i: usize, v: &Value, id_re: &Regex) -> Conversation {
         .unwrap_or_else(|| format!("conv{i}"));
     let c = &v["conversation"];
     let qa = v["qa"].as_array().map(Vec::as_slice).unwrap_or_default();
-    Conversation {
+    let mut conv = Conversation {
         id,
         speaker_a: text_of(&c["speaker_a"]),
         sessions: sessions(c),
         qa: qa.iter().map(|q| parse_qa(q, id_re)).collect(),
+    };
+    let session_of: BTreeMap<String, String> = conv
+        .sessions
+        .iter()
+        .flat_map(|s| s.turns.iter().map(|t| (t.id.clone(), conv.session_id(s.n))))
+        .collect();
+    for qa in &mut conv.qa {
+        let sessions = qa.gold.ids.iter().filter_map(|id| session_of.get(id));
+        qa.gold.sessions = sessions.cloned().collect();
     }
+    conv
 }
 
 /// Every `session_<N>` list, by N.
@@ -148,7 +161,10 @@ fn parse_qa(v: &Value, id_re: &Regex) -> Qa {
         question: text_of(&v["question"]),
         answer,
         category: v["category"].as_i64().unwrap_or(0),
-        gold: gold_ids(evidence, id_re),
+        gold: Gold {
+            ids: gold_ids(evidence, id_re),
+            sessions: BTreeSet::new(),
+        },
     }
 }
 
@@ -181,7 +197,8 @@ fn parse_date(s: &str) -> Option<String> {
     Some(format!("{}T{}Z", date, time.strftime("%H:%M:%S")))
 }
 
-fn month_number(name: &str) -> Option<i8> {
+/// 1-12 for an English month name or its first three letters.
+pub fn month_number(name: &str) -> Option<i8> {
     const MONTHS: [&str; 12] = [
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ];
@@ -196,7 +213,7 @@ fn transcript(conv: &Conversation, s: &Session, all_user: bool) -> String {
         Some(d) => format!("Session {}, {d}", s.n),
         None => format!("Session {}", s.n),
     };
-    let mut meta = json!({"id": format!("{}-s{}", conv.id, s.n), "title": title});
+    let mut meta = json!({"id": conv.session_id(s.n), "title": title});
     if let Some(t) = s.date.as_deref().and_then(parse_date) {
         meta["started_at"] = json!(t);
     }
@@ -266,47 +283,6 @@ struct Question<'a> {
     qa: &'a Qa,
 }
 
-/// How one ranking did on one question.
-#[derive(Serialize)]
-struct Scored {
-    budget_recall: f64,
-    recall10: f64,
-    hit10: f64,
-    ndcg10: f64,
-    /// Hits taken within the budget, and their characters.
-    taken: usize,
-    chars_used: usize,
-    covered_budget: Vec<String>,
-    covered10: Vec<String>,
-    engine_ms: Option<f64>,
-    wall_ms: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    /// The hits taken within the budget, or the top 10 when more.
-    hits: Vec<Hit>,
-}
-
-fn score(o: &Outcome, gold: &BTreeSet<String>) -> Scored {
-    let taken = take_budget(&o.hits, BUDGET);
-    let top10 = &o.hits[..o.hits.len().min(10)];
-    let in_budget = covered(taken, gold);
-    let in10 = covered(top10, gold);
-    Scored {
-        budget_recall: ratio(in_budget.len(), gold.len()),
-        recall10: ratio(in10.len(), gold.len()),
-        hit10: if in10.is_empty() { 0.0 } else { 1.0 },
-        ndcg10: ndcg_gold(&o.hits, gold, 10),
-        taken: taken.len(),
-        chars_used: taken.iter().map(|h| h.chars).sum(),
-        covered_budget: in_budget.into_iter().collect(),
-        covered10: in10.into_iter().collect(),
-        engine_ms: o.engine_ms,
-        wall_ms: o.wall_ms,
-        error: o.error.clone(),
-        hits: o.hits[..o.hits.len().min(taken.len().max(10))].to_vec(),
-    }
-}
-
 /// One row of the `--json` output.
 #[derive(Serialize)]
 struct QuestionResult {
@@ -315,17 +291,20 @@ struct QuestionResult {
     answer: String,
     category: i64,
     gold: Vec<String>,
-    ours: Scored,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    floor: Option<Scored>,
+    #[serde(flatten)]
+    scores: Scores,
 }
 
-pub fn run(path: &Path, all_user: bool, common: &Common) -> Result<()> {
+/// Run LoCoMo in `ws` with `recall`.
+pub fn run(
+    path: &Path,
+    all_user: bool,
+    common: &Common,
+    ws: &Workspace,
+    recall: &Recall,
+) -> Result<Run> {
     let convs = load(path)?;
-    let ws = Workspace::open(common.keep_home.as_deref())?;
-    let recall = Recall::new(common.recall_bin.as_deref(), ws.home())?;
-    eprintln!("eval: recall binary {}", recall.bin().display());
-    ensure_indexed(&ws, &recall, &convs, all_user, common.reindex)?;
+    ensure_indexed(ws, recall, &convs, all_user, common.reindex)?;
     let (questions, skipped) = select(&convs, common.limit_questions);
     let limit = common.limit.unwrap_or(DEFAULT_LIMIT);
     let t0 = Instant::now();
@@ -339,11 +318,9 @@ pub fn run(path: &Path, all_user: bool, common: &Common) -> Result<()> {
         Some(run_floor(&convs, &questions)?)
     };
     let results = score_all(&questions, &ours, floor.as_deref());
-    report(&results, &ours, floor.as_deref(), skipped, wall_s);
-    if let Some(out) = &common.json {
-        write_json(out, &results)?;
-    }
-    Ok(())
+    let mut run = report(&results, &ours, floor.as_deref(), skipped, wall_s);
+    run.results = serde_json::to_value(&results)?;
+    Ok(run)
 }
 
 /// The questions with gold evidence (at most `limit`), and how many have none.
@@ -351,7 +328,7 @@ fn select(convs: &[Conversation], limit: Option<usize>) -> (Vec<Question<'_>>, u
     let all = convs
         .iter()
         .flat_map(|conv| conv.qa.iter().map(move |qa| Question { conv, qa }));
-    let (with, without): (Vec<_>, Vec<_>) = all.partition(|q| !q.qa.gold.is_empty());
+    let (with, without): (Vec<_>, Vec<_>) = all.partition(|q| !q.qa.gold.ids.is_empty());
     let mut with = with;
     with.truncate(limit.unwrap_or(usize::MAX));
     (with, without.len())
@@ -361,11 +338,14 @@ fn select(convs: &[Conversation], limit: Option<usize>) -> (Vec<Question<'_>>, u
 fn run_floor(convs: &[Conversation], questions: &[Question]) -> Result<Vec<Outcome>> {
     let mut floors = BTreeMap::new();
     for conv in convs {
-        let rows = conv.sessions.iter().flat_map(|s| &s.turns).map(|t| {
-            let body = format!("{}: {}", t.speaker, t.text);
-            (t.id.clone(), body)
+        let rows = conv.sessions.iter().flat_map(|s| {
+            s.turns.iter().map(|t| Row {
+                key: t.id.clone(),
+                session: Some(conv.session_id(s.n)),
+                body: format!("{}: {}", t.speaker, t.text),
+            })
         });
-        floors.insert(conv.id.as_str(), Floor::new(rows)?);
+        floors.insert(conv.id.as_str(), Floor::with_sessions(rows)?);
     }
     Ok(questions
         .iter()
@@ -389,26 +369,10 @@ fn score_all(
             question: q.qa.question.clone(),
             answer: q.qa.answer.clone(),
             category: q.qa.category,
-            gold: q.qa.gold.iter().cloned().collect(),
-            ours: score(&ours[i], &q.qa.gold),
-            floor: floor.and_then(|f| f.get(i)).map(|o| score(o, &q.qa.gold)),
+            gold: q.qa.gold.ids.iter().cloned().collect(),
+            scores: Scores::new(&ours[i], floor.and_then(|f| f.get(i)), &q.qa.gold),
         })
         .collect()
-}
-
-/// A per-question number to average.
-type Metric = fn(&Scored) -> f64;
-
-/// Mean of `metric` over the results matching `keep`, for us and the floor.
-fn avg(
-    results: &[QuestionResult],
-    keep: impl Fn(&QuestionResult) -> bool,
-    metric: Metric,
-) -> (f64, Option<f64>) {
-    let kept: Vec<&QuestionResult> = results.iter().filter(|r| keep(r)).collect();
-    let ours = mean(kept.iter().map(|r| metric(&r.ours)));
-    let floor: Option<Vec<f64>> = kept.iter().map(|r| r.floor.as_ref().map(metric)).collect();
-    (ours, floor.map(mean))
 }
 
 fn report(
@@ -417,79 +381,46 @@ fn report(
     floor: Option<&[Outcome]>,
     skipped: usize,
     wall_s: f64,
-) {
+) -> Run {
     let mut t = Table::default();
-    quality_rows(&mut t, results);
-    diagnostics_rows(&mut t, ours, skipped);
+    let all: Vec<&Scores> = results.iter().map(|r| &r.scores).collect();
+    let mut summary = Summary {
+        set: "LoCoMo",
+        headlines: vec![],
+    };
+    summary.overall(&mut t, &all, "≥ 0.80");
+    let labels = CATEGORIES.iter().map(|c| c.1.to_string()).collect();
+    let by_category = evidence::group_by(
+        results,
+        &labels,
+        |r| category_label(r.category),
+        |r| &r.scores,
+    );
+    summary.groups(&mut t, "", &by_category);
+    summary.top5(&mut t, &all, false);
+    evidence::detail_rows(&mut t, &all);
+    evidence::diagnostics_rows(&mut t, ours, skipped);
     let ours_refs: Vec<&Outcome> = ours.iter().collect();
     let floor_refs: Vec<&Outcome> = floor.unwrap_or_default().iter().collect();
     t.latency(&ours_refs, &floor_refs, wall_s);
-    t.print(&format!(
-        "LoCoMo: {} questions ({} without evidence skipped), budget {BUDGET} chars",
-        results.len(),
-        skipped
-    ));
+    Run {
+        title: format!(
+            "LoCoMo: {} questions ({} without evidence skipped), budget {BUDGET} chars",
+            results.len(),
+            skipped
+        ),
+        table: t,
+        headlines: summary.headlines,
+        results: Value::Null,
+    }
 }
 
-fn quality_rows(t: &mut Table, results: &[QuestionResult]) {
-    let all = |_: &QuestionResult| true;
-    let (o, f) = avg(results, all, |s| s.budget_recall);
-    t.row("**budgeted evidence recall**", f3(o), opt3(f), "≥ 0.80");
-    for (cat, name) in CATEGORIES {
-        let n = results.iter().filter(|r| r.category == cat).count();
-        let (o, f) = avg(results, |r| r.category == cat, |s| s.budget_recall);
-        t.row(&format!("– {cat} {name} (n={n})"), f3(o), opt3(f), "");
-    }
-    let metrics: [(&str, Metric); 3] = [
-        ("recall@10", |s| s.recall10),
-        ("hit@10", |s| s.hit10),
-        ("nDCG@10 (per gold id)", |s| s.ndcg10),
-    ];
-    for (name, m) in metrics {
-        let (o, f) = avg(results, all, m);
-        t.row(name, f3(o), opt3(f), "");
-    }
-    let (o, f) = avg(results, all, |s| s.taken as f64);
-    t.row("hits taken within budget (mean)", f3(o), opt3(f), "");
-    let (o, f) = avg(results, all, |s| s.chars_used as f64);
-    let chars = |x: f64| format!("{x:.0}");
-    t.row(
-        "chars used (mean)",
-        chars(o),
-        f.map_or("-".into(), chars),
-        "",
-    );
-}
-
-fn diagnostics_rows(t: &mut Table, ours: &[Outcome], skipped: usize) {
-    let errors = ours.iter().filter(|o| o.error.is_some()).count();
-    let empty = ours
+/// `"<n> <name>"` for a known category, `"other"` otherwise.
+fn category_label(cat: i64) -> &'static str {
+    CATEGORIES
         .iter()
-        .filter(|o| o.error.is_none() && o.hits.is_empty())
-        .count();
-    t.row(
-        "queries failed / with no hit",
-        format!("{errors} / {empty}"),
-        "-".into(),
-        "",
-    );
-    t.row(
-        "questions skipped (no evidence)",
-        skipped.to_string(),
-        "-".into(),
-        "",
-    );
-    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-    for o in ours {
-        for h in &o.hits {
-            *kinds.entry(h.kind.as_str()).or_default() += 1;
-        }
-    }
-    let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    t.row("hits returned by kind", kinds.join(", "), "-".into(), "");
-    if let Some(e) = ours.iter().find_map(|o| o.error.as_deref()) {
-        eprintln!("eval: first query error: {e}");
-    }
+        .find(|c| c.0 == cat)
+        .map_or("other", |c| c.1)
 }
 
 #[cfg(test)]

@@ -1,10 +1,14 @@
-//! The Markdown report: `metric | ours | floor | target`.
+//! The Markdown reports: one `metric | ours | floor | target` table per
+//! set, and the combined `set | metric | recall | floor | delta` table of
+//! `eval all`.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::metrics::percentile;
 use crate::runner::Outcome;
@@ -20,14 +24,15 @@ impl Table {
             .push([metric.to_string(), ours, floor, target.to_string()]);
     }
 
-    /// Print the table as Markdown on stdout.
-    pub fn print(&self, title: &str) {
-        println!("\n## {title}\n");
-        println!("| metric | ours | floor | target |");
-        println!("|---|---:|---:|---:|");
+    /// The table as Markdown under a `## title` heading.
+    pub fn markdown(&self, title: &str) -> String {
+        let mut out = format!("\n## {title}\n\n");
+        out.push_str("| metric | ours | floor | target |\n|---|---:|---:|---:|\n");
         for [m, o, f, t] in &self.rows {
-            println!("| {m} | {o} | {f} | {t} |");
+            // Writing to a String cannot fail.
+            let _ = writeln!(out, "| {m} | {o} | {f} | {t} |");
         }
+        out
     }
 
     /// Latency rows for our outcomes and the floor's (if computed).
@@ -59,6 +64,54 @@ impl Table {
             "",
         );
     }
+}
+
+/// One figure of a set beside its floor, for the combined table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Headline {
+    pub set: String,
+    pub metric: String,
+    pub ours: f64,
+    pub floor: Option<f64>,
+}
+
+/// What one dataset run produces.
+pub struct Run {
+    /// The heading of its table.
+    pub title: String,
+    pub table: Table,
+    /// The figures it contributes to the combined table.
+    pub headlines: Vec<Headline>,
+    /// Every per-question result, for `--json`.
+    pub results: Value,
+}
+
+impl Run {
+    pub fn markdown(&self) -> String {
+        self.table.markdown(&self.title)
+    }
+}
+
+/// The combined table: `set | metric | recall | floor | delta`.
+pub fn suite_markdown(title: &str, headlines: &[Headline]) -> String {
+    let mut out = format!("\n## {title}\n\n");
+    out.push_str("| set | metric | recall | floor | delta |\n|---|---|---:|---:|---:|\n");
+    for h in headlines {
+        let delta = h.floor.map(|f| h.ours - f);
+        let delta = delta
+            .filter(|d| d.is_finite())
+            .map_or("-".into(), |d| format!("{d:+.3}"));
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {delta} |",
+            h.set,
+            h.metric,
+            f3(h.ours),
+            opt3(h.floor)
+        );
+    }
+    out
 }
 
 /// Three decimals, or `n/a`.

@@ -22,19 +22,24 @@ pub struct Hit {
     /// counts against budgets.
     pub chars: usize,
     pub message_ids: Vec<String>,
+    /// `source.session_id`: the session a hit comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ticket_id: Option<String>,
 }
 
 impl Hit {
-    /// A hit built by the floor: `key` is the covered id, `text` the row.
-    pub fn floor(rank: usize, key: String, text: &str) -> Hit {
+    /// A hit built by the floor: `key` is the covered id, `session` the
+    /// session of the row (if any), `text` the row.
+    pub fn floor(rank: usize, key: String, session: Option<String>, text: &str) -> Hit {
         Hit {
             rank,
             kind: "floor".into(),
             chars: text.chars().count(),
             id: key.clone(),
             message_ids: vec![key.clone()],
+            session_id: session,
             ticket_id: Some(key),
         }
     }
@@ -74,6 +79,22 @@ impl Recall {
 
     pub fn bin(&self) -> &Path {
         &self.bin
+    }
+
+    /// The binary's path, size and modification time: what tells one build
+    /// from another.
+    pub fn fingerprint(&self) -> Value {
+        let meta = std::fs::metadata(&self.bin).ok();
+        let modified = meta
+            .as_ref()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs());
+        serde_json::json!({
+            "path": self.bin.display().to_string(),
+            "size": meta.map(|m| m.len()),
+            "modified": modified,
+        })
     }
 
     fn command(&self, project: &str) -> Command {
@@ -198,6 +219,7 @@ fn parse_hit((i, v): (usize, &Value)) -> Hit {
         id: v["id"].as_str().unwrap_or_default().to_string(),
         chars: text.chars().count(),
         message_ids,
+        session_id: src.get("session_id").and_then(id_string),
         ticket_id: src.get("ticket_id").and_then(id_string),
     }
 }

@@ -1,0 +1,377 @@
+//! BEAM (100K and 500K chats): loading the gzipped JSON, conversion to
+//! neutral transcripts and indexing, per conversation or merged into one
+//! project. The questions, floor and report are in `beam_eval.rs`. See the
+//! crate doc for the rules.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context as _, Result};
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::evidence::Gold;
+use crate::locomo::month_number;
+use crate::runner::Recall;
+use crate::workspace::Workspace;
+
+/// Bumped whenever the converted files change.
+const SIGNATURE: &str = "beam v1";
+
+/// One conversation, as the file has it (unknown fields are ignored).
+#[derive(Deserialize)]
+pub struct Conversation {
+    #[serde(rename = "conversation_id", default)]
+    pub id: String,
+    #[serde(default)]
+    pub split: String,
+    #[serde(default)]
+    topic: Topic,
+    #[serde(default)]
+    pub sessions: Vec<Session>,
+    #[serde(default)]
+    pub questions: Vec<Question>,
+}
+
+#[derive(Deserialize, Default)]
+struct Topic {
+    #[serde(default)]
+    title: String,
+}
+
+#[derive(Deserialize)]
+pub struct Session {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    date: String,
+    #[serde(default)]
+    pub messages: Vec<Message>,
+}
+
+#[derive(Deserialize)]
+pub struct Message {
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    pub content: String,
+    /// An integer in the file; read leniently.
+    #[serde(default)]
+    pub id: Value,
+}
+
+#[derive(Deserialize)]
+pub struct Question {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub category: String,
+    #[serde(default)]
+    pub question: String,
+    #[serde(default)]
+    pub answer: Value,
+    /// Message ids; empty for abstention and a few others.
+    #[serde(default)]
+    pub evidence: Vec<Value>,
+}
+
+/// Where the conversations go: one project each, or one for all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    PerConversation,
+    Merged,
+}
+
+impl Layout {
+    /// The set's name in reports.
+    pub fn set_name(self) -> &'static str {
+        match self {
+            Layout::PerConversation => "BEAM",
+            Layout::Merged => "BEAM merged",
+        }
+    }
+
+    /// The folder under `data/` and the marker name of the merged project.
+    fn merged_name() -> &'static str {
+        "beam-merged"
+    }
+}
+
+impl Conversation {
+    /// `100K-1` as `100k-1`: lower-case, other characters as `-`.
+    fn slug(&self) -> String {
+        self.id
+            .chars()
+            .map(|c| match c.to_ascii_lowercase() {
+                c @ ('a'..='z' | '0'..='9' | '-' | '_') => c,
+                _ => '-',
+            })
+            .collect()
+    }
+
+    /// The project its questions are asked against.
+    pub fn project(&self, layout: Layout) -> String {
+        match layout {
+            Layout::PerConversation => format!("beam-{}", self.slug()),
+            Layout::Merged => Layout::merged_name().to_string(),
+        }
+    }
+
+    /// A message id as written to the transcripts and the gold: the number,
+    /// prefixed with `<conversation_id>:` when merged.
+    pub fn message_key(&self, layout: Layout, id: &Value) -> Option<String> {
+        let id = match id {
+            Value::Number(n) => n.to_string(),
+            Value::String(s) if !s.is_empty() => s.clone(),
+            _ => return None,
+        };
+        Some(match layout {
+            Layout::PerConversation => id,
+            Layout::Merged => format!("{}:{id}", self.id),
+        })
+    }
+
+    /// The gold of `q`: its evidence ids and the sessions holding them.
+    pub fn gold(&self, layout: Layout, q: &Question) -> Gold {
+        let ids: BTreeSet<String> = q
+            .evidence
+            .iter()
+            .filter_map(|e| self.message_key(layout, e))
+            .collect();
+        let sessions = self
+            .sessions
+            .iter()
+            .filter(|s| {
+                s.messages
+                    .iter()
+                    .filter_map(|m| self.message_key(layout, &m.id))
+                    .any(|k| ids.contains(&k))
+            })
+            .map(|s| s.id.clone())
+            .collect();
+        Gold { ids, sessions }
+    }
+}
+
+/// The conversations of a BEAM file (`.gz` is read through `gzip -dc`).
+pub fn load(path: &Path) -> Result<Vec<Conversation>> {
+    let bytes = read_maybe_gz(path)?;
+    let mut convs: Vec<Conversation> = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not a BEAM JSON array", path.display()))?;
+    for (i, c) in convs.iter_mut().enumerate() {
+        if c.id.is_empty() {
+            c.id = format!("conv{i}");
+        }
+    }
+    Ok(convs)
+}
+
+/// The file's bytes, decompressed by `gzip -dc` when it ends in `.gz` (the
+/// harness has no gzip crate).
+fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
+    if path.extension().is_none_or(|e| e != "gz") {
+        return fs::read(path).with_context(|| format!("cannot read {}", path.display()));
+    }
+    let out = Command::new("gzip")
+        .arg("-dc")
+        .arg(path)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run `gzip -dc`: install gzip or pass the unpacked JSON")?;
+    if !out.status.success() {
+        bail!(
+            "gzip -dc {} failed ({}): {}",
+            path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out.stdout)
+}
+
+/// `"March-15-2024"` as RFC 3339 UTC midnight; `None` when it does not parse.
+fn parse_date(s: &str) -> Option<String> {
+    let re = Regex::new(r"^([A-Za-z]+)-(\d{1,2})-(\d{4})$").ok()?;
+    let c = re.captures(s.trim())?;
+    let day = c[2].parse::<i8>().ok()?;
+    let date = jiff::civil::Date::new(c[3].parse().ok()?, month_number(&c[1])?, day).ok()?;
+    Some(format!("{date}T00:00:00Z"))
+}
+
+/// The neutral transcript lines of one session.
+fn transcript(conv: &Conversation, s: &Session, layout: Layout) -> String {
+    let title = [conv.topic.title.trim(), s.date.trim()]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let mut meta = json!({"id": s.id, "title": title});
+    if let Some(t) = parse_date(&s.date) {
+        meta["started_at"] = json!(t);
+    }
+    let mut out = json!({ "session": meta }).to_string() + "\n";
+    for m in &s.messages {
+        let mut line = json!({"role": m.role, "content": m.content});
+        if let Some(id) = conv.message_key(layout, &m.id) {
+            line["id"] = json!(id);
+        }
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Write every session of `conv` as `dir/<session id>.jsonl`.
+fn write_conversation(conv: &Conversation, dir: &Path, layout: Layout) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (i, s) in conv.sessions.iter().enumerate() {
+        let stem = if s.id.is_empty() {
+            format!("s{i}")
+        } else {
+            s.id.replace(['/', '\\'], "-")
+        };
+        let path = dir.join(format!("{stem}.jsonl"));
+        fs::write(&path, transcript(conv, s, layout))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Convert and index what `convs` need in `layout`, unless the workspace
+/// already has it: one marker per conversation, or one for the merged
+/// project (which always holds every conversation).
+pub fn ensure_indexed(
+    ws: &Workspace,
+    recall: &Recall,
+    convs: &[&Conversation],
+    layout: Layout,
+    reindex: bool,
+) -> Result<()> {
+    match layout {
+        Layout::PerConversation => {
+            let t0 = Instant::now();
+            let mut n = 0;
+            for (i, conv) in convs.iter().enumerate() {
+                n += usize::from(index_one(ws, recall, conv, reindex)?);
+                if n > 0 && (i + 1) % 10 == 0 {
+                    eprintln!("eval: BEAM {}/{} conversations ready", i + 1, convs.len());
+                }
+            }
+            if n > 0 {
+                let secs = t0.elapsed().as_secs_f64();
+                eprintln!("eval: indexed {n} BEAM conversations in {secs:.1}s");
+            }
+            Ok(())
+        }
+        Layout::Merged => index_merged(ws, recall, convs, reindex),
+    }
+}
+
+/// Index one conversation into its own project; whether it had to.
+fn index_one(ws: &Workspace, recall: &Recall, conv: &Conversation, reindex: bool) -> Result<bool> {
+    let marker = conv.project(Layout::PerConversation);
+    if !reindex && ws.is_indexed(&marker, SIGNATURE) {
+        return Ok(false);
+    }
+    ws.unmark(&marker);
+    let dir = ws.data("beam").join(conv.slug());
+    write_conversation(conv, &dir, Layout::PerConversation)?;
+    let summary = recall.index(&marker, &dir, "session", reindex)?;
+    ws.mark_indexed(&marker, SIGNATURE, summary)?;
+    Ok(true)
+}
+
+fn index_merged(
+    ws: &Workspace,
+    recall: &Recall,
+    convs: &[&Conversation],
+    reindex: bool,
+) -> Result<()> {
+    let name = Layout::merged_name();
+    let ids: Vec<&str> = convs.iter().map(|c| c.id.as_str()).collect();
+    let signature = format!("{SIGNATURE} merged {}", ids.join(","));
+    if !reindex && ws.is_indexed(name, &signature) {
+        eprintln!("eval: reusing the {name} index in {}", ws.root().display());
+        return Ok(());
+    }
+    ws.unmark(name);
+    let data = ws.data(name);
+    for conv in convs {
+        write_conversation(conv, &data.join(conv.slug()), Layout::Merged)?;
+    }
+    let t0 = Instant::now();
+    let summary = recall.index(name, &data, "session", reindex)?;
+    eprintln!(
+        "eval: indexed {} conversations into {name} in {:.1}s",
+        convs.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    let summaries: BTreeMap<&str, Value> = [(name, summary)].into_iter().collect();
+    ws.mark_indexed(name, &signature, json!(summaries))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conv() -> Conversation {
+        let doc = json!({
+            "conversation_id": "100K-1",
+            "split": "100K",
+            "topic": {"title": "Budget app"},
+            "sessions": [
+                {"id": "100K-1-b1-t1", "batch": 1, "date": "March-15-2024", "messages": [
+                    {"role": "user", "content": "hi", "id": 0},
+                    {"role": "assistant", "content": "hello", "id": 1}
+                ]},
+                {"id": "100K-1-b1-t2", "batch": 1, "date": "March-15-2024", "messages": [
+                    {"role": "user", "content": "flask?", "id": 2}
+                ]}
+            ],
+            "questions": [{"id": "q", "category": "x", "question": "?", "answer": "a", "evidence": [2, 9]}]
+        });
+        serde_json::from_value(doc).unwrap()
+    }
+
+    #[test]
+    fn dates_parse() {
+        assert_eq!(
+            parse_date("March-15-2024").as_deref(),
+            Some("2024-03-15T00:00:00Z")
+        );
+        assert_eq!(parse_date("February-30-2024"), None);
+        assert_eq!(parse_date("soon"), None);
+    }
+
+    #[test]
+    fn merged_ids_carry_the_conversation() {
+        let c = conv();
+        let q = &c.questions[0];
+        let gold = c.gold(Layout::Merged, q);
+        let ids: Vec<&str> = gold.ids.iter().map(String::as_str).collect();
+        assert_eq!(ids, ["100K-1:2", "100K-1:9"]);
+        assert_eq!(gold.sessions.len(), 1);
+        assert!(gold.sessions.contains("100K-1-b1-t2"));
+        let per = c.gold(Layout::PerConversation, q);
+        assert!(per.ids.contains("2"));
+        assert_eq!(c.project(Layout::PerConversation), "beam-100k-1");
+    }
+
+    #[test]
+    fn transcripts_start_with_the_session_line() {
+        let c = conv();
+        let t = transcript(&c, &c.sessions[0], Layout::Merged);
+        let lines: Vec<Value> = t
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["session"]["title"], "Budget app · March-15-2024");
+        assert_eq!(lines[0]["session"]["started_at"], "2024-03-15T00:00:00Z");
+        assert_eq!(lines[2]["id"], "100K-1:1");
+        assert_eq!(lines[2]["role"], "assistant");
+    }
+}
