@@ -1,10 +1,11 @@
 //! Context added to a session hit after ranking: the neighbouring messages
 //! needed to understand it. A hit is one message (or one passage of a long
-//! message); the message just before it and the one just after (most often
-//! the reply that holds the answer) are added when they are short, so a
-//! chat of short turns shows the exchange around the match while a long
-//! assistant reply never crowds out the user's short statement. The hit
-//! then cites every message its text shows.
+//! message); the messages just before it and just after it (most often the
+//! reply that holds the answer) are added, nearest first, while each side's
+//! added text stays within `context_chars`. So a chat of short turns shows
+//! the exchange around the match, while a long assistant reply never crowds
+//! out the user's short statement. The hit then cites every message its
+//! text shows.
 //!
 //! Expansion happens while hits are selected (`rank::select`): an expanded
 //! hit that would pass the token budget is kept unexpanded, so context
@@ -70,6 +71,31 @@ fn neighbour(
     Ok(out)
 }
 
+/// The messages next to `from` in direction `step` (-1 or 1), nearest
+/// first, while their text sums to at most `max_chars` and none is already
+/// shown.
+fn side(
+    conn: &Connection,
+    source: i64,
+    from: i64,
+    step: i64,
+    max_chars: usize,
+    shown: &dyn Fn(i64) -> bool,
+) -> Result<Vec<Neighbour>> {
+    let mut out = Vec::new();
+    let mut left = max_chars;
+    let mut msg = from + step;
+    while !shown(msg) {
+        let Some(n) = neighbour(conn, source, msg, left)? else {
+            break;
+        };
+        left = left.saturating_sub(n.text.chars().count() + 2);
+        out.push(n);
+        msg += step;
+    }
+    Ok(out)
+}
+
 /// The source a chunk row belongs to.
 fn source_of(conn: &Connection, rowid: i64) -> Result<Option<i64>> {
     Ok(conn
@@ -97,41 +123,33 @@ pub fn expand(
     let Some(source) = source_of(conn, c.rowid)? else {
         return Ok(None);
     };
-    let before = if shown(first - 1) {
-        None
-    } else {
-        neighbour(conn, source, first - 1, max_chars)?
-    };
-    let after = if shown(last + 1) {
-        None
-    } else {
-        neighbour(conn, source, last + 1, max_chars)?
-    };
-    if before.is_none() && after.is_none() {
+    let before = side(conn, source, first, -1, max_chars, shown)?;
+    let after = side(conn, source, last, 1, max_chars, shown)?;
+    if before.is_empty() && after.is_empty() {
         return Ok(None);
     }
     let mut e = c.clone();
     let src = &mut e.hit.source;
-    if let Some(b) = before {
+    // `before` runs outwards: the nearest message first.
+    for b in &before {
         e.hit.text = format!("{}\n\n{}", b.text, e.hit.text);
-        if let Some(id) = b.id {
-            src.message_ids.insert(0, id);
+        if let Some(id) = &b.id {
+            src.message_ids.insert(0, id.clone());
         }
         if let Some(ts) = b.ts.and_then(|t| jiff::Timestamp::from_second(t).ok()) {
             src.first_timestamp = Some(ts.to_string());
         }
-        e.range = Some((first - 1, e.range.map_or(last, |r| r.1)));
     }
-    if let Some(a) = after {
+    for a in &after {
         e.hit.text = format!("{}\n\n{}", e.hit.text, a.text);
-        if let Some(id) = a.id {
-            src.message_ids.push(id);
+        if let Some(id) = &a.id {
+            src.message_ids.push(id.clone());
         }
         if let Some(ts) = a.ts.and_then(|t| jiff::Timestamp::from_second(t).ok()) {
             src.last_timestamp = Some(ts.to_string());
         }
-        e.range = Some((e.range.map_or(first, |r| r.0), last + 1));
     }
+    e.range = Some((first - before.len() as i64, last + after.len() as i64));
     src.message_range = e.range.map(|(a, b)| [a, b]);
     Ok(Some(e))
 }
