@@ -442,3 +442,93 @@ fn r_reindex_full_rebuilds_a_damaged_session_index() {
     let v = env.query_json("alpha", "walrus loader");
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
 }
+
+/// An index whose term statistics are missing (as after an upgrade, or
+/// written by hand) still answers, is reported by doctor, and is repaired
+/// by the next write job.
+#[test]
+fn stale_term_statistics_still_answer_and_are_repaired() {
+    let env = Env::new();
+    let t = env.tmp.path().join("s.jsonl");
+    std::fs::write(
+        &t,
+        "{\"role\":\"user\",\"content\":\"the narwhal exporter stalls at midnight\"}\n\
+         {\"role\":\"assistant\",\"content\":\"raise the narwhal exporter timeout\"}\n",
+    )
+    .unwrap();
+    env.run(&["index", t.to_str().unwrap()]);
+    let db = env.project_dir().join("index.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch("DELETE FROM table_stats; DELETE FROM term_stats;")
+        .unwrap();
+    drop(c);
+    let v = env.query_json("alpha", "narwhal exporter timeout");
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
+    let doctor = env.cmd().arg("doctor").output().unwrap();
+    assert_eq!(doctor.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(text.contains("term statistics of chunks_fts"), "{text}");
+    env.run(&["reindex"]);
+    let doctor = env.cmd().arg("doctor").output().unwrap();
+    assert_eq!(
+        doctor.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&doctor.stdout)
+    );
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let df: i64 = c
+        .query_row(
+            "SELECT df FROM term_stats WHERE tbl = 'chunks' AND term = 'narwhal'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(df, 2);
+}
+
+/// A query writes nothing to the index: salience goes to `hits.log`, which
+/// the next write job folds in.
+#[test]
+fn a_query_leaves_the_index_untouched_and_salience_is_folded_later() {
+    let env = Env::new();
+    let t = env.tmp.path().join("s.jsonl");
+    std::fs::write(
+        &t,
+        "{\"role\":\"user\",\"content\":\"the quokka cache evicts too early\"}\n",
+    )
+    .unwrap();
+    env.run(&["index", t.to_str().unwrap()]);
+    let dir = env.project_dir();
+    let before = std::fs::read(dir.join("index.db")).unwrap();
+    let wal = |d: &std::path::Path| std::fs::metadata(d.join("index.db-wal")).map(|m| m.len()).unwrap_or(0);
+    let wal_before = wal(&dir);
+    let v = env.query_json("alpha", "quokka cache");
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(std::fs::read(dir.join("index.db")).unwrap(), before);
+    assert_eq!(wal(&dir), wal_before, "no WAL frames written");
+    let log = std::fs::read_to_string(dir.join("hits.log")).unwrap();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    env.run(&["reindex"]);
+    assert!(!dir.join("hits.log").exists());
+    let c = rusqlite::Connection::open(dir.join("index.db")).unwrap();
+    let hits: i64 = c
+        .query_row("SELECT sum(hits) FROM chunks", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hits, 1);
+}
+
+/// Regression: queries were cut to their first 64 terms in text order, so
+/// 70 junk words followed by "deploy migration" found nothing.
+#[test]
+fn r_a_rare_word_after_many_junk_words_is_still_searched() {
+    let env = Env::new();
+    env.add(
+        "procedures",
+        "deploy",
+        "Run the deploy migration before restarting the workers.",
+    );
+    let junk: Vec<String> = (0..70).map(|i| format!("junkword{i}")).collect();
+    let q = format!("{} deploy migration", junk.join(" "));
+    assert_eq!(env.hit_ids("alpha", &q).len(), 1);
+}

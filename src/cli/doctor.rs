@@ -7,7 +7,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::context::Ctx;
 use crate::index::drift;
-use crate::store::{ScopeDir, SCHEMA_VERSION};
+use crate::store::{current_docs, ScopeDir, Table, SCHEMA_VERSION};
 
 /// One problem and its fix.
 struct Finding {
@@ -80,6 +80,7 @@ fn check_scope(dir: &ScopeDir, out: &mut Vec<Finding>) {
         check_schema(&c, &path, out)?;
         let c = &c;
         check_integrity(c, &path, out)?;
+        check_term_stats(c, &path, out)?;
         let d = drift(c, dir)?;
         if !d.is_clean() {
             out.push(Finding {
@@ -150,6 +151,40 @@ fn check_integrity(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crate
                 ),
                 fix,
             });
+        }
+    }
+    Ok(())
+}
+
+/// The planner's term statistics must be current and agree with the rows
+/// (see `store::terms`); stale ones only make queries slower, never wrong.
+fn check_term_stats(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crate::Result<()> {
+    let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if v < SCHEMA_VERSION {
+        return Ok(()); // check_schema already says to migrate
+    }
+    for t in Table::ALL {
+        let rows: i64 = c.query_row(&format!("SELECT count(*) FROM {}", t.meta()), [], |r| {
+            r.get(0)
+        })?;
+        match current_docs(c, t)? {
+            Some(docs) if docs == rows => {}
+            Some(docs) => out.push(Finding {
+                what: format!(
+                    "{}: term statistics of {} count {docs} rows, the table has {rows}",
+                    path.display(),
+                    t.fts()
+                ),
+                fix: "run `recall reindex --full` to recount them".into(),
+            }),
+            None => out.push(Finding {
+                what: format!(
+                    "{}: term statistics of {} are missing or stale; queries count terms the slow way",
+                    path.display(),
+                    t.fts()
+                ),
+                fix: "run any writing command (e.g. `recall reindex`) to recount them".into(),
+            }),
         }
     }
     Ok(())

@@ -152,6 +152,11 @@ fn doc_freqs(
     }
 }
 
+/// The fixed cost of one more term in an OR query, in doclist entries: each
+/// term opens its own doclist iterator, so a 5,000-word query of rare words
+/// is bounded too (a budget of 400,000 admits at most 200 terms).
+const TERM_COST: i64 = 2_000;
+
 /// Document frequencies of `terms` (for a phrase, of its rarest word) and
 /// the table's row count: exact from `term_stats` when it is current, else
 /// counted with FTS5 up to caps.
@@ -207,12 +212,13 @@ pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Res
     let mut cost = 0i64;
     let mut searched = Vec::new();
     for w in &scoring {
+        let term_cost = w.df.saturating_add(TERM_COST);
         // A count that reached its cap is a lower bound: such a term is
         // commoner than every exactly counted one, and is only searched
         // when nothing was counted exactly.
         let unknown_cost = !w.exact && searched.iter().any(|s: &Weighted| s.exact);
-        if searched.is_empty() || (!unknown_cost && cost.saturating_add(w.df) <= budget) {
-            cost = cost.saturating_add(w.df);
+        if searched.is_empty() || (!unknown_cost && cost.saturating_add(term_cost) <= budget) {
+            cost = cost.saturating_add(term_cost);
             searched.push(w.clone());
         }
     }
@@ -303,7 +309,7 @@ mod tests {
             "Run pnpm install first",
             "Tag the release",
         ])?;
-        let (searched, _) = planned(&c, "pnpm release", 1_000)?;
+        let (searched, _) = planned(&c, "pnpm release", 1_000_000)?;
         assert!(searched.iter().any(|t| t == "pnpm"), "{searched:?}");
         assert!(searched.iter().any(|t| t == "release"), "{searched:?}");
         Ok(())
@@ -365,7 +371,7 @@ mod tests {
         let p = plan(&c, Table::Tickets, &terms, 1_000_000)?;
         let texts: Vec<&str> = p.terms.iter().map(|w| w.term.text.as_str()).collect();
         assert_eq!(texts, ["rare", "half", "common"]);
-        assert_eq!(p.cost, 4503);
+        assert_eq!(p.cost, 4503 + 3 * TERM_COST);
         Ok(())
     }
 

@@ -13,8 +13,11 @@ use std::collections::HashSet;
 use super::stopwords::is_stopword;
 use crate::text::{camel_parts, stem, words};
 
-/// At most this many terms leave the sanitizer, bounding query cost.
-pub const MAX_TERMS: usize = 64;
+/// At most this many distinct terms leave the sanitizer, bounding the
+/// memory and planning work of a pasted log or book. Which terms are
+/// searched is the planner's cost model's choice (`recall::plan`), not
+/// text order: a rare word at the end of a long query is kept.
+pub const MAX_TERMS: usize = 4096;
 
 /// What a term is; identifiers and phrases get a boost in ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
