@@ -1427,7 +1427,7 @@ struct Planned {
 fn planned(conn: &rusqlite::Connection, ticket: &str) -> Planned {
     let t = Tuning::default();
     let terms = extract_terms(ticket);
-    let p = plan(conn, Table::Chunks, &terms, t.plan_postings).expect("plan");
+    let p = plan(conn, Table::Chunks, &terms, t.plan_budget).expect("plan");
     let expr = p.to_match().expect("the ticket has searchable terms");
     let matched: i64 = conn
         .query_row(

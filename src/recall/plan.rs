@@ -6,11 +6,12 @@
 //! term; see `store::terms`). On an index whose statistics are missing or
 //! stale they are counted with FTS5 instead, up to caps (see [`doc_freqs`]).
 //!
-//! Cost model: an OR query walks the doclist of every term it contains, so
-//! its cost is about the sum of the terms' document frequencies. Terms are
-//! taken rarest (highest weight) first while that sum stays within
-//! [`Tuning::plan_postings`](super::search::Tuning); the first term is
-//! always taken. A rare word is therefore only dropped when rarer words
+//! Cost model ([`search_cost`]): an OR query merges the doclists of its
+//! terms and bm25 visits every term for every row matched, so its cost is
+//! about `terms × (Σ df + a per-term look-up cost)`. Terms are taken rarest
+//! (highest weight) first while that cost stays within
+//! [`Tuning::plan_budget`](super::search::Tuning); the first term is always
+//! taken. A rare word is therefore only dropped when rarer words
 //! already fill the budget, and a very common one never blows it. Every
 //! term found in the table, searched or not, rescores the candidates
 //! (`Plan::scoring`), so dropping a common word from the search does not
@@ -152,10 +153,20 @@ fn doc_freqs(
     }
 }
 
-/// The fixed cost of one more term in an OR query, in doclist entries: each
-/// term opens its own doclist iterator, so a 5,000-word query of rare words
-/// is bounded too (a budget of 400,000 admits at most 200 terms).
-const TERM_COST: i64 = 2_000;
+/// The cost of a search, in work units: FTS5 merges the doclists of an OR
+/// query and bm25 visits every phrase of the query for every row matched,
+/// so the work grows with `terms × rows`; and each term costs a look-up in
+/// every segment of the index before its first row, which grows with the
+/// index. Measured at 1,000,000 passages (`scripts/bench-recall.sh`): about
+/// 190 ns per unit of `terms × Σ df`, most of it bm25 reading each matched
+/// row's sizes; a term's fixed cost is counted as `docs / TERM_DOCS` rows.
+pub fn search_cost(terms: usize, postings: i64, docs: i64) -> i64 {
+    (terms as i64).saturating_mul(postings.saturating_add(docs / TERM_DOCS))
+}
+
+/// See [`search_cost`]: one term's fixed cost is that of `docs / TERM_DOCS`
+/// rows.
+const TERM_DOCS: i64 = 1000;
 
 /// Document frequencies of `terms` (for a phrase, of its rarest word) and
 /// the table's row count: exact from `term_stats` when it is current, else
@@ -188,6 +199,16 @@ fn term_dfs(conn: &Connection, table: Table, terms: &[Term]) -> Result<(i64, Vec
     Ok((docs, dfs))
 }
 
+/// Rows in `table`: exact from the statistics when current, else its
+/// largest rowid.
+pub fn table_docs(conn: &Connection, table: Table) -> Result<i64> {
+    if let Some(docs) = crate::store::current_docs(conn, table)? {
+        return Ok(docs);
+    }
+    let sql = format!("SELECT coalesce(max(rowid), 0) FROM {}", table.meta());
+    Ok(conn.prepare_cached(&sql)?.query_row([], |r| r.get(0))?)
+}
+
 /// Weight `terms` by their statistics in `table` and choose the ones to
 /// search within `budget` doclist entries (see the module doc).
 pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Result<Plan> {
@@ -209,19 +230,34 @@ pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Res
     }
     // Highest weight first; among equals, the cheaper term.
     scoring.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.df.cmp(&b.df)));
-    let mut cost = 0i64;
-    let mut searched = Vec::new();
+    let mut postings = 0i64;
+    let mut searched: Vec<Weighted> = Vec::new();
+    // Stemming at parity with `porter`: a word whose stem is a term of its
+    // own is searched through the stem alone, which matches every form of
+    // the word (the stem itself in the text, or in `aux` for the other
+    // forms) at one weight. Searching the word too would rank its exact
+    // form twice over the other forms. The word still rescores.
+    let stems: std::collections::HashSet<&str> = scoring
+        .iter()
+        .filter(|w| w.term.kind == TermKind::Stem)
+        .map(|w| w.term.text.as_str())
+        .collect();
     for w in &scoring {
-        let term_cost = w.df.saturating_add(TERM_COST);
+        if w.term.kind == TermKind::Word && stems.contains(crate::text::stem(&w.term.text).as_ref())
+        {
+            continue;
+        }
         // A count that reached its cap is a lower bound: such a term is
         // commoner than every exactly counted one, and is only searched
         // when nothing was counted exactly.
-        let unknown_cost = !w.exact && searched.iter().any(|s: &Weighted| s.exact);
-        if searched.is_empty() || (!unknown_cost && cost.saturating_add(term_cost) <= budget) {
-            cost = cost.saturating_add(term_cost);
+        let unknown_cost = !w.exact && searched.iter().any(|s| s.exact);
+        let next = search_cost(searched.len() + 1, postings.saturating_add(w.df), docs);
+        if searched.is_empty() || (!unknown_cost && next <= budget) {
+            postings = postings.saturating_add(w.df);
             searched.push(w.clone());
         }
     }
+    let cost = search_cost(searched.len(), postings, docs);
     Ok(Plan {
         terms: searched,
         scoring,
@@ -300,6 +336,39 @@ mod tests {
         Ok(())
     }
 
+    /// Porter parity: a word with a stem of its own is searched through the
+    /// stem, which matches every form at one weight; the word rescores.
+    #[test]
+    fn a_word_is_searched_through_its_stem() -> Result<()> {
+        let c = db();
+        c.execute_batch("PRAGMA foreign_keys=OFF;")?;
+        for (i, body) in ["the loader crashed", "it crashes daily", "all fine"]
+            .iter()
+            .enumerate()
+        {
+            let rowid = i as i64 + 1;
+            c.execute(
+                "INSERT INTO tickets(rowid, source_id, ticket_id, part) VALUES(?1, 0, 'x', ?1)",
+                [rowid],
+            )?;
+            c.execute(
+                "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1, '', ?2, '', ?3)",
+                rusqlite::params![rowid, body, crate::text::aux_terms(body)],
+            )?;
+        }
+        let (searched, scoring) = planned(&c, "crashed", 1_000_000)?;
+        assert_eq!(searched, ["crash"]);
+        assert!(scoring.iter().any(|t| t == "crashed"), "{scoring:?}");
+        let p = plan(&c, Table::Tickets, &extract_terms("crashed"), 1_000_000)?;
+        let hits: i64 = c.query_row(
+            "SELECT count(*) FROM tickets_fts WHERE tickets_fts MATCH ?1",
+            [p.to_match().unwrap()],
+            |r| r.get(0),
+        )?;
+        assert_eq!(hits, 2, "both forms match");
+        Ok(())
+    }
+
     /// Regression: in a store of three records, `pnpm release` dropped
     /// `pnpm` (in two of the three) and found only the release record.
     #[test]
@@ -371,7 +440,7 @@ mod tests {
         let p = plan(&c, Table::Tickets, &terms, 1_000_000)?;
         let texts: Vec<&str> = p.terms.iter().map(|w| w.term.text.as_str()).collect();
         assert_eq!(texts, ["rare", "half", "common"]);
-        assert_eq!(p.cost, 4503 + 3 * TERM_COST);
+        assert_eq!(p.cost, search_cost(3, 4503, 3000));
         Ok(())
     }
 

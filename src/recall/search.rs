@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::candidates::{self, Candidate};
 use super::hit::{Hit, HitKind};
 use super::passage::Scorer;
-use super::plan::{plan, Table, Weighted};
+use super::plan::{plan, table_docs, Table, Weighted};
 use super::rank;
 use super::sanitize::extract_terms;
 use crate::error::Result;
@@ -29,11 +29,14 @@ pub struct Target<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Tuning {
-    /// The planner's cost budget per table, in doclist entries: terms are
-    /// searched rarest first while the sum of their document frequencies
-    /// stays within it (see `recall::plan`).
-    pub plan_postings: i64,
-    /// Ignored: replaced by `plan_postings` (kept so that older config
+    /// The planner's cost budget per table, in work units of
+    /// `terms × (Σ df + docs / 1000)` (see `recall::plan::search_cost`),
+    /// for the whole query: each table gets a share in proportion to its
+    /// rows, and searches its terms rarest first within that share.
+    /// 150,000 is about 30 ms of FTS5 work (mostly bm25) at 1,000,000
+    /// passages.
+    pub plan_budget: i64,
+    /// Ignored: replaced by `plan_budget` (kept so that older config
     /// files still load).
     #[serde(skip_serializing)]
     pub max_terms: Option<usize>,
@@ -71,7 +74,7 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            plan_postings: 400_000,
+            plan_budget: 150_000,
             max_terms: None,
             candidates: 60,
             window_chars: 800,
@@ -83,9 +86,9 @@ impl Default for Tuning {
             weight_ticket: 0.85,
             weight_session: 0.7,
             half_life_days: 90.0,
-            record_columns: vec![4.0, 1.0, 2.0, 0.4],
-            chunk_columns: vec![1.0, 1.0, 0.3],
-            ticket_columns: vec![2.0, 1.0, 1.5, 0.3],
+            record_columns: vec![4.0, 1.0, 2.0, 1.0],
+            chunk_columns: vec![1.0, 1.0, 1.0],
+            ticket_columns: vec![2.0, 1.0, 1.5, 1.0],
             bm25_share: 0.5,
         }
     }
@@ -171,19 +174,33 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     // Every term found anywhere, to highlight in the snippets.
     let mut highlight: Vec<Weighted> = Vec::new();
     let (mut plan_ms, mut fetch_ms) = (0.0, 0.0);
+    // One cost budget for the whole query, shared by the tables in
+    // proportion to their size: a table ten times larger gets ten times
+    // the work, so a large session index cannot be starved by the records
+    // and a small record list costs little.
+    let mut sizes = Vec::with_capacity(targets.len());
+    for t in targets {
+        sizes.push(t.db.with_conn(|c| {
+            let mut s = [0i64; 3];
+            for (i, &(kind, table)) in TABLES.iter().enumerate() {
+                if req.wants(kind) {
+                    s[i] = table_docs(c, table)?;
+                }
+            }
+            Ok(s)
+        })?);
+    }
+    let total: i64 = sizes.iter().flatten().sum();
     for (ti, t) in targets.iter().enumerate() {
         let lists = t.db.with_conn(|c| {
             let mut lists = Vec::new();
-            for (kind, table) in [
-                (HitKind::Record, Table::Records),
-                (HitKind::Session, Table::Chunks),
-                (HitKind::Ticket, Table::Tickets),
-            ] {
+            for (i, &(kind, table)) in TABLES.iter().enumerate() {
                 if !req.wants(kind) {
                     continue;
                 }
                 let tp = Instant::now();
-                let p = plan(c, table, &terms, req.tuning.plan_postings)?;
+                let budget = share(req.tuning.plan_budget, sizes[ti][i], total);
+                let p = plan(c, table, &terms, budget)?;
                 plan_ms += ms(tp);
                 for w in &p.terms {
                     if !shown.iter().any(|s| s.term == w.term) {
@@ -265,6 +282,21 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         timings_ms: timings,
         touched,
     })
+}
+
+/// The searchable tables, in planning order.
+const TABLES: [(HitKind, Table); 3] = [
+    (HitKind::Record, Table::Records),
+    (HitKind::Session, Table::Chunks),
+    (HitKind::Ticket, Table::Tickets),
+];
+
+/// `budget × size / total`, rounded.
+fn share(budget: i64, size: i64, total: i64) -> i64 {
+    if total <= 0 {
+        return budget;
+    }
+    (budget as f64 * size as f64 / total as f64).round() as i64
 }
 
 /// Number the selected hits and note the rows they came from (for the
