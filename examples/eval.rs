@@ -7,6 +7,7 @@
 //! target/release/examples/eval locomo ../shared/data/locomo/locomo10.json [--keep-home DIR] [--json OUT]
 //! target/release/examples/eval beir ../shared/data/beir-scifact [--keep-home DIR] [--json OUT]
 //! target/release/examples/eval beam ../shared/data/beam/beam_100k_500k.json.gz [--merged] [--keep-home DIR] [--json OUT]
+//! target/release/examples/eval beam ../shared/data/beam/beam_100k_500k.json.gz --merged --home HOME --project NAME [--summary OUT]
 //! target/release/examples/eval all [--locomo PATH] [--beam PATH] [--scifact DIR] [--keep-home DIR] [--json OUT]
 //! ```
 //!
@@ -87,6 +88,19 @@
 //!   `<conversation_id>:<id>` (`100K-1:17`), in the transcripts and in the
 //!   gold alike, so each question is still scored against its own
 //!   conversation's evidence.
+//! - `--merged --home DIR --project NAME`: index into the project NAME of
+//!   the existing recall home DIR, next to whatever it already holds (such
+//!   as the synthetic corpus of `scripts/bench-recall.sh`), and ask there.
+//!   The converted data still goes to the workspace (`--keep-home`); the
+//!   index marker goes to `DIR/.eval-indexed-beam-merged-into-NAME.json`,
+//!   so a later run with the same home and project reuses the index.
+//!   Gold and floor are as for `--merged` (the floor holds the BEAM
+//!   messages only).
+//!
+//! `--summary OUT` writes the headline figures as one flat JSON object
+//! (budget recall and its floor, p50/p95 of the process wall time and of
+//! `timings_ms.total`, the query phase's and the indexing's seconds):
+//! what `scripts/bench-recall.sh` reads for its quality table.
 //!
 //! Gold: a question's `evidence` message ids; the 116 questions without any
 //! (abstention and six others) are skipped and counted, 984 remain. Queries
@@ -166,6 +180,7 @@ use anyhow::Result;
 use clap::Parser;
 
 use args::{Common, Dataset};
+use beam::Target;
 use report::{write_json, Run};
 use runner::Recall;
 use workspace::Workspace;
@@ -188,7 +203,11 @@ fn run(dataset: Dataset) -> Result<()> {
         | Dataset::Beam { common, .. }
         | Dataset::All { common, .. } => common.clone(),
     };
-    let ws = Workspace::open(common.keep_home.as_deref())?;
+    let home = match &dataset {
+        Dataset::Beam { into, .. } => into.home.clone(),
+        _ => None,
+    };
+    let ws = Workspace::open(common.keep_home.as_deref())?.with_home(home.as_deref())?;
     let recall = Recall::new(common.recall_bin.as_deref(), ws.home())?;
     let ws = ws.built_by(recall.fingerprint());
     eprintln!("eval: recall binary {}", recall.bin().display());
@@ -197,7 +216,24 @@ fn run(dataset: Dataset) -> Result<()> {
             locomo::run(&path, all_user, &common, &ws, &recall)?
         }
         Dataset::Beir { dir, .. } => beir::run(&dir, &common, &ws, &recall)?,
-        Dataset::Beam { path, merged, .. } => beam_eval::run(&path, merged, &common, &ws, &recall)?,
+        Dataset::Beam {
+            path,
+            merged,
+            into,
+            summary,
+            ..
+        } => {
+            let target = if merged {
+                Target::merged(into.project.as_deref())
+            } else {
+                Target::per_conversation()
+            };
+            let run = beam_eval::run(&path, target, &common, &ws, &recall)?;
+            if let Some(out) = &summary {
+                write_json(out, &run.summary)?;
+            }
+            run
+        }
         Dataset::All { paths, .. } => return suite::run(&paths, &common, &ws, &recall),
     };
     finish(&run, &common)

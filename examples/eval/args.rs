@@ -40,6 +40,12 @@ pub enum Dataset {
         #[arg(long)]
         merged: bool,
         #[command(flatten)]
+        into: BeamInto,
+        /// Write the headline figures (budget recall, floor, latency, index
+        /// time) to this file as one flat JSON object
+        #[arg(long, value_name = "OUT")]
+        summary: Option<PathBuf>,
+        #[command(flatten)]
         common: Common,
     },
     /// Every set (LoCoMo, BEAM, BEAM merged, SciFact) and one combined table
@@ -76,6 +82,19 @@ pub struct SuitePaths {
         default_value = "../shared/data/beir-scifact"
     )]
     pub scifact: PathBuf,
+}
+
+/// Where `eval beam --merged` indexes and asks: by default the project
+/// `beam-merged` of the workspace's own home.
+#[derive(Debug, Args, Clone, Default)]
+pub struct BeamInto {
+    /// Index into this existing recall home instead of the workspace's (its
+    /// index marker is kept in it; the converted data stays in the workspace)
+    #[arg(long, value_name = "DIR", requires = "merged")]
+    pub home: Option<PathBuf>,
+    /// The project to index into and ask [default: beam-merged]
+    #[arg(long, value_name = "NAME", requires = "merged")]
+    pub project: Option<String>,
 }
 
 /// Flags shared by every dataset.

@@ -86,6 +86,43 @@ pub enum Layout {
     Merged,
 }
 
+/// The merged project unless `--project` names another.
+pub const MERGED_PROJECT: &str = "beam-merged";
+
+/// Where the conversations are indexed and their questions asked.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub layout: Layout,
+    /// The project of the merged layout ([`MERGED_PROJECT`] by default).
+    pub merged_project: &'a str,
+}
+
+impl Target<'_> {
+    /// One project per conversation.
+    pub fn per_conversation() -> Target<'static> {
+        Target {
+            layout: Layout::PerConversation,
+            merged_project: MERGED_PROJECT,
+        }
+    }
+
+    /// Every conversation in `project` (by default [`MERGED_PROJECT`]).
+    pub fn merged(project: Option<&str>) -> Target<'_> {
+        Target {
+            layout: Layout::Merged,
+            merged_project: project.unwrap_or(MERGED_PROJECT),
+        }
+    }
+
+    /// The project `conv`'s questions are asked against.
+    pub fn project(&self, conv: &Conversation) -> String {
+        match self.layout {
+            Layout::PerConversation => conv.project(),
+            Layout::Merged => self.merged_project.to_string(),
+        }
+    }
+}
+
 impl Layout {
     /// The set's name in reports.
     pub fn set_name(self) -> &'static str {
@@ -93,11 +130,6 @@ impl Layout {
             Layout::PerConversation => "BEAM",
             Layout::Merged => "BEAM merged",
         }
-    }
-
-    /// The folder under `data/` and the marker name of the merged project.
-    fn merged_name() -> &'static str {
-        "beam-merged"
     }
 }
 
@@ -113,12 +145,9 @@ impl Conversation {
             .collect()
     }
 
-    /// The project its questions are asked against.
-    pub fn project(&self, layout: Layout) -> String {
-        match layout {
-            Layout::PerConversation => format!("beam-{}", self.slug()),
-            Layout::Merged => Layout::merged_name().to_string(),
-        }
+    /// Its own project, when each conversation has one.
+    pub fn project(&self) -> String {
+        format!("beam-{}", self.slug())
     }
 
     /// A message id as written to the transcripts and the gold: the number,
@@ -241,17 +270,18 @@ fn write_conversation(conv: &Conversation, dir: &Path, layout: Layout) -> Result
     Ok(())
 }
 
-/// Convert and index what `convs` need in `layout`, unless the workspace
+/// Convert and index what `convs` need in `target`, unless the workspace
 /// already has it: one marker per conversation, or one for the merged
-/// project (which always holds every conversation).
+/// project (which always holds every conversation). Returns the seconds
+/// spent indexing, `None` when every index was reused.
 pub fn ensure_indexed(
     ws: &Workspace,
     recall: &Recall,
     convs: &[&Conversation],
-    layout: Layout,
+    target: Target,
     reindex: bool,
-) -> Result<()> {
-    match layout {
+) -> Result<Option<f64>> {
+    match target.layout {
         Layout::PerConversation => {
             let t0 = Instant::now();
             let mut n = 0;
@@ -261,19 +291,20 @@ pub fn ensure_indexed(
                     eprintln!("eval: BEAM {}/{} conversations ready", i + 1, convs.len());
                 }
             }
-            if n > 0 {
-                let secs = t0.elapsed().as_secs_f64();
-                eprintln!("eval: indexed {n} BEAM conversations in {secs:.1}s");
+            if n == 0 {
+                return Ok(None);
             }
-            Ok(())
+            let secs = t0.elapsed().as_secs_f64();
+            eprintln!("eval: indexed {n} BEAM conversations in {secs:.1}s");
+            Ok(Some(secs))
         }
-        Layout::Merged => index_merged(ws, recall, convs, reindex),
+        Layout::Merged => index_merged(ws, recall, convs, target.merged_project, reindex),
     }
 }
 
 /// Index one conversation into its own project; whether it had to.
 fn index_one(ws: &Workspace, recall: &Recall, conv: &Conversation, reindex: bool) -> Result<bool> {
-    let marker = conv.project(Layout::PerConversation);
+    let marker = conv.project();
     if !reindex && ws.is_indexed(&marker, SIGNATURE) {
         return Ok(false);
     }
@@ -285,33 +316,47 @@ fn index_one(ws: &Workspace, recall: &Recall, conv: &Conversation, reindex: bool
     Ok(true)
 }
 
+/// Index every conversation into `project` (converted once into
+/// `data/beam-merged`, whatever the project); the seconds spent, `None`
+/// when the marker says it is done.
 fn index_merged(
     ws: &Workspace,
     recall: &Recall,
     convs: &[&Conversation],
+    project: &str,
     reindex: bool,
-) -> Result<()> {
-    let name = Layout::merged_name();
+) -> Result<Option<f64>> {
     let ids: Vec<&str> = convs.iter().map(|c| c.id.as_str()).collect();
-    let signature = format!("{SIGNATURE} merged {}", ids.join(","));
-    if !reindex && ws.is_indexed(name, &signature) {
-        eprintln!("eval: reusing the {name} index in {}", ws.root().display());
-        return Ok(());
+    let ids = ids.join(",");
+    // The default project keeps the marker and signature it always had.
+    let (marker, signature) = if project == MERGED_PROJECT {
+        (project.to_string(), format!("{SIGNATURE} merged {ids}"))
+    } else {
+        (
+            format!("{MERGED_PROJECT}-into-{project}"),
+            format!("{SIGNATURE} merged into {project}: {ids}"),
+        )
+    };
+    if !reindex && ws.is_indexed(&marker, &signature) {
+        let place = ws.index_place().display();
+        eprintln!("eval: reusing the BEAM merged index (project {project}) in {place}");
+        return Ok(None);
     }
-    ws.unmark(name);
-    let data = ws.data(name);
+    ws.unmark(&marker);
+    let data = ws.data(MERGED_PROJECT);
     for conv in convs {
         write_conversation(conv, &data.join(conv.slug()), Layout::Merged)?;
     }
     let t0 = Instant::now();
-    let summary = recall.index(name, &data, "session", reindex)?;
+    let summary = recall.index(project, &data, "session", reindex)?;
+    let secs = t0.elapsed().as_secs_f64();
     eprintln!(
-        "eval: indexed {} conversations into {name} in {:.1}s",
-        convs.len(),
-        t0.elapsed().as_secs_f64()
+        "eval: indexed {} conversations into {project} in {secs:.1}s",
+        convs.len()
     );
-    let summaries: BTreeMap<&str, Value> = [(name, summary)].into_iter().collect();
-    ws.mark_indexed(name, &signature, json!(summaries))
+    let summaries: BTreeMap<&str, Value> = [(project, summary)].into_iter().collect();
+    ws.mark_indexed(&marker, &signature, json!(summaries))?;
+    Ok(Some(secs))
 }
 
 #[cfg(test)]
@@ -358,7 +403,9 @@ mod tests {
         assert!(gold.sessions.contains("100K-1-b1-t2"));
         let per = c.gold(Layout::PerConversation, q);
         assert!(per.ids.contains("2"));
-        assert_eq!(c.project(Layout::PerConversation), "beam-100k-1");
+        assert_eq!(c.project(), "beam-100k-1");
+        assert_eq!(Target::merged(Some("bench")).project(&c), "bench");
+        assert_eq!(Target::merged(None).project(&c), MERGED_PROJECT);
     }
 
     #[test]

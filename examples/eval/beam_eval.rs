@@ -11,9 +11,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::args::Common;
-use crate::beam::{self, Conversation, Layout, Question};
-use crate::evidence::{self, Gold, Scores, Summary, BUDGET};
+use crate::beam::{self, Conversation, Layout, Question, Target};
+use crate::evidence::{self, avg, Gold, Scores, Summary, BUDGET};
 use crate::floor::{Floor, Row};
+use crate::metrics::percentile;
 use crate::report::{Run, Table};
 use crate::runner::{par_map, Outcome, Recall};
 use crate::workspace::Workspace;
@@ -41,31 +42,27 @@ struct QuestionResult {
     scores: Scores,
 }
 
-/// Run BEAM from the file at `path`, per conversation or `merged`.
+/// Run BEAM from the file at `path` into `target`.
 pub fn run(
     path: &Path,
-    merged: bool,
+    target: Target,
     common: &Common,
     ws: &Workspace,
     recall: &Recall,
 ) -> Result<Run> {
     let convs = beam::load(path)?;
-    let layout = if merged {
-        Layout::Merged
-    } else {
-        Layout::PerConversation
-    };
-    run_loaded(&convs, layout, common, ws, recall)
+    run_loaded(&convs, target, common, ws, recall)
 }
 
 /// Run BEAM on conversations already loaded.
 pub fn run_loaded(
     convs: &[Conversation],
-    layout: Layout,
+    target: Target,
     common: &Common,
     ws: &Workspace,
     recall: &Recall,
 ) -> Result<Run> {
+    let layout = target.layout;
     let (asked, skipped) = select(convs, layout, common.limit_questions);
     let needed: Vec<&Conversation> = match layout {
         Layout::PerConversation => convs
@@ -74,11 +71,11 @@ pub fn run_loaded(
             .collect(),
         Layout::Merged => convs.iter().collect(),
     };
-    beam::ensure_indexed(ws, recall, &needed, layout, common.reindex)?;
+    let index_s = beam::ensure_indexed(ws, recall, &needed, target, common.reindex)?;
     let limit = common.limit.unwrap_or(DEFAULT_LIMIT);
     let t0 = Instant::now();
     let ours = par_map(&asked, common.workers, |a| {
-        recall.query(&a.conv.project(layout), &a.q.question, limit)
+        recall.query(&target.project(a.conv), &a.q.question, limit)
     });
     let wall_s = t0.elapsed().as_secs_f64();
     let floor = if common.no_floor {
@@ -93,9 +90,49 @@ pub fn run_loaded(
         skipped,
         wall_s,
     };
-    let mut run = report(convs, layout, &results, &phase);
+    let mut run = report(convs, target, &results, &phase);
     run.results = serde_json::to_value(&results)?;
+    run.summary = summary(target, &results, &phase, common.workers, index_s, ws);
     Ok(run)
+}
+
+/// The flat headline figures of a run (`eval beam --summary`): what
+/// `scripts/bench-recall.sh` puts in its quality table. Latency is the
+/// wall time of each `recall` process (spawn to exit).
+fn summary(
+    target: Target,
+    results: &[QuestionResult],
+    p: &Phase,
+    workers: usize,
+    index_s: Option<f64>,
+    ws: &Workspace,
+) -> Value {
+    let all: Vec<&Scores> = results.iter().map(|r| &r.scores).collect();
+    let (recall, floor) = avg(&all, |s| s.budget_recall);
+    let wall = |q| percentile(p.ours.iter().map(|o| o.wall_ms), q);
+    let engine = |q| percentile(p.ours.iter().filter_map(|o| o.engine_ms), q);
+    let projects = match target.layout {
+        Layout::PerConversation => "beam-<conversation>",
+        Layout::Merged => target.merged_project,
+    };
+    serde_json::json!({
+        "set": target.layout.set_name(),
+        "home": ws.home(),
+        "project": projects,
+        "questions": results.len(),
+        "skipped": p.skipped,
+        "failed": p.ours.iter().filter(|o| o.error.is_some()).count(),
+        "budget_recall": recall,
+        "floor_budget_recall": floor,
+        "wall_p50_ms": wall(50.0),
+        "wall_p95_ms": wall(95.0),
+        "engine_p50_ms": engine(50.0),
+        "engine_p95_ms": engine(95.0),
+        "query_seconds": p.wall_s,
+        "workers": workers,
+        "index_seconds": index_s,
+        "index_reused_from_other_build": ws.reused_other_build(),
+    })
 }
 
 /// The questions with evidence (at most `limit`, in file order), and how
@@ -180,7 +217,8 @@ struct Phase<'a> {
     wall_s: f64,
 }
 
-fn report(convs: &[Conversation], layout: Layout, results: &[QuestionResult], p: &Phase) -> Run {
+fn report(convs: &[Conversation], target: Target, results: &[QuestionResult], p: &Phase) -> Run {
+    let layout = target.layout;
     let mut t = Table::default();
     let all: Vec<&Scores> = results.iter().map(|r| &r.scores).collect();
     let mut summary = Summary {
@@ -204,8 +242,14 @@ fn report(convs: &[Conversation], layout: Layout, results: &[QuestionResult], p:
     let floor_refs: Vec<&Outcome> = p.floor.unwrap_or_default().iter().collect();
     t.latency(&ours_refs, &floor_refs, p.wall_s);
     let how = match layout {
-        Layout::PerConversation => "one project per conversation",
-        Layout::Merged => "all conversations in one project",
+        Layout::PerConversation => "one project per conversation".to_string(),
+        Layout::Merged if target.merged_project == beam::MERGED_PROJECT => {
+            "all conversations in one project".to_string()
+        }
+        Layout::Merged => format!(
+            "all conversations in the project `{}`",
+            target.merged_project
+        ),
     };
     Run {
         title: format!(
@@ -217,5 +261,6 @@ fn report(convs: &[Conversation], layout: Layout, results: &[QuestionResult], p:
         table: t,
         headlines: summary.headlines,
         results: Value::Null,
+        summary: Value::Null,
     }
 }

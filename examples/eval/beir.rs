@@ -321,6 +321,7 @@ fn report(
         table: t,
         headlines,
         results: Value::Null,
+        summary: Value::Null,
     }
 }
 

@@ -412,6 +412,7 @@ fn report(
         table: t,
         headlines: summary.headlines,
         results: Value::Null,
+        summary: Value::Null,
     }
 }
 

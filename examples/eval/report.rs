@@ -84,6 +84,9 @@ pub struct Run {
     pub headlines: Vec<Headline>,
     /// Every per-question result, for `--json`.
     pub results: Value,
+    /// Its headline figures as one flat object, for `--summary` (null when
+    /// the set has none).
+    pub summary: Value,
 }
 
 impl Run {

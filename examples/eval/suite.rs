@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use serde_json::{Map, Value};
 
 use crate::args::{Common, SuitePaths};
-use crate::beam::{self, Layout};
+use crate::beam::{self, Target};
 use crate::report::{suite_markdown, write_json, Headline, Run};
 use crate::runner::Recall;
 use crate::workspace::Workspace;
@@ -46,13 +46,13 @@ pub fn run(paths: &SuitePaths, common: &Common, ws: &Workspace, recall: &Recall)
     );
     match beam::load(&paths.beam) {
         Ok(convs) => {
-            for (key, layout) in [
-                ("beam", Layout::PerConversation),
-                ("beam_merged", Layout::Merged),
+            for (key, target) in [
+                ("beam", Target::per_conversation()),
+                ("beam_merged", Target::merged(None)),
             ] {
                 c.add(
                     key,
-                    beam_eval::run_loaded(&convs, layout, common, ws, recall),
+                    beam_eval::run_loaded(&convs, target, common, ws, recall),
                 );
             }
         }

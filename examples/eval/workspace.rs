@@ -1,6 +1,11 @@
 //! The folder a run works in: the recall home, the converted data and the
 //! markers saying which datasets are already indexed (and by which `recall`
 //! binary, so reusing an index built by another build is flagged).
+//!
+//! The recall home is `home/` inside the folder, unless the run indexes into
+//! an existing home (`eval beam --merged --home DIR`): then that home is used
+//! and its markers live in it (`DIR/.eval-indexed-<set>.json`), so they go
+//! when the home goes, while the converted data stays in the workspace.
 
 use std::cell::Cell;
 use std::fs;
@@ -11,11 +16,14 @@ use serde_json::Value;
 
 pub struct Workspace {
     root: PathBuf,
+    /// An existing recall home used instead of `root/home`.
+    external_home: Option<PathBuf>,
     /// Removes the folder on drop when it is temporary.
     _tmp: Option<tempfile::TempDir>,
     /// Identifies the `recall` binary of this run (see [`Workspace::built_by`]).
     binary: Value,
-    /// Whether the stale-index warning was already printed.
+    /// Whether an index built by another build was reused (its warning is
+    /// printed once).
     warned: Cell<bool>,
 }
 
@@ -30,6 +38,7 @@ impl Workspace {
                     .with_context(|| format!("cannot resolve {}", dir.display()))?;
                 Ok(Workspace {
                     root,
+                    external_home: None,
                     _tmp: None,
                     binary: Value::Null,
                     warned: Cell::new(false),
@@ -42,6 +51,7 @@ impl Workspace {
                     .context("cannot create a temporary folder")?;
                 Ok(Workspace {
                     root: tmp.path().to_path_buf(),
+                    external_home: None,
                     _tmp: Some(tmp),
                     binary: Value::Null,
                     warned: Cell::new(false),
@@ -55,13 +65,39 @@ impl Workspace {
         Workspace { binary, ..self }
     }
 
+    /// Use the existing recall home `home` instead of `root/home`; it must
+    /// exist (a typo must not create an empty home that then scores 0).
+    pub fn with_home(self, home: Option<&Path>) -> Result<Workspace> {
+        let Some(home) = home else {
+            return Ok(self);
+        };
+        let home = fs::canonicalize(home).with_context(|| {
+            format!(
+                "no recall home at {}: --home names an existing home",
+                home.display()
+            )
+        })?;
+        Ok(Workspace {
+            external_home: Some(home),
+            ..self
+        })
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
 
     /// The recall home (`--home`).
     pub fn home(&self) -> PathBuf {
-        self.root.join("home")
+        match &self.external_home {
+            Some(home) => home.clone(),
+            None => self.root.join("home"),
+        }
+    }
+
+    /// Where indexes are: the home when external, else the workspace.
+    pub fn index_place(&self) -> &Path {
+        self.external_home.as_deref().unwrap_or(&self.root)
     }
 
     /// Where the converted files of `dataset` go.
@@ -70,7 +106,10 @@ impl Workspace {
     }
 
     fn marker(&self, dataset: &str) -> PathBuf {
-        self.root.join(format!("indexed-{dataset}.json"))
+        match &self.external_home {
+            Some(home) => home.join(format!(".eval-indexed-{dataset}.json")),
+            None => self.root.join(format!("indexed-{dataset}.json")),
+        }
     }
 
     /// Whether `dataset` was fully indexed with the same conversion
@@ -89,6 +128,11 @@ impl Workspace {
             );
         }
         same
+    }
+
+    /// Whether this run reused an index built by another `recall` build.
+    pub fn reused_other_build(&self) -> bool {
+        self.warned.get()
     }
 
     /// Record that `dataset` is fully indexed, with the index summaries.
