@@ -1427,7 +1427,12 @@ struct Planned {
 fn planned(conn: &rusqlite::Connection, ticket: &str) -> Planned {
     let t = Tuning::default();
     let terms = extract_terms(ticket);
-    let p = plan(conn, Table::Chunks, &terms, t.plan_budget).expect("plan");
+    // The chunk table's share of the query's budget, as `recall query`
+    // computes it (the bench project has no user-scope index).
+    let docs = |t| recall::recall::plan::table_docs(conn, t).expect("docs");
+    let total = docs(Table::Records) + docs(Table::Chunks) + docs(Table::Tickets);
+    let budget = recall::recall::plan::share(t.plan_budget, docs(Table::Chunks), total);
+    let p = plan(conn, Table::Chunks, &terms, budget).expect("plan");
     let expr = p.to_match().expect("the ticket has searchable terms");
     let matched: i64 = conn
         .query_row(
@@ -1500,6 +1505,31 @@ fn timed(cmd: &mut Command, ok: &[i32]) -> f64 {
     ms
 }
 
+/// [`timed`] with `input` written to the command's stdin.
+fn timed_stdin(cmd: &mut Command, input: &[u8], ok: &[i32]) -> f64 {
+    use std::io::Write as _;
+    let t = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    let st = child.wait().expect("wait");
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    assert!(
+        st.code().is_some_and(|c| ok.contains(&c)),
+        "{cmd:?} exited with {st}"
+    );
+    ms
+}
+
 fn cmd_compare(args: &[String]) {
     let recall_bin = arg(args, "--recall").expect("--recall BIN");
     let floor_bin = arg(args, "--floor").expect("--floor BIN");
@@ -1543,6 +1573,28 @@ fn cmd_compare(args: &[String]) {
             .env_remove("RUST_LOG");
         c
     };
+    // The hook's exact invocation: `recall hook claude-code` with a
+    // UserPromptSubmit payload on stdin.
+    let hook_cmd = || {
+        let mut c = Command::new(recall_bin);
+        c.args(["--home"])
+            .arg(&home)
+            .args(["--project", project, "hook", "claude-code"]);
+        c
+    };
+    let payloads: Vec<Vec<u8>> = tickets
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "hook_event_name": "UserPromptSubmit",
+                "session_id": "bench",
+                "cwd": "/",
+                "prompt": t,
+            })
+            .to_string()
+            .into_bytes()
+        })
+        .collect();
     let floor_cmd = |sql: &str| {
         let mut c = Command::new(floor_bin);
         c.arg(&index).arg(sql);
@@ -1581,6 +1633,7 @@ fn cmd_compare(args: &[String]) {
         vec![vec![]; tickets.len()],
         vec![],
     );
+    let mut hook = Vec::new();
     let mut pair_ratios = Vec::new();
     let mut order: Vec<usize> = (0..tickets.len()).collect();
     let mut rng = Rng::new(0x006F_7264_6572);
@@ -1598,6 +1651,7 @@ fn cmd_compare(args: &[String]) {
                 b = timed(&mut floor_cmd(&plans[i].sql), &[0]);
                 a = timed(&mut recall_cmd(&tickets[i], "prompt"), &[0, 1]);
             }
+            hook.push(timed_stdin(&mut hook_cmd(), &payloads[i], &[0]));
             rec[i].push(a);
             flo[i].push(b);
             pair_ratios.push(a / b);
@@ -1613,6 +1667,7 @@ fn cmd_compare(args: &[String]) {
     }
     let all = |v: &[Vec<f64>]| v.iter().flatten().copied().collect::<Vec<f64>>();
     let (sr, sf, sn) = (summary(&all(&rec)), summary(&all(&flo)), summary(&naive));
+    let sh = summary(&hook);
     let sp = summary(&pair_ratios);
     let per_ticket: Vec<f64> = rec
         .iter()
@@ -1667,6 +1722,10 @@ fn cmd_compare(args: &[String]) {
             &sf,
         ),
         ("naive floor: all ticket terms OR-ed (process)", &sn),
+        (
+            "`recall hook claude-code`, UserPromptSubmit payload (process)",
+            &sh,
+        ),
     ] {
         let _ = writeln!(
             md,
@@ -1689,6 +1748,12 @@ fn cmd_compare(args: &[String]) {
         if met { "yes" } else { "no" }
     );
     let _ = writeln!(md, "| p95 / p95 | {:.2} | | |", sr.p95 / sf.p95);
+    let _ = writeln!(
+        md,
+        "| hook p50 / query p50 | {:.2} | ≤ 1.2 | {} |",
+        sh.p50 / sr.p50,
+        if sh.p50 <= 1.2 * sr.p50 { "yes" } else { "no" }
+    );
     let _ = writeln!(
         md,
         "| median of paired run ratios (p5–p95: {:.2}–{:.2}) | {:.2} | | |",

@@ -449,14 +449,13 @@ fn r_reindex_full_rebuilds_a_damaged_session_index() {
 #[test]
 fn stale_term_statistics_still_answer_and_are_repaired() {
     let env = Env::new();
-    let t = env.tmp.path().join("s.jsonl");
-    std::fs::write(
-        &t,
-        "{\"role\":\"user\",\"content\":\"the narwhal exporter stalls at midnight\"}\n\
-         {\"role\":\"assistant\",\"content\":\"raise the narwhal exporter timeout\"}\n",
-    )
-    .unwrap();
-    env.run(&["index", t.to_str().unwrap()]);
+    env.index_transcript(
+        "s.jsonl",
+        &[
+            r#"{"role":"user","content":"the narwhal exporter stalls at midnight"}"#,
+            r#"{"role":"assistant","content":"raise the narwhal exporter timeout"}"#,
+        ],
+    );
     let db = env.project_dir().join("index.db");
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute_batch("DELETE FROM table_stats; DELETE FROM term_stats;")
@@ -464,18 +463,12 @@ fn stale_term_statistics_still_answer_and_are_repaired() {
     drop(c);
     let v = env.query_json("alpha", "narwhal exporter timeout");
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
-    let doctor = env.cmd().arg("doctor").output().unwrap();
-    assert_eq!(doctor.status.code(), Some(1));
-    let text = String::from_utf8_lossy(&doctor.stdout);
+    let (code, text) = env.doctor();
+    assert_eq!(code, Some(1));
     assert!(text.contains("term statistics of chunks_fts"), "{text}");
     env.run(&["reindex"]);
-    let doctor = env.cmd().arg("doctor").output().unwrap();
-    assert_eq!(
-        doctor.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&doctor.stdout)
-    );
+    let (code, text) = env.doctor();
+    assert_eq!(code, Some(0), "{text}");
     let c = rusqlite::Connection::open(&db).unwrap();
     let df: i64 = c
         .query_row(
@@ -492,16 +485,17 @@ fn stale_term_statistics_still_answer_and_are_repaired() {
 #[test]
 fn a_query_leaves_the_index_untouched_and_salience_is_folded_later() {
     let env = Env::new();
-    let t = env.tmp.path().join("s.jsonl");
-    std::fs::write(
-        &t,
-        "{\"role\":\"user\",\"content\":\"the quokka cache evicts too early\"}\n",
-    )
-    .unwrap();
-    env.run(&["index", t.to_str().unwrap()]);
+    env.index_transcript(
+        "s.jsonl",
+        &[r#"{"role":"user","content":"the quokka cache evicts too early"}"#],
+    );
     let dir = env.project_dir();
     let before = std::fs::read(dir.join("index.db")).unwrap();
-    let wal = |d: &std::path::Path| std::fs::metadata(d.join("index.db-wal")).map(|m| m.len()).unwrap_or(0);
+    let wal = |d: &std::path::Path| {
+        std::fs::metadata(d.join("index.db-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
     let wal_before = wal(&dir);
     let v = env.query_json("alpha", "quokka cache");
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");

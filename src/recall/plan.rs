@@ -199,6 +199,15 @@ fn term_dfs(conn: &Connection, table: Table, terms: &[Term]) -> Result<(i64, Vec
     Ok((docs, dfs))
 }
 
+/// A table's part of the query's budget: `budget × size / total`, where
+/// `total` is the rows of every table the query searches.
+pub fn share(budget: i64, size: i64, total: i64) -> i64 {
+    if total <= 0 {
+        return budget;
+    }
+    (budget as f64 * size as f64 / total as f64).round() as i64
+}
+
 /// Rows in `table`: exact from the statistics when current, else its
 /// largest rowid.
 pub fn table_docs(conn: &Connection, table: Table) -> Result<i64> {
@@ -277,8 +286,13 @@ mod tests {
         c
     }
 
-    /// A tickets table with one row per body.
+    /// A tickets table with one row per body (`aux` empty).
     fn tickets(bodies: &[&str]) -> Result<Connection> {
+        tickets_with(bodies, |_| String::new())
+    }
+
+    /// A tickets table with one row per body and `aux(body)` as its aux.
+    fn tickets_with(bodies: &[&str], aux: impl Fn(&str) -> String) -> Result<Connection> {
         let c = db();
         c.execute_batch("PRAGMA foreign_keys=OFF;")?;
         for (i, body) in bodies.iter().enumerate() {
@@ -288,8 +302,8 @@ mod tests {
                 [rowid],
             )?;
             c.execute(
-                "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1, '', ?2, '', '')",
-                rusqlite::params![rowid, body],
+                "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1, '', ?2, '', ?3)",
+                rusqlite::params![rowid, body, aux(body)],
             )?;
         }
         Ok(c)
@@ -340,22 +354,10 @@ mod tests {
     /// stem, which matches every form at one weight; the word rescores.
     #[test]
     fn a_word_is_searched_through_its_stem() -> Result<()> {
-        let c = db();
-        c.execute_batch("PRAGMA foreign_keys=OFF;")?;
-        for (i, body) in ["the loader crashed", "it crashes daily", "all fine"]
-            .iter()
-            .enumerate()
-        {
-            let rowid = i as i64 + 1;
-            c.execute(
-                "INSERT INTO tickets(rowid, source_id, ticket_id, part) VALUES(?1, 0, 'x', ?1)",
-                [rowid],
-            )?;
-            c.execute(
-                "INSERT INTO tickets_fts(rowid, title, body, labels, aux) VALUES(?1, '', ?2, '', ?3)",
-                rusqlite::params![rowid, body, crate::text::aux_terms(body)],
-            )?;
-        }
+        let c = tickets_with(
+            &["the loader crashed", "it crashes daily", "all fine"],
+            crate::text::aux_terms,
+        )?;
         let (searched, scoring) = planned(&c, "crashed", 1_000_000)?;
         assert_eq!(searched, ["crash"]);
         assert!(scoring.iter().any(|t| t == "crashed"), "{scoring:?}");

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::candidates::{self, Candidate};
 use super::hit::{Hit, HitKind};
 use super::passage::Scorer;
-use super::plan::{plan, table_docs, Table, Weighted};
+use super::plan::{plan, share, table_docs, Table, Weighted};
 use super::rank;
 use super::sanitize::extract_terms;
 use crate::error::Result;
@@ -290,14 +290,6 @@ const TABLES: [(HitKind, Table); 3] = [
     (HitKind::Session, Table::Chunks),
     (HitKind::Ticket, Table::Tickets),
 ];
-
-/// `budget × size / total`, rounded.
-fn share(budget: i64, size: i64, total: i64) -> i64 {
-    if total <= 0 {
-        return budget;
-    }
-    (budget as f64 * size as f64 / total as f64).round() as i64
-}
 
 /// Number the selected hits and note the rows they came from (for the
 /// salience update).

@@ -91,6 +91,24 @@ impl Env {
         out.split_whitespace().nth(1).unwrap().to_string()
     }
 
+    /// Write `lines` (neutral transcript JSON lines) to `name` in the temp
+    /// folder and index it; returns the file's path.
+    pub fn index_transcript(&self, name: &str, lines: &[&str]) -> PathBuf {
+        let path = self.tmp.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        self.run(&["index", path.to_str().unwrap()]);
+        path
+    }
+
+    /// `doctor`: its exit code and stdout.
+    pub fn doctor(&self) -> (Option<i32>, String) {
+        let out = self.cmd().arg("doctor").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
     /// `query --format json` parsed.
     pub fn query_json(&self, project: &str, q: &str) -> serde_json::Value {
         let out = self
