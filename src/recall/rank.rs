@@ -102,13 +102,28 @@ fn decay(age_secs: i64, half_life_days: f64) -> f64 {
 
 /// Merge session windows that touch (adjacent or overlapping message
 /// ranges of the same session) into one hit. `list` is sorted best first.
-pub fn merge_adjacent(list: Vec<Candidate>) -> Vec<Candidate> {
+///
+/// Joining two texts adds a separator, so a merge can cost a token more
+/// than the two hits did apart; with a token budget, a merge that would
+/// pass it is skipped and the two hits stay apart (their texts already fit).
+pub fn merge_adjacent(list: Vec<Candidate>, max_tokens: Option<usize>) -> Vec<Candidate> {
+    let cost = |c: &Candidate| crate::text::estimate_tokens(&c.hit.text);
+    let mut total: usize = list.iter().map(cost).sum();
     let mut out: Vec<Candidate> = Vec::with_capacity(list.len());
     for c in list {
-        let target = out.iter_mut().find(|o| touches(o, &c));
-        match target {
-            Some(o) => absorb(o, c),
-            None => out.push(c),
+        let Some(o) = out.iter_mut().find(|o| touches(o, &c)) else {
+            out.push(c);
+            continue;
+        };
+        let mut merged = o.clone();
+        let apart = cost(o) + cost(&c);
+        absorb(&mut merged, c.clone());
+        let after = total - apart + cost(&merged);
+        if max_tokens.is_some_and(|m| after > m) {
+            out.push(c);
+        } else {
+            *o = merged;
+            total = after;
         }
     }
     out
@@ -268,4 +283,76 @@ pub fn select(list: Vec<Candidate>, caps: Caps, expand: &mut Expand) -> Vec<Cand
         kept.push((c, words));
     }
     kept.into_iter().map(|(c, _)| c).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::hit::{Hit, HitSource};
+    use crate::store::{Scope, Table};
+
+    fn message(session: &str, msg: i64, text: &str) -> Candidate {
+        Candidate {
+            hit: Hit {
+                rank: 0,
+                score: 1.0,
+                kind: HitKind::Session,
+                scope: Scope::Project,
+                id: format!("{session}#{msg}"),
+                category: None,
+                title: session.into(),
+                snippet: String::new(),
+                text: text.into(),
+                source: HitSource {
+                    session_id: Some(session.into()),
+                    message_ids: vec![format!("m{msg}")],
+                    message_range: Some([msg, msg]),
+                    ..HitSource::default()
+                },
+                pinned: false,
+                importance: 50,
+                updated: None,
+            },
+            bm25: 1.0,
+            passage: 1.0,
+            times_hit: 0,
+            last_hit: None,
+            target: 0,
+            table: Table::Chunks,
+            rowid: msg,
+            range: Some((msg, msg)),
+        }
+    }
+
+    #[test]
+    fn adjacent_messages_of_a_session_merge_in_message_order() {
+        let list = vec![
+            message("s", 4, "four"),
+            message("s", 3, "three"),
+            message("t", 5, "five"),
+        ];
+        let out = merge_adjacent(list, None);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].hit.text, "three\n\nfour");
+        assert_eq!(out[0].hit.source.message_ids, ["m3", "m4"]);
+        assert_eq!(out[0].range, Some((3, 4)));
+        assert_eq!(out[1].hit.text, "five");
+    }
+
+    /// Regression (CI, proptest case `limit 8, budget 557`): the separator a
+    /// merge adds pushed hit texts one token past the budget `select` kept.
+    #[test]
+    fn r_merging_never_pushes_hit_texts_past_the_token_budget() {
+        // 8 + 8 characters are 2 + 2 tokens apart, 18 (with "\n\n") = 5 merged.
+        let list = || vec![message("s", 1, "aaaaaaaa"), message("s", 2, "bbbbbbbb")];
+        let apart = merge_adjacent(list(), Some(4));
+        assert_eq!(apart.len(), 2, "a merge past the budget is skipped");
+        let total: usize = apart
+            .iter()
+            .map(|c| crate::text::estimate_tokens(&c.hit.text))
+            .sum();
+        assert!(total <= 4);
+        assert_eq!(merge_adjacent(list(), Some(5)).len(), 1);
+        assert_eq!(merge_adjacent(list(), None).len(), 1);
+    }
 }

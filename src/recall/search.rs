@@ -266,7 +266,7 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         },
         &mut expand,
     );
-    let mut list = rank::merge_adjacent(list);
+    let mut list = rank::merge_adjacent(list, req.max_tokens);
     let marker = Scorer::new(&highlight);
     for c in &mut list {
         c.hit.snippet = marker.snippet(&c.hit.text, 24);
