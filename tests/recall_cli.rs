@@ -1681,3 +1681,56 @@ fn r_session_hit_timestamps_bound_the_messages_shown() {
         "{h}"
     );
 }
+
+/// Lists are calibrated against each other: records that share only a
+/// common word with the question do not outrank the message that answers
+/// it just because each list's best hit used to score 1.
+#[test]
+fn records_matching_one_common_word_do_not_outrank_the_answer() {
+    let env = Env::new();
+    for (i, text) in [
+        "Deploys run in the morning window, before standup.",
+        "The morning build is the one that ships to staging.",
+        "Review queues are cleared every morning by the on-call.",
+        "Morning standup starts at nine; keep updates short.",
+        "Backups are verified each morning against the manifest.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        env.add("procedures", &format!("morning-{i}"), text);
+    }
+    env.index_transcript(
+        "commute.jsonl",
+        &[
+            r#"{"role":"user","content":"My daily commute takes 45 minutes each way, so I leave at 7 in the morning."}"#,
+            r#"{"role":"assistant","content":"Noted. I will plan meetings around that."}"#,
+        ],
+    );
+    let q = "How long is my daily commute in the morning?";
+    let first = |v: &serde_json::Value| v["hits"][0].clone();
+    let v = env.query_json("alpha", q);
+    let top = first(&v);
+    assert_eq!(top["kind"], "session", "{v:#}");
+    assert!(
+        top["text"].as_str().unwrap().contains("45 minutes"),
+        "{v:#}"
+    );
+    // Records still come back, below the answer.
+    let kinds: Vec<&str> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"record"), "{kinds:?}");
+    // Without calibration each list's best hit scores 1, and the record
+    // list's kind weight puts a morning record first.
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\ncoverage_power = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert_eq!(first(&v)["kind"], "record", "{v:#}");
+}

@@ -75,6 +75,33 @@ fn boost(kind: TermKind) -> f64 {
     }
 }
 
+/// The question's terms weighted over several tables at once, as if they
+/// were one: a term's document frequency is summed over the plans, and so
+/// are the documents. Terms no table contains are left out. Weights from
+/// one table are not comparable with another's (a word rare in the records
+/// may fill the sessions); these are, so they can judge lists against each
+/// other.
+pub fn pooled<'a>(plans: impl IntoIterator<Item = &'a Plan>) -> Vec<Weighted> {
+    let mut docs = 0i64;
+    let mut out: Vec<Weighted> = Vec::new();
+    for p in plans {
+        docs = docs.saturating_add(p.docs);
+        for w in &p.scoring {
+            match out.iter_mut().find(|o| o.term == w.term) {
+                Some(o) => {
+                    o.df = o.df.saturating_add(w.df);
+                    o.exact &= w.exact;
+                }
+                None => out.push(w.clone()),
+            }
+        }
+    }
+    for w in &mut out {
+        w.weight = idf(docs, w.df) * boost(w.term.kind);
+    }
+    out
+}
+
 /// Robertson-Sparck Jones idf, never negative.
 pub fn idf(docs: i64, df: i64) -> f64 {
     let (n, d) = (docs.max(1) as f64, df.max(0) as f64);
@@ -461,5 +488,39 @@ mod tests {
     fn idf_is_positive_and_decreasing() {
         assert!(idf(100, 1) > idf(100, 50));
         assert!(idf(100, 100) > 0.0);
+    }
+
+    /// Pooled weights treat the tables as one: a word common in a small
+    /// table but rare over all of them is weighted as rare, and the same
+    /// term has one weight whichever table it came from.
+    #[test]
+    fn pooled_weights_count_documents_over_every_table() -> Result<()> {
+        let small = tickets(&["morning deploy", "morning build", "morning standup"])?;
+        let mut bodies = vec!["my daily commute by train"; 1];
+        bodies.extend(std::iter::repeat_n("weekly report filed", 40));
+        let large = tickets(&bodies)?;
+        let terms = extract_terms("daily commute morning");
+        let a = plan(&small, Table::Tickets, &terms, 1_000_000)?;
+        let b = plan(&large, Table::Tickets, &terms, 1_000_000)?;
+        let weight = |ws: &[Weighted], t: &str| {
+            ws.iter()
+                .find(|w| w.term.text == t && w.term.kind == TermKind::Word)
+                .map(|w| (w.df, w.weight))
+        };
+        // In its own table "morning" is in every row: a low weight.
+        let (_, own) = weight(&a.scoring, "morning").unwrap();
+        let all = pooled([&a, &b]);
+        let (df, pooled_w) = weight(&all, "morning").unwrap();
+        assert_eq!(df, 3);
+        assert!(pooled_w > 3.0 * own, "{pooled_w} vs {own}");
+        assert_eq!(weight(&all, "commute").unwrap().0, 1);
+        assert!(
+            weight(&all, "weekly").is_none(),
+            "only the question's terms"
+        );
+        // Pooling is symmetric.
+        let back = pooled([&b, &a]);
+        assert_eq!(weight(&back, "morning"), weight(&all, "morning"));
+        Ok(())
     }
 }

@@ -31,6 +31,28 @@ pub fn normalise(list: &mut [Candidate], bm25_share: f64) {
     }
 }
 
+/// Calibrate lists against each other. [`normalise`] gives every list's
+/// best hit 1, however little of the question it matches: 100,000 records
+/// that share only a common word with the question would rank level with
+/// the session that answers it. Each list comes with its coverage (the
+/// passage score of its best hit under weights pooled over every table,
+/// see `plan::pooled`), and its scores are scaled by
+/// `(coverage / best coverage) ^ power`: the list that matches the most of
+/// the question keeps its scores, and the order within a list never
+/// changes.
+pub fn calibrate(lists: &mut [(Vec<Candidate>, f64)], power: f64) {
+    let best = lists.iter().map(|(_, c)| *c).fold(0.0, f64::max);
+    if power <= 0.0 || best <= 0.0 {
+        return;
+    }
+    for (list, coverage) in lists.iter_mut() {
+        let f = (*coverage / best).powf(power);
+        for c in list {
+            c.hit.score *= f;
+        }
+    }
+}
+
 /// Multiply in the kind weight and the boosts. `now` is unix seconds.
 pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
     let kind = match c.hit.kind {
@@ -354,5 +376,31 @@ mod tests {
         assert!(total <= 4);
         assert_eq!(merge_adjacent(list(), Some(5)).len(), 1);
         assert_eq!(merge_adjacent(list(), None).len(), 1);
+    }
+
+    /// The list that covers the most of the question keeps its scores; the
+    /// others shrink by their coverage ratio, and order within a list holds.
+    #[test]
+    fn calibrate_scales_lists_by_their_share_of_the_best_coverage() {
+        let scored = |s: f64| {
+            let mut c = message("s", 1, "x");
+            c.hit.score = s;
+            c
+        };
+        let mut lists = vec![
+            (vec![scored(1.0), scored(0.5)], 0.25),
+            (vec![scored(1.0), scored(0.8)], 1.0),
+        ];
+        calibrate(&mut lists, 0.5);
+        let scores = |l: &[Candidate]| l.iter().map(|c| c.hit.score).collect::<Vec<_>>();
+        assert_eq!(scores(&lists[0].0), [0.5, 0.25]);
+        assert_eq!(scores(&lists[1].0), [1.0, 0.8]);
+        // Power 0 (and lists that match nothing) change nothing.
+        let mut off = vec![(vec![scored(1.0)], 0.1), (vec![scored(1.0)], 1.0)];
+        calibrate(&mut off, 0.0);
+        assert_eq!(off[0].0[0].hit.score, 1.0);
+        let mut none = vec![(vec![scored(1.0)], 0.0)];
+        calibrate(&mut none, 0.5);
+        assert_eq!(none[0].0[0].hit.score, 1.0);
     }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::candidates::{self, Candidate};
 use super::hit::{Hit, HitKind};
 use super::passage::Scorer;
-use super::plan::{plan, share, table_docs, Table, Weighted};
+use super::plan::{plan, pooled, share, table_docs, Plan, Table, Weighted};
 use super::rank;
 use super::sanitize::extract_terms;
 use crate::error::Result;
@@ -69,6 +69,11 @@ pub struct Tuning {
     /// Share of the normalised bm25 score in a hit's score within its list;
     /// the rest is the passage score of the text actually returned.
     pub bm25_share: f64,
+    /// Calibration across lists: each list's scores are scaled by
+    /// `(coverage / best coverage) ^ coverage_power`, where a list's
+    /// coverage is how much of the question (idf over all tables) its best
+    /// hit matches. 0 turns it off: every list's best hit then scores 1.
+    pub coverage_power: f64,
 }
 
 impl Default for Tuning {
@@ -90,6 +95,7 @@ impl Default for Tuning {
             chunk_columns: vec![1.0, 1.0, 1.0],
             ticket_columns: vec![2.0, 1.0, 1.5, 1.0],
             bm25_share: 0.5,
+            coverage_power: 0.5,
         }
     }
 }
@@ -169,7 +175,6 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let t0 = Instant::now();
     let terms = extract_terms(&req.query);
     let mut timings = BTreeMap::new();
-    let mut all: Vec<Candidate> = Vec::new();
     let mut shown: Vec<Weighted> = Vec::new();
     // Every term found anywhere, to highlight in the snippets.
     let mut highlight: Vec<Weighted> = Vec::new();
@@ -191,44 +196,66 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         })?);
     }
     let total: i64 = sizes.iter().flatten().sum();
+    // Plan every table first: the question's weights over all of them
+    // calibrate the lists against each other (see `rank::calibrate`).
+    let mut plans: Vec<Vec<(Table, Plan)>> = Vec::with_capacity(targets.len());
     for (ti, t) in targets.iter().enumerate() {
-        let lists = t.db.with_conn(|c| {
-            let mut lists = Vec::new();
+        plans.push(t.db.with_conn(|c| {
+            let mut out = Vec::new();
             for (i, &(kind, table)) in TABLES.iter().enumerate() {
                 if !req.wants(kind) {
                     continue;
                 }
                 let tp = Instant::now();
                 let budget = share(req.tuning.plan_budget, sizes[ti][i], total);
-                let p = plan(c, table, &terms, budget)?;
+                out.push((table, plan(c, table, &terms, budget)?));
                 plan_ms += ms(tp);
-                for w in &p.terms {
-                    if !shown.iter().any(|s| s.term == w.term) {
-                        shown.push(w.clone());
-                    }
-                }
-                for w in &p.scoring {
-                    if !highlight.iter().any(|s| s.term == w.term) {
-                        highlight.push(w.clone());
-                    }
-                }
+            }
+            Ok(out)
+        })?);
+    }
+    for (_, p) in plans.iter().flatten() {
+        for w in &p.terms {
+            if !shown.iter().any(|s| s.term == w.term) {
+                shown.push(w.clone());
+            }
+        }
+        for w in &p.scoring {
+            if !highlight.iter().any(|s| s.term == w.term) {
+                highlight.push(w.clone());
+            }
+        }
+    }
+    let judge = Scorer::new(&pooled(plans.iter().flatten().map(|(_, p)| p)));
+    let mut lists: Vec<(Vec<Candidate>, f64)> = Vec::new();
+    for (ti, t) in targets.iter().enumerate() {
+        let fetched = t.db.with_conn(|c| {
+            let mut out = Vec::new();
+            for (table, p) in &plans[ti] {
                 let scorer = Scorer::new(&p.scoring);
                 let tf = Instant::now();
                 let list = match table {
-                    Table::Records => candidates::records(c, t.dir, &p, &scorer, req)?,
-                    Table::Chunks => candidates::chunks(c, t.dir, &p, &scorer, req)?,
-                    Table::Tickets => candidates::tickets(c, t.dir, &p, &scorer, req)?,
+                    Table::Records => candidates::records(c, t.dir, p, &scorer, req)?,
+                    Table::Chunks => candidates::chunks(c, t.dir, p, &scorer, req)?,
+                    Table::Tickets => candidates::tickets(c, t.dir, p, &scorer, req)?,
                 };
                 fetch_ms += ms(tf);
-                lists.push(list);
+                out.push(list);
             }
-            Ok(lists)
+            Ok(out)
         })?;
-        for mut list in lists {
+        for mut list in fetched {
             rank::normalise(&mut list, req.tuning.bm25_share);
-            all.extend(list.into_iter().map(|c| Candidate { target: ti, ..c }));
+            let coverage = list
+                .iter()
+                .map(|c| judge.score(&c.hit.text))
+                .fold(0.0, f64::max);
+            let list = list.into_iter().map(|c| Candidate { target: ti, ..c });
+            lists.push((list.collect(), coverage));
         }
     }
+    rank::calibrate(&mut lists, req.tuning.coverage_power);
+    let mut all: Vec<Candidate> = lists.into_iter().flat_map(|(l, _)| l).collect();
     timings.insert("plan".into(), plan_ms);
     timings.insert("fetch".into(), fetch_ms);
     timings.insert("search".into(), ms(t0));
