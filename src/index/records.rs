@@ -150,6 +150,15 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
 
 /// Bring the record rows of `conn` in step with the files of `dir`.
 /// `full` re-reads every file instead of trusting stats.
+///
+/// Other processes may add, update and delete records while this runs, so
+/// the order matters (a probe lost acknowledged records here): the folder
+/// times are taken first, the rows are loaded before the folders are
+/// listed, and a row is only deleted when its file is still absent inside
+/// the deleting transaction. A record added meanwhile is then either in
+/// the listing (and written again) or not in the loaded rows (and left
+/// alone); and since the stored folder times predate the listing, the next
+/// sync looks again.
 pub fn sync_records(
     conn: &mut Connection,
     dir: &ScopeDir,
@@ -157,17 +166,32 @@ pub fn sync_records(
     full: bool,
     progress: &Progress,
 ) -> Result<SyncReport> {
-    let (seen, mut errors) = scan(dir);
+    sync_with(conn, dir, limits, full, progress, &mut |_| {})
+}
+
+/// [`sync_records`], running `between` after the rows are loaded and before
+/// the folders are listed (tests use it to land a write in the race).
+fn sync_with(
+    conn: &mut Connection,
+    dir: &ScopeDir,
+    limits: &Limits,
+    full: bool,
+    progress: &Progress,
+    between: &mut dyn FnMut(&mut Connection),
+) -> Result<SyncReport> {
+    let dir_times = dir_times(dir);
     let rows = load_rows(conn)?;
+    between(conn);
+    let (seen, mut errors) = scan(dir);
     let mut report = SyncReport {
         scanned: seen.len(),
         ..SyncReport::default()
     };
     let on_disk: std::collections::HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
-    let gone: Vec<i64> = rows
+    let gone: Vec<(&str, i64)> = rows
         .iter()
         .filter(|(p, _)| !on_disk.contains(p.as_str()))
-        .map(|(_, r)| r.rowid)
+        .map(|(p, r)| (p.as_str(), r.rowid))
         .collect();
     let changed: Vec<Seen> = seen
         .into_iter()
@@ -181,10 +205,14 @@ pub fn sync_records(
 
     let tx = conn.transaction()?;
     let mut stats = TermDeltas::default();
-    for rowid in &gone {
+    for (rel, rowid) in &gone {
+        // Written again since the listing: the writer's row stands.
+        if dir.root.join(rel).exists() {
+            continue;
+        }
         delete_row(&tx, *rowid, &mut stats)?;
+        report.removed += 1;
     }
-    report.removed = gone.len();
     stats.flush(&tx)?;
     tx.commit()?;
 
@@ -216,7 +244,7 @@ pub fn sync_records(
         conn.execute("INSERT INTO records_fts(records_fts) VALUES('rebuild')", [])?;
         crate::store::recount(conn, Table::Records)?;
     }
-    remember_dirs(conn, dir)?;
+    remember_dirs(conn, &dir_times)?;
     report.errors = errors;
     Ok(report)
 }
@@ -359,7 +387,7 @@ pub fn upsert_record(conn: &mut Connection, dir: &ScopeDir, r: &Record, path: &P
     write_row(&tx, r, &stat, &mut stats)?;
     stats.flush(&tx)?;
     tx.commit()?;
-    remember_dirs(conn, dir)
+    remember_dirs(conn, &dir_times(dir))
 }
 
 /// Drop the row of a record file that was deleted or moved.
@@ -377,7 +405,7 @@ pub fn remove_record(conn: &mut Connection, dir: &ScopeDir, path: &Path) -> Resu
         stats.flush(&tx)?;
     }
     tx.commit()?;
-    remember_dirs(conn, dir)
+    remember_dirs(conn, &dir_times(dir))
 }
 
 fn relative(dir: &ScopeDir, path: &Path) -> String {
@@ -401,11 +429,22 @@ fn dir_mtime(p: &Path) -> i64 {
     fs::metadata(p).map(|m| file_mtime_ns(&m)).unwrap_or(0)
 }
 
-fn remember_dirs(conn: &mut Connection, dir: &ScopeDir) -> Result<()> {
+/// The watched folders' times now, as `record_dirs` stores them.
+fn dir_times(dir: &ScopeDir) -> Vec<(String, i64)> {
+    watched_dirs(dir)
+        .iter()
+        .map(|d| (relative(dir, d), dir_mtime(d)))
+        .collect()
+}
+
+/// Store folder times: a sync stores those taken before its listing; a
+/// single write through recall stores the times after it (its own change
+/// is indexed, and other recall writers index theirs).
+fn remember_dirs(conn: &mut Connection, times: &[(String, i64)]) -> Result<()> {
     let tx = conn.transaction()?;
-    for d in watched_dirs(dir) {
+    for (rel, mtime) in times {
         tx.prepare_cached("INSERT OR REPLACE INTO record_dirs(path, mtime) VALUES(?1, ?2)")?
-            .execute(params![relative(dir, &d), dir_mtime(&d)])?;
+            .execute(params![rel, mtime])?;
     }
     tx.commit()?;
     Ok(())
@@ -462,4 +501,95 @@ pub fn drift(conn: &Connection, dir: &ScopeDir) -> Result<Drift> {
         .collect();
     d.missing.sort();
     Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{render_record, record_path, Record, Source};
+    use crate::store::Scope;
+
+    fn scope(tmp: &Path) -> (ScopeDir, Connection) {
+        let dir = ScopeDir {
+            scope: Scope::Project,
+            root: tmp.to_path_buf(),
+        };
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::store::migrate_for_tests(&mut conn);
+        (dir, conn)
+    }
+
+    /// What `record add` does: the file, then its row.
+    fn add(conn: &mut Connection, dir: &ScopeDir, key: &str) {
+        let r = Record::new(
+            key,
+            Category::Decisions,
+            Scope::Project,
+            Source::Manual,
+            "use sqlx for migrations",
+            jiff::Timestamp::now(),
+        );
+        let path = record_path(dir, r.meta.category, &r.meta.id);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        crate::store::atomic_write(&path, render_record(&r).unwrap().as_bytes()).unwrap();
+        upsert_record(conn, dir, &r, &path).unwrap();
+    }
+
+    fn keys(conn: &Connection) -> Vec<String> {
+        let mut st = conn.prepare("SELECT key FROM records ORDER BY key").unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|k| k.unwrap())
+            .collect()
+    }
+
+    /// Regression (issue probe: 6 to 31 of 300 acknowledged records missing
+    /// from the index): a record added while a sync was between reading the
+    /// folders and the rows had its row deleted, and the folder times stored
+    /// afterwards hid it from every later sync.
+    #[test]
+    fn r_a_record_added_during_a_sync_keeps_its_row() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, mut conn) = scope(tmp.path());
+        add(&mut conn, &dir, "first");
+        let quiet = Progress::hidden();
+        sync_records(&mut conn, &dir, &Limits::default(), false, &quiet).unwrap();
+        // Let the folder's time move on (coarse-timestamp file systems).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let report = sync_with(
+            &mut conn,
+            &dir,
+            &Limits::default(),
+            false,
+            &quiet,
+            &mut |c| add(c, &dir, "racing"),
+        )
+        .unwrap();
+        assert_eq!(report.removed, 0, "{report:?}");
+        assert_eq!(keys(&conn), ["first", "racing"]);
+        assert!(
+            records_changed(&conn, &dir).unwrap(),
+            "the folder times stored predate the add, so the next sync looks again"
+        );
+    }
+
+    /// A row whose file is gone is still removed.
+    #[test]
+    fn a_deleted_file_loses_its_row() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, mut conn) = scope(tmp.path());
+        add(&mut conn, &dir, "doomed");
+        add(&mut conn, &dir, "kept");
+        let path = tmp.path().join(
+            conn.query_row("SELECT path FROM records WHERE key='doomed'", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .unwrap(),
+        );
+        fs::remove_file(path).unwrap();
+        let quiet = Progress::hidden();
+        let report = sync_records(&mut conn, &dir, &Limits::default(), false, &quiet).unwrap();
+        assert_eq!(report.removed, 1);
+        assert_eq!(keys(&conn), ["kept"]);
+    }
 }
