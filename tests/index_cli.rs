@@ -526,3 +526,25 @@ fn r_a_rare_word_after_many_junk_words_is_still_searched() {
     let q = format!("{} deploy migration", junk.join(" "));
     assert_eq!(env.hit_ids("alpha", &q).len(), 1);
 }
+
+/// Regression (issue probe: `kill -9` during `record add` left
+/// `.recall-*.tmp` files that reindex never removed): a temporary file no
+/// writer holds is removed by the next sync, and counted.
+#[test]
+fn r_reindex_removes_temp_files_left_by_killed_writes() {
+    let env = Env::new();
+    env.add("decisions", "use-sqlx", "Schema migrations run with sqlx.");
+    let folder = env.project_dir().join("records").join("decisions");
+    let orphan = folder.join(".recall-Zx81kq.tmp");
+    std::fs::write(&orphan, "---\nid: half").unwrap();
+    let out = env.run(&["reindex", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["summary"]["temps_removed"], 1, "{v}");
+    assert!(!orphan.exists());
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].ends_with(".md"));
+}

@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::Progress;
 use crate::error::{Error, Result};
 use crate::records::{parse_record, Category, Limits, Record};
-use crate::store::{file_mtime_ns, ScopeDir, Table, TermDeltas};
+use crate::store::{file_mtime_ns, remove_orphan_temps, ScopeDir, Table, TermDeltas};
 
 const BATCH: usize = 2000;
 
@@ -29,8 +29,15 @@ pub struct SyncReport {
     pub updated: usize,
     pub removed: usize,
     pub unchanged: usize,
+    /// Temporary files of interrupted writes that were removed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub temps_removed: usize,
     /// `path:line: message` for every file that was skipped.
     pub errors: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl SyncReport {
@@ -41,6 +48,7 @@ impl SyncReport {
         self.updated += o.updated;
         self.removed += o.removed;
         self.unchanged += o.unchanged;
+        self.temps_removed += o.temps_removed;
         self.errors.extend(o.errors);
     }
 }
@@ -179,12 +187,17 @@ fn sync_with(
     progress: &Progress,
     between: &mut dyn FnMut(&mut Connection),
 ) -> Result<SyncReport> {
+    let temps_removed = watched_dirs(dir)
+        .iter()
+        .map(|d| remove_orphan_temps(d).len())
+        .sum();
     let dir_times = dir_times(dir);
     let rows = load_rows(conn)?;
     between(conn);
     let (seen, mut errors) = scan(dir);
     let mut report = SyncReport {
         scanned: seen.len(),
+        temps_removed,
         ..SyncReport::default()
     };
     let on_disk: std::collections::HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
@@ -506,7 +519,7 @@ pub fn drift(conn: &Connection, dir: &ScopeDir) -> Result<Drift> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{render_record, record_path, Record, Source};
+    use crate::records::{record_path, render_record, Record, Source};
     use crate::store::Scope;
 
     fn scope(tmp: &Path) -> (ScopeDir, Connection) {
@@ -536,7 +549,9 @@ mod tests {
     }
 
     fn keys(conn: &Connection) -> Vec<String> {
-        let mut st = conn.prepare("SELECT key FROM records ORDER BY key").unwrap();
+        let mut st = conn
+            .prepare("SELECT key FROM records ORDER BY key")
+            .unwrap();
         st.query_map([], |r| r.get(0))
             .unwrap()
             .map(|k| k.unwrap())

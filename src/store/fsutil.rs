@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -33,10 +33,15 @@ pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
     create_private_dir(dir)?;
     // tempfile creates the file with mode 0600.
     let mut tmp = tempfile::Builder::new()
-        .prefix(".recall-")
-        .suffix(".tmp")
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)
         .map_err(|e| Error::io("cannot create a temporary file in", dir, e))?;
+    // Held until the file is persisted and closed: an unlocked temp file
+    // belongs to a writer that died (see `remove_orphan_temps`).
+    tmp.as_file()
+        .lock()
+        .map_err(|e| Error::io("cannot lock", tmp.path().to_path_buf(), e))?;
     tmp.write_all(contents)
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| Error::io("cannot write", tmp.path().to_path_buf(), e))?;
@@ -44,6 +49,42 @@ pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
         .map_err(|e| Error::io("cannot replace", path, e.error))?;
     sync_dir(dir);
     Ok(())
+}
+
+/// Whether `name` is one of [`atomic_write`]'s temporary files.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)
+}
+
+const TEMP_PREFIX: &str = ".recall-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Remove the temporary files that writers killed mid-write left in `dir`,
+/// returning them. A live writer holds a lock on its temporary file, so it
+/// is skipped; only an unlocked one is an orphan. (A writer between
+/// creating its file and locking it, a window of microseconds, would see
+/// its rename fail with an error; nothing is lost.)
+pub fn remove_orphan_temps(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        if !is_temp_name(&e.file_name().to_string_lossy()) {
+            continue;
+        }
+        let path = e.path();
+        let Ok(f) = fs::File::open(&path) else {
+            continue;
+        };
+        if f.try_lock().is_ok() && fs::remove_file(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    if !removed.is_empty() {
+        sync_dir(dir);
+    }
+    removed
 }
 
 /// fsync a folder so a rename in it is durable. Best effort: some
@@ -97,5 +138,39 @@ mod tests {
         let left: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(left.len(), 1);
         Ok(())
+    }
+
+    /// Regression (issue probe: 16 of 195 `kill -9` during `record add` left
+    /// `.recall-*.tmp` files that nothing removed): an unlocked temporary
+    /// file is an orphan and goes; a live writer's locked one stays.
+    #[test]
+    fn r_temp_files_of_killed_writers_are_removed_and_live_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let orphan = tmp.path().join(".recall-abc123.tmp");
+        fs::write(&orphan, "half a rec").unwrap();
+        let live = tmp.path().join(".recall-def456.tmp");
+        let held = fs::File::create(&live).unwrap();
+        held.lock().unwrap();
+        let other = tmp.path().join("note.tmp");
+        fs::write(&other, "not ours").unwrap();
+        assert_eq!(remove_orphan_temps(tmp.path()), [orphan.clone()]);
+        assert!(!orphan.exists());
+        assert!(live.exists() && other.exists());
+        drop(held);
+        assert_eq!(remove_orphan_temps(tmp.path()), [live]);
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temp_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("r.md");
+        atomic_write(&path, b"one").unwrap();
+        atomic_write(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["r.md"]);
     }
 }

@@ -18,7 +18,9 @@ mod project;
 mod terms;
 
 pub use db::{Db, OpenMode};
-pub use fsutil::{atomic_write, create_private_dir, file_mtime_ns, sync_parent};
+pub use fsutil::{
+    atomic_write, create_private_dir, file_mtime_ns, is_temp_name, remove_orphan_temps, sync_parent,
+};
 pub use hits::{fold_hits, hits_log, note_hits};
 pub use home::resolve_home;
 #[cfg(test)]
