@@ -1856,7 +1856,7 @@ fn bench_ticket_query(c: &mut Criterion) {
         dir: &project.dir,
         db: &db,
     }];
-    let name = if chunks % 1000 == 0 {
+    let name = if chunks.is_multiple_of(1000) {
         format!("{}k_chunks", chunks / 1000)
     } else {
         format!("{chunks}_chunks")

@@ -37,7 +37,11 @@ fn index(env: &Env, args: &[&str]) -> (i32, serde_json::Value) {
 }
 
 fn neutral_line(i: usize, text: &str) -> String {
-    let role = if i % 2 == 0 { "user" } else { "assistant" };
+    let role = if i.is_multiple_of(2) {
+        "user"
+    } else {
+        "assistant"
+    };
     format!("{{\"role\":\"{role}\",\"id\":\"m{i}\",\"content\":\"{text}\"}}\n")
 }
 

@@ -260,7 +260,7 @@ pub fn par_map<T: Sync, R: Send>(
 }
 
 fn progress(done: usize, total: usize) {
-    if done % 200 == 0 || done == total {
+    if done.is_multiple_of(200) || done == total {
         eprintln!("eval: {done}/{total} queries");
     }
 }

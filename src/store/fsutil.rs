@@ -153,7 +153,10 @@ mod tests {
         held.lock().unwrap();
         let other = tmp.path().join("note.tmp");
         fs::write(&other, "not ours").unwrap();
-        assert_eq!(remove_orphan_temps(tmp.path()), [orphan.clone()]);
+        assert_eq!(
+            remove_orphan_temps(tmp.path()),
+            std::slice::from_ref(&orphan)
+        );
         assert!(!orphan.exists());
         assert!(live.exists() && other.exists());
         drop(held);
