@@ -158,3 +158,27 @@ pub fn record_files(home: &Path) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// `<crate>/../shared/data/<sub>` (or `$AGENT_TRANSCRIPTS_DIR` for the
+/// agent transcripts), or `None` with "skipped" printed when it is missing
+/// on this machine. With `RECALL_REQUIRE_SHARED=1` (CI) a missing folder
+/// fails the test instead of skipping it.
+pub fn shared_data(sub: &str) -> Option<PathBuf> {
+    let path = match std::env::var_os("AGENT_TRANSCRIPTS_DIR") {
+        Some(dir) if sub == "agent-transcripts" => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data")
+            .join(sub),
+    };
+    if path.is_dir() {
+        return Some(path);
+    }
+    let required = std::env::var("RECALL_REQUIRE_SHARED").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "RECALL_REQUIRE_SHARED=1 but {} is missing: check out the shared data beside this repository",
+        path.display()
+    );
+    eprintln!("skipped: ../shared/data not found ({})", path.display());
+    None
+}
