@@ -110,9 +110,24 @@ pub struct Config {
 
 impl Config {
     /// Load `path` if it exists, then apply `RECALL_*` overrides from `env`.
+    ///
+    /// Every value is checked against its range; the first one out of range
+    /// is an error naming the file, the line and the valid range.
     pub fn load(path: &Path, env: impl Fn(&str) -> Option<String>) -> Result<Config> {
-        let mut cfg = match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => Some(text),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                None
+            }
+            Err(e) => return Err(Error::io("cannot read", path, e)),
+        };
+        let mut cfg = match &text {
+            Some(text) => toml::from_str(text).map_err(|e| {
                 let line = e
                     .span()
                     .map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count())
@@ -123,21 +138,116 @@ impl Config {
                     message: format!("invalid config: {}", e.message()),
                 }
             })?,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                ) =>
-            {
-                Config::default()
-            }
-            Err(e) => return Err(Error::io("cannot read", path, e)),
+            None => Config::default(),
         };
-        cfg.apply_env(env)?;
+        cfg.apply_env(&env)?;
+        if let Some((key, problem)) = cfg.problems().into_iter().next() {
+            let from_env = ENV_KEYS
+                .iter()
+                .find(|(_, k)| *k == key)
+                .and_then(|(var, _)| env(var).filter(|v| !v.is_empty()).map(|_| *var));
+            let message = match from_env {
+                Some(var) => format!("invalid config: {var} (sets {key}) {problem}"),
+                None => format!("invalid config: {key} {problem}"),
+            };
+            return Err(Error::Parse {
+                path: path.to_path_buf(),
+                line: text.as_deref().and_then(|t| line_of(t, key)).unwrap_or(1),
+                message,
+            });
+        }
         Ok(cfg)
     }
 
-    fn apply_env(&mut self, env: impl Fn(&str) -> Option<String>) -> Result<()> {
+    /// Values out of range, as (dotted key, "is X; must be Y"), in file order.
+    fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mut at_least = |key: &'static str, v: usize, min: usize| {
+            if v < min {
+                out.push((key, format!("is {v}; it must be at least {min}")));
+            }
+        };
+        at_least("records.max_body_chars", self.records.max_body_chars, 1);
+        at_least("recall.limit", self.recall.limit, 1);
+        let t = &self.recall.tuning;
+        at_least(
+            "recall.tuning.plan_budget",
+            t.plan_budget.max(0) as usize,
+            1,
+        );
+        at_least("recall.tuning.candidates", t.candidates, 1);
+        at_least("recall.tuning.window_chars", t.window_chars, 50);
+        at_least("recall.tuning.per_session", t.per_session, 1);
+        at_least("index.chunk_words", self.index.chunk_words, 10);
+        at_least("index.tool_output_cap", self.index.tool_output_cap, 1);
+        at_least("index.ticket_words", self.index.ticket_words, 10);
+        at_least("extract.max_sessions", self.extract.max_sessions, 1);
+        at_least(
+            "extract.timeout_secs",
+            self.extract.timeout_secs as usize,
+            1,
+        );
+        if let Some(o) = self
+            .index
+            .overlap_words
+            .filter(|o| *o >= self.index.chunk_words)
+        {
+            out.push((
+                "index.overlap_words",
+                format!(
+                    "is {o}; it must be less than index.chunk_words ({}) (it is ignored: passages no longer overlap)",
+                    self.index.chunk_words
+                ),
+            ));
+        }
+        let mut within = |key: &'static str, v: f64, lo: f64, hi: f64| {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                out.push((
+                    key,
+                    format!("is {v}; it must be a number from {lo} to {hi}"),
+                ));
+            }
+        };
+        within("recall.tuning.session_share", t.session_share, 0.0, 1.0);
+        within("recall.tuning.max_jaccard", t.max_jaccard, 0.0, 1.0);
+        within("recall.tuning.weight_record", t.weight_record, 0.0, 100.0);
+        within("recall.tuning.weight_ticket", t.weight_ticket, 0.0, 100.0);
+        within("recall.tuning.weight_session", t.weight_session, 0.0, 100.0);
+        within("recall.tuning.half_life_days", t.half_life_days, 0.01, 1e6);
+        within("recall.tuning.bm25_share", t.bm25_share, 0.0, 1.0);
+        within("recall.tuning.coverage_power", t.coverage_power, 0.0, 4.0);
+        within("extract.idle_hours", self.extract.idle_hours, 0.0, 1e6);
+        within("extract.max_age_days", self.extract.max_age_days, 0.0, 1e7);
+        let columns = [
+            (
+                "recall.tuning.record_columns",
+                &t.record_columns,
+                "key, body, tags, aux",
+            ),
+            (
+                "recall.tuning.chunk_columns",
+                &t.chunk_columns,
+                "title, body, aux",
+            ),
+            (
+                "recall.tuning.ticket_columns",
+                &t.ticket_columns,
+                "title, body, labels, aux",
+            ),
+        ];
+        for (key, v, names) in columns {
+            let n = names.split(", ").count();
+            if v.len() != n || v.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+                out.push((
+                    key,
+                    format!("is {v:?}; it must be {n} weights of 0 or more ({names})"),
+                ));
+            }
+        }
+        out
+    }
+
+    fn apply_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> Result<()> {
         let num = |name: &str| -> Result<Option<usize>> {
             match env(name).filter(|v| !v.is_empty()) {
                 None => Ok(None),
@@ -158,6 +268,29 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Environment variables and the keys they set.
+const ENV_KEYS: [(&str, &str); 3] = [
+    ("RECALL_MAX_BODY_CHARS", "records.max_body_chars"),
+    ("RECALL_LIMIT", "recall.limit"),
+    ("RECALL_CHUNK_WORDS", "index.chunk_words"),
+];
+
+/// The 1-based line of the dotted `key` in the TOML `text`, if it is
+/// there (found with the parser's spans, so dotted keys and inline tables
+/// count too).
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    let root = toml::de::DeTable::parse(text).ok()?;
+    let mut value = toml::de::DeValue::Table(root.into_inner());
+    let mut span = None;
+    for part in key.split('.') {
+        let next = value.get(part)?;
+        span = Some(next.span());
+        value = next.get_ref().clone();
+    }
+    let start = span?.start.min(text.len());
+    Some(1 + text[..start].matches('\n').count())
 }
 
 #[cfg(test)]
@@ -184,5 +317,55 @@ mod tests {
         std::fs::write(&p, "[records]\nmax_body_char = 5\n").unwrap();
         let e = Config::load(&p, |_| None).unwrap_err();
         assert!(e.to_string().contains("config.toml:2"), "{e}");
+    }
+
+    fn load_text(text: &str) -> Result<Config> {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("config.toml");
+        std::fs::write(&p, text).unwrap();
+        Config::load(&p, |_| None)
+    }
+
+    /// Regression (issue probe: these were all accepted silently): each bad
+    /// value is refused with the file, its line and the valid range.
+    #[test]
+    fn r_out_of_range_values_are_refused_with_file_line_and_range() {
+        let cases = [
+            ("[index]\nchunk_words = 0\n", 2, "at least 10"),
+            (
+                "[index]\nchunk_words = 100\noverlap_words = 200\n",
+                3,
+                "less than index.chunk_words",
+            ),
+            ("\n[recall.tuning]\ncandidates = 0\n", 3, "at least 1"),
+            ("[recall.tuning]\nmax_jaccard = nan\n", 2, "from 0 to 1"),
+            (
+                "[recall.tuning]\nrecord_columns = [1.0, 2.0]\n",
+                2,
+                "4 weights",
+            ),
+            ("[recall]\nlimit = 0\n", 2, "at least 1"),
+            ("recall.tuning.bm25_share = 2.5\n", 1, "from 0 to 1"),
+        ];
+        for (text, line, range) in cases {
+            let e = load_text(text).unwrap_err().to_string();
+            assert!(e.contains(&format!("config.toml:{line}:")), "{text:?}: {e}");
+            assert!(e.contains(range), "{text:?}: {e}");
+        }
+        // Good values load.
+        let c = load_text("[recall.tuning]\ncandidates = 5\nmax_jaccard = 0.5\n").unwrap();
+        assert_eq!(c.recall.tuning.candidates, 5);
+    }
+
+    #[test]
+    fn an_out_of_range_environment_value_names_the_variable() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("config.toml");
+        let e = Config::load(&p, |k| (k == "RECALL_LIMIT").then(|| "0".into())).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("RECALL_LIMIT") && e.contains("at least 1"),
+            "{e}"
+        );
     }
 }
