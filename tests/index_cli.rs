@@ -548,3 +548,80 @@ fn r_reindex_removes_temp_files_left_by_killed_writes() {
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(left[0].ends_with(".md"));
 }
+
+/// Regression (issue probe: `recall index /dev/zero`, or a FIFO, never
+/// ended and grew without limit): a path that is not a regular file is a
+/// failed source with a reason, and the batch goes on.
+#[test]
+fn r_devices_and_fifos_are_refused_not_read_forever() {
+    let env = Env::new();
+    let fifo = env.tmp.path().join("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let good = env.tmp.path().join("ok.jsonl");
+    std::fs::write(
+        &good,
+        r#"{"role":"user","content":"the walrus importer works"}"#,
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["index", "--json", "/dev/zero"])
+        .arg(&fifo)
+        .arg(&good)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("/dev/zero: not a regular file"), "{stderr}");
+    assert!(
+        stderr.contains("pipe.jsonl: not a regular file"),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            v["summary"]["failed"].as_u64(),
+            v["summary"]["indexed"].as_u64()
+        ),
+        (Some(2), Some(1)),
+        "{v}"
+    );
+}
+
+/// Regression (issue probe: a 50 MB transcript line became 87,382 chunks,
+/// although README says such lines are skipped): a line over the limit is
+/// reported as `path:line` and skipped; the lines around it are indexed.
+#[test]
+fn r_a_line_over_the_limit_is_reported_and_skipped() {
+    let env = Env::new();
+    let huge = format!(
+        r#"{{"role":"assistant","content":"{}"}}"#,
+        "lorem ".repeat((17 << 20) / 6)
+    );
+    assert!(huge.len() > 16 << 20);
+    let path = env.tmp.path().join("big.jsonl");
+    let lines = [
+        r#"{"role":"user","content":"the pelican exporter stalls"}"#,
+        huge.as_str(),
+        r#"{"role":"assistant","content":"raise the pelican exporter timeout"}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let out = env
+        .cmd()
+        .args(["index", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("big.jsonl:2: line of"), "{stderr}");
+    assert!(stderr.contains("MB limit; skipped"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["chunks"].as_u64(), Some(2), "{v}");
+    let hits = env.query_json("alpha", "pelican exporter");
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 1, "{hits}");
+}

@@ -117,6 +117,11 @@ pub fn index_sources(
                 continue;
             }
         };
+        if let Some(why) = unreadable_kind(&meta) {
+            report.failed += 1;
+            report_line(format!("{}: {why}", p.display()));
+            continue;
+        }
         let (size, mtime) = (meta.len() as i64, file_mtime_ns(&meta));
         let old = stored.remove(&key);
         let same = old.as_ref().is_some_and(|s| {
@@ -254,4 +259,26 @@ fn prune<'a>(
     stats.flush(&tx)?;
     tx.commit()?;
     Ok(gone.len())
+}
+
+/// The largest source file read: parsing holds a file in memory.
+pub const MAX_SOURCE_BYTES: u64 = 1 << 30;
+
+/// Why a path cannot be indexed as a source, if it cannot: a FIFO or a
+/// device (`/dev/zero`) would be read forever, and a file past
+/// [`MAX_SOURCE_BYTES`] would be held in memory whole.
+fn unreadable_kind(meta: &std::fs::Metadata) -> Option<String> {
+    if !meta.is_file() {
+        return Some(
+            "not a regular file (a FIFO, device or socket is never indexed); pass a transcript or ticket file"
+                .into(),
+        );
+    }
+    (meta.len() > MAX_SOURCE_BYTES).then(|| {
+        format!(
+            "{:.1} GB is over the {} GB limit for one source; split the file",
+            meta.len() as f64 / 1e9,
+            MAX_SOURCE_BYTES >> 30
+        )
+    })
 }

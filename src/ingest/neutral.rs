@@ -274,6 +274,15 @@ fn parse_lines(input: &[u8], first_line: usize, out: &mut ParsedSession) {
             Some(i) => (&input[pos..pos + i], pos + i + 1, true),
             None => (&input[pos..], input.len(), false),
         };
+        if let Some(message) = super::util::line_too_long(line.len()) {
+            out.problems.push(problem(line_no, message));
+            if complete {
+                out.consumed = next;
+            }
+            pos = next;
+            line_no += 1;
+            continue;
+        }
         if !complete {
             if let Err(e) = check_json(line) {
                 let message = format!("truncated last line: invalid JSON: {}", json_error(&e));

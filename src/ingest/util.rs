@@ -34,6 +34,22 @@ use super::model::Problem;
 /// binary file cannot allocate millions of problem strings.
 pub const MAX_PROBLEMS: usize = 1000;
 
+/// The longest line a JSONL parser reads. A longer one (a pasted dump, a
+/// runaway tool output) is reported and skipped rather than turned into
+/// tens of thousands of passages.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// The problem to report for a line of `len` bytes, if it is too long.
+pub fn line_too_long(len: usize) -> Option<String> {
+    (len > MAX_LINE_BYTES).then(|| {
+        format!(
+            "line of {:.1} MB is over the {} MB limit; skipped",
+            len as f64 / 1e6,
+            MAX_LINE_BYTES >> 20
+        )
+    })
+}
+
 /// Marker appended to text cut by [`truncate_chars`].
 pub const ELLIPSIS: char = '…';
 
@@ -105,6 +121,15 @@ where
         let mut raw = &input[pos..end];
         if pos == 0 && first_line <= 1 {
             raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+        }
+        if let Some(message) = line_too_long(raw.len()) {
+            problems.push(line, message);
+            if complete {
+                consumed = next;
+            }
+            pos = next;
+            line += 1;
+            continue;
         }
         let used = match decode::<T>(raw) {
             Decoded::Blank => complete,
