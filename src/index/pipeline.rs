@@ -193,6 +193,7 @@ fn write_all(
             {
                 stats.flush(&txn)?;
                 txn.commit()?;
+                crate::store::bound_wal(conn);
                 txn = conn.transaction()?;
                 pending = (0, 0);
                 since_commit = Instant::now();

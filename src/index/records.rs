@@ -249,6 +249,7 @@ fn sync_with(
         }
         stats.flush(&tx)?;
         tx.commit()?;
+        crate::store::bound_wal(conn);
     }
     if full {
         // Every row was rewritten from its file; now rebuild the inverted
