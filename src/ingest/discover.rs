@@ -118,7 +118,12 @@ pub fn default_codex_home() -> Option<PathBuf> {
 }
 
 /// Every `*.jsonl` under `<claude_home>/projects/<mapped root>/`, including
-/// `<session>/subagents/agent-*.jsonl`.
+/// `<session>/subagents/agent-*.jsonl`, that belongs to `root`.
+///
+/// The folder name is not enough: `/x/my.app` and `/x/my-app` map to the
+/// same folder. Every transcript line carries the session's `cwd`, so a
+/// file is taken only when its first `cwd` [belongs](belongs_to) to `root`
+/// (a file without any `cwd` is taken on the folder name alone).
 pub fn claude_code_transcripts(claude_home: &Path, root: &Path) -> Vec<PathBuf> {
     let dir = claude_home
         .join("projects")
@@ -126,11 +131,49 @@ pub fn claude_code_transcripts(claude_home: &Path, root: &Path) -> Vec<PathBuf> 
     walk(&dir)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter(|p| first_cwd(p).is_none_or(|cwd| belongs_to(Path::new(&cwd), root)))
         .collect()
 }
 
-/// Rollouts under `<codex_home>/sessions/` whose `session_meta.cwd` is
-/// `root` or inside it. Only each file's first line is read.
+/// Whether a session run in `cwd` belongs to the project at `root`: `cwd`
+/// is `root` or inside it, and not inside another git repository nested
+/// below `root` (a child repository is a project of its own, and its
+/// sessions are indexed there, not in the parent).
+///
+/// Both paths are resolved first when they exist (a transcript records the
+/// path as typed; the project root is canonical).
+pub fn belongs_to(cwd: &Path, root: &Path) -> bool {
+    let resolve = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (cwd, root) = (resolve(cwd), resolve(root));
+    let (cwd, root) = (cwd.as_path(), root.as_path());
+    if !cwd.starts_with(root) {
+        return false;
+    }
+    cwd.ancestors()
+        .take_while(|a| *a != root)
+        .all(|a| !a.join(".git").exists())
+}
+
+/// The first `cwd` among a transcript's first lines (Claude Code puts it on
+/// every message line; summary lines have none).
+fn first_cwd(path: &Path) -> Option<String> {
+    let f = std::fs::File::open(path).ok()?;
+    let reader = BufReader::new(f).take(4 << 20);
+    for line in reader.lines().take(64) {
+        let Ok(line) = line else { break };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if let Some(cwd) = v["cwd"].as_str().filter(|c| !c.is_empty()) {
+            return Some(cwd.to_string());
+        }
+    }
+    None
+}
+
+/// Rollouts under `<codex_home>/sessions/` whose `session_meta.cwd`
+/// [belongs](belongs_to) to `root`: `root` or inside it, but not inside a
+/// nested repository. Only each file's first line is read.
 pub fn codex_rollouts(codex_home: &Path, root: &Path) -> Vec<PathBuf> {
     walk(&codex_home.join("sessions"))
         .into_iter()
@@ -139,7 +182,7 @@ pub fn codex_rollouts(codex_home: &Path, root: &Path) -> Vec<PathBuf> {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
         })
-        .filter(|p| rollout_cwd(p).is_some_and(|cwd| Path::new(&cwd).starts_with(root)))
+        .filter(|p| rollout_cwd(p).is_some_and(|cwd| belongs_to(Path::new(&cwd), root)))
         .collect()
 }
 
@@ -227,5 +270,54 @@ mod tests {
         std::fs::write(day.join("notes.jsonl"), line("/work/app")).unwrap();
         let got = codex_rollouts(t.path(), Path::new("/work/app"));
         assert_eq!(got, vec![day.join("rollout-a.jsonl")]);
+    }
+
+    /// Regression (issue probe: `index --claude-code` in `my-app` indexed
+    /// the sessions of `my.app`, which maps to the same Claude Code folder).
+    #[test]
+    fn r_claude_code_sessions_of_a_colliding_repo_are_not_taken() {
+        let t = tempfile::tempdir().unwrap();
+        let (dotted, dashed) = (t.path().join("my.app"), t.path().join("my-app"));
+        let folder = t
+            .path()
+            .join("claude/projects")
+            .join(claude_project_dir_name(&dashed));
+        assert_eq!(
+            claude_project_dir_name(&dotted),
+            claude_project_dir_name(&dashed)
+        );
+        std::fs::create_dir_all(&folder).unwrap();
+        let session = |cwd: &Path| {
+            format!(
+                "{{\"type\":\"summary\",\"summary\":\"x\"}}\n{{\"type\":\"user\",\"cwd\":{:?},\"message\":{{\"role\":\"user\",\"content\":\"hi\"}}}}\n",
+                cwd.to_str().unwrap()
+            )
+        };
+        std::fs::write(folder.join("mine.jsonl"), session(&dashed)).unwrap();
+        std::fs::write(folder.join("theirs.jsonl"), session(&dotted)).unwrap();
+        std::fs::write(folder.join("old.jsonl"), "{\"type\":\"summary\"}\n").unwrap();
+        let mut got = claude_code_transcripts(&t.path().join("claude"), &dashed);
+        got.sort();
+        assert_eq!(got, [folder.join("mine.jsonl"), folder.join("old.jsonl")]);
+        let got = claude_code_transcripts(&t.path().join("claude"), &dotted);
+        assert!(got.contains(&folder.join("theirs.jsonl")));
+        assert!(!got.contains(&folder.join("mine.jsonl")));
+    }
+
+    /// A session run inside a git repository nested in the project is the
+    /// nested repository's, not the parent's.
+    #[test]
+    fn sessions_in_a_nested_repository_belong_to_it() {
+        let t = tempfile::tempdir().unwrap();
+        let parent = t.path().join("parent");
+        let child = parent.join("libs/child");
+        std::fs::create_dir_all(child.join(".git")).unwrap();
+        std::fs::create_dir_all(parent.join("src")).unwrap();
+        assert!(belongs_to(&parent.join("src"), &parent));
+        assert!(belongs_to(&parent, &parent));
+        assert!(!belongs_to(&child, &parent));
+        assert!(!belongs_to(&child.join("src"), &parent));
+        assert!(belongs_to(&child.join("src"), &child));
+        assert!(!belongs_to(t.path(), &parent));
     }
 }
