@@ -625,3 +625,50 @@ fn r_a_line_over_the_limit_is_reported_and_skipped() {
     let hits = env.query_json("alpha", "pelican exporter");
     assert_eq!(hits["hits"].as_array().unwrap().len(), 1, "{hits}");
 }
+
+/// `index --full` replaces every source with one FTS rebuild instead of a
+/// secure delete per row (issue probe: 16 s against 0.66 s fresh), and keeps
+/// the guarantee: a word that left the files leaves no token and no byte,
+/// and `secure-delete` is on again afterwards.
+#[test]
+fn r_index_full_rebuilds_once_and_leaves_no_deleted_words() {
+    let env = Env::new();
+    let path = env.tmp.path().join("s.jsonl");
+    std::fs::write(
+        &path,
+        r#"{"role":"user","content":"the quetzalfoo password rotates weekly"}"#,
+    )
+    .unwrap();
+    env.run(&["index", path.to_str().unwrap()]);
+    std::fs::write(
+        &path,
+        r#"{"role":"user","content":"the vault token rotates weekly"}"#,
+    )
+    .unwrap();
+    env.run(&["index", "--full", path.to_str().unwrap()]);
+    let db = env.project_dir().join("index.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let vocab: i64 = c
+        .query_row(
+            "SELECT count(*) FROM chunks_vocab WHERE term = 'quetzalfoo'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(vocab, 0);
+    for t in ["chunks_fts", "tickets_fts"] {
+        let on: i64 = c
+            .query_row(
+                &format!("SELECT v FROM {t}_config WHERE k = 'secure-delete'"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(on, 1, "{t}");
+    }
+    drop(c);
+    let bytes = std::fs::read(&db).unwrap();
+    assert!(!bytes.windows(10).any(|w| w == b"quetzalfoo"));
+    let v = env.query_json("alpha", "vault token");
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
+}

@@ -544,3 +544,36 @@ fn r_doctor_reports_a_world_readable_record_file() {
         "{text}"
     );
 }
+
+/// Regression (issue probe: a deleted record's text stayed as raw bytes in
+/// `index.db`): after `record delete` no byte of its text is left in any
+/// file of the store, even while another connection holds the index open.
+#[test]
+fn r_a_deleted_record_leaves_no_bytes_in_the_store() {
+    let env = Env::new();
+    env.add("decisions", "keep", "unrelated decision about the build");
+    let id = env.add(
+        "decisions",
+        "marker",
+        "the zorblaxquux credential lives in the vault",
+    );
+    let dir = env.project_dir();
+    // A reader keeps the WAL from being removed when the writer closes.
+    let reader = rusqlite::Connection::open(dir.join("index.db")).unwrap();
+    let _: i64 = reader
+        .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
+        .unwrap();
+    env.run(&["record", "delete", &id]);
+    let mut holders = Vec::new();
+    for e in walkdir::WalkDir::new(&dir) {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let bytes = std::fs::read(e.path()).unwrap();
+            if bytes.windows(11).any(|w| w == b"zorblaxquux") {
+                holders.push(e.path().to_path_buf());
+            }
+        }
+    }
+    assert!(holders.is_empty(), "still holding the text: {holders:?}");
+    drop(reader);
+}

@@ -143,7 +143,18 @@ pub fn index_sources(
     }
     let total_bytes: u64 = jobs.iter().map(|j| j.size as u64).sum();
     let progress = Progress::bytes(total_bytes, run.progress && !jobs.is_empty());
-    write_all(conn, jobs, opts, run, &mut report, report_line, &progress)?;
+    // `--full` replaces every source it is given: one rebuild of the FTS
+    // indexes at the end instead of a secure delete per row (see
+    // `store::bulk`).
+    let bulk = run.full && !jobs.is_empty();
+    if bulk {
+        crate::store::bulk::begin(conn)?;
+    }
+    let written = write_all(conn, jobs, opts, run, &mut report, report_line, &progress);
+    if bulk {
+        crate::store::bulk::finish(conn)?;
+    }
+    written?;
     progress.finish();
     if run.prune {
         report.removed = prune(conn, stored.values().map(|s| (s.id, s.path.as_str())))?;

@@ -419,6 +419,12 @@ pub fn remove_record(conn: &mut Connection, dir: &ScopeDir, path: &Path) -> Resu
         stats.flush(&tx)?;
     }
     tx.commit()?;
+    // The deleted text's old page images sit in the WAL until a checkpoint
+    // copies the zeroed pages over them (`secure_delete` zeroes the
+    // database pages); truncate the log now rather than leave them.
+    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+        tracing::debug!("WAL not truncated after a delete: {e}");
+    }
     remember_dirs(conn, &dir_times(dir))
 }
 

@@ -294,10 +294,5 @@ fn spans_json(spans: &[crate::ingest::chunk::Span]) -> String {
 /// its rows, as `doctor` reports it. Text damaged in the rows themselves
 /// comes back only by indexing the sources again (`recall index --full`).
 pub fn rebuild_source_fts(conn: &Connection) -> Result<()> {
-    for t in [Table::Chunks, Table::Tickets] {
-        let fts = t.fts();
-        conn.execute(&format!("INSERT INTO {fts}({fts}) VALUES('rebuild')"), [])?;
-        crate::store::recount(conn, t)?;
-    }
-    Ok(())
+    crate::store::bulk::rebuild(conn)
 }

@@ -76,6 +76,11 @@ impl Db {
                 set_wal(&c).map_err(corrupt)?;
                 c.pragma_update(None, "synchronous", "NORMAL")
                     .map_err(corrupt)?;
+                // Deleted rows are overwritten with zeros, not left in free
+                // pages: a deleted record's text (a secret, perhaps) must not
+                // stay readable in the file.
+                c.pragma_update(None, "secure_delete", true)
+                    .map_err(corrupt)?;
                 // A reset WAL is cut back to this size (see `bound_wal`).
                 c.pragma_update(None, "journal_size_limit", WAL_LIMIT as i64)
                     .map_err(corrupt)?;
@@ -88,6 +93,13 @@ impl Db {
                     Error::Sqlite(s) => classify(path, s),
                     other => other,
                 })?;
+                // A bulk replace that a killed job left open.
+                match super::bulk::repair(&mut c) {
+                    Ok(true) => tracing::info!("finished an interrupted bulk replace"),
+                    Ok(false) => {}
+                    Err(Error::Sqlite(s)) => return Err(classify(path, s)),
+                    Err(e) => return Err(e),
+                }
                 // Salience noted by queries since the last write job.
                 if let Err(e) = super::fold_hits(&mut c, path) {
                     tracing::debug!("hit log not folded: {e}");

@@ -9,6 +9,7 @@
 //! <home>/projects/<project-id>/index.db
 //! ```
 
+pub mod bulk;
 mod db;
 mod fsutil;
 mod hits;
