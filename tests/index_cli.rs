@@ -672,3 +672,43 @@ fn r_index_full_rebuilds_once_and_leaves_no_deleted_words() {
     let v = env.query_json("alpha", "vault token");
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
 }
+
+/// Regression (issue probe: a record written by hand or pulled with git went
+/// into the index, query output and hook context with its secret): it is
+/// indexed redacted, the sync warns, and `doctor` lists the file.
+#[test]
+fn r_a_hand_written_record_with_a_secret_is_indexed_redacted_and_listed() {
+    let env = Env::new();
+    env.add("decisions", "first", "First fact.");
+    let dir = env.project_dir();
+    let token = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5");
+    let text = format!(
+        "---\nid: pulled\nkey: ci token\ncategory: procedures\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nThe CI deploy token is {token} for the release job.\n"
+    );
+    std::fs::create_dir_all(dir.join("records/procedures")).unwrap();
+    let file = dir.join("records/procedures/pulled.md");
+    std::fs::write(&file, text).unwrap();
+    let out = env
+        .cmd()
+        .args(["query", "--format", "json", "CI deploy token release job"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("[REDACTED:github-token]"), "{stdout}");
+    assert!(!stdout.contains(&token), "{stdout}");
+    assert!(
+        stderr.contains("pulled.md: holds a secret (github-token"),
+        "{stderr}"
+    );
+    let prompt = env.run(&["query", "--format", "prompt", "CI deploy token"]);
+    assert!(!prompt.contains(&token), "{prompt}");
+    let db = std::fs::read(dir.join("index.db")).unwrap();
+    assert!(!db.windows(token.len()).any(|w| w == token.as_bytes()));
+    let (code, report) = env.doctor();
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains("pulled.md holds a secret (github-token in the text)"),
+        "{report}"
+    );
+}

@@ -6,8 +6,9 @@ use anyhow::Result;
 use rusqlite::{Connection, OpenFlags};
 
 use super::context::Ctx;
-use crate::index::drift;
-use crate::store::{current_docs, ScopeDir, Table, SCHEMA_VERSION};
+use crate::index::{drift, files_with_secrets};
+use crate::records::Limits;
+use crate::store::{current_docs, is_temp_name, ScopeDir, Table, SCHEMA_VERSION};
 
 /// One problem and its fix.
 struct Finding {
@@ -28,7 +29,7 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
             continue;
         }
         let before = findings.len();
-        check_scope(dir, &mut findings);
+        check_scope(dir, &ctx.limits(), &mut findings);
         let status = if findings.len() == before {
             "ok"
         } else {
@@ -48,10 +49,11 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
     }
 }
 
-fn check_scope(dir: &ScopeDir, out: &mut Vec<Finding>) {
+fn check_scope(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
     let path = dir.index_path();
     check_mode(&dir.root, 0o700, out);
     check_records_modes(dir, out);
+    check_record_files(dir, limits, out);
     if !path.exists() {
         if dir.records_dir().exists() {
             out.push(Finding {
@@ -188,6 +190,40 @@ fn check_term_stats(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crat
         }
     }
     Ok(())
+}
+
+/// Record files holding a secret (written outside recall: the index has
+/// them redacted, the file does not), and temporary files of killed writes.
+fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
+    for (path, kinds) in files_with_secrets(dir, limits) {
+        out.push(Finding {
+            what: format!(
+                "{} holds a secret ({}); the index keeps it redacted, the file does not",
+                path.display(),
+                kinds.join(", ")
+            ),
+            fix: format!(
+                "remove the secret from {} (or `recall record edit` it), then rotate it",
+                path.display()
+            ),
+        });
+    }
+    let records = dir.records_dir();
+    for e in walkdir::WalkDir::new(&records)
+        .max_depth(2)
+        .into_iter()
+        .flatten()
+    {
+        if is_temp_name(&e.file_name().to_string_lossy()) {
+            out.push(Finding {
+                what: format!(
+                    "{} is a temporary file left by an interrupted write",
+                    e.path().display()
+                ),
+                fix: "run `recall reindex` (it removes those no writer holds)".into(),
+            });
+        }
+    }
 }
 
 /// Record folders 0700 and record files 0600: records are the memory

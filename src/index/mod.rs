@@ -11,6 +11,7 @@ pub use pipeline::{index_sources, IndexReport, RunOptions};
 pub use progress::Progress;
 pub use record_ops::{screen_secrets, ListFilter, Listed, Located, RecordStore, SecretPolicy};
 pub use records::{
-    drift, records_changed, remove_record, sync_records, upsert_record, Drift, SyncReport,
+    drift, files_with_secrets, records_changed, remove_record, sync_records, upsert_record, Drift,
+    SyncReport,
 };
 pub use sources::{delete_source, load_sources, rebuild_source_fts};

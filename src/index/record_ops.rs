@@ -152,7 +152,8 @@ impl RecordStore<'_> {
 }
 
 /// Refuse or redact secrets in the key, body, keywords and aliases.
-pub fn screen_secrets(r: &mut Record, policy: SecretPolicy) -> Result<()> {
+pub fn screen_secrets(r: &mut Record, policy: SecretPolicy) -> Result<Vec<String>> {
+    let mut kinds = Vec::new();
     let m = &mut r.meta;
     let mut fields: Vec<(String, &mut String)> =
         vec![("key".into(), &mut m.key), ("text".into(), &mut r.body)];
@@ -175,8 +176,9 @@ pub fn screen_secrets(r: &mut Record, policy: SecretPolicy) -> Result<()> {
             });
         }
         *value = clean.into_owned();
+        kinds.extend(found.iter().map(|f| format!("{} in the {name}", f.kind)));
     }
-    Ok(())
+    Ok(kinds)
 }
 
 /// A row of `recall record list`.

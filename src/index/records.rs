@@ -151,9 +151,40 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
         }
     };
     match parse_record(&text, &s.abs, limits) {
-        Ok(r) => Parsed::Record(Box::new((r, hash, s))),
+        Ok(mut r) => {
+            // A file written by hand or pulled with git was never screened:
+            // the index (and so every query and hook) gets it redacted.
+            match super::screen_secrets(&mut r, super::SecretPolicy::Redact) {
+                Ok(kinds) if !kinds.is_empty() => tracing::warn!(
+                    "{}: holds a secret ({}); indexed redacted: remove it from the file (`recall doctor` lists such files)",
+                    s.abs.display(),
+                    kinds.join(", ")
+                ),
+                Ok(_) => {}
+                Err(e) => return Parsed::Failed(format!("{}: {e}", s.abs.display())),
+            }
+            Parsed::Record(Box::new((r, hash, s)))
+        }
         Err(e) => Parsed::Failed(e.to_string()),
     }
+}
+
+/// Record files of `dir` that hold a secret, with what was found: files
+/// written outside recall (by hand, or arriving with `git pull`) that the
+/// index keeps redacted but the file still holds.
+pub fn files_with_secrets(dir: &ScopeDir, limits: &Limits) -> Vec<(PathBuf, Vec<String>)> {
+    let (seen, _) = scan(dir);
+    seen.into_par_iter()
+        .filter_map(|s| {
+            let text = fs::read_to_string(&s.abs).ok()?;
+            if !crate::secrets::contains_secret(&text) {
+                return None;
+            }
+            let mut r = parse_record(&text, &s.abs, limits).ok()?;
+            let kinds = super::screen_secrets(&mut r, super::SecretPolicy::Redact).ok()?;
+            (!kinds.is_empty()).then_some((s.abs, kinds))
+        })
+        .collect()
 }
 
 /// Bring the record rows of `conn` in step with the files of `dir`.
