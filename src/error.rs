@@ -54,6 +54,10 @@ pub enum Error {
         supported: i64,
     },
 
+    /// A write to an index whose folder (or file) recall cannot write.
+    #[error("cannot write the index at {}: its folder is read-only ({detail}); reads still work, but to write make the folder writable or use another home with --home or RECALL_HOME", path.display())]
+    ReadOnlyIndex { path: PathBuf, detail: String },
+
     /// Any other SQLite failure.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),

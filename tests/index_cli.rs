@@ -712,3 +712,97 @@ fn r_a_hand_written_record_with_a_secret_is_indexed_redacted_and_listed() {
         "{report}"
     );
 }
+
+/// A read-only bind mount of `src` at `dst`, unmounted on drop.
+struct ReadOnlyMount(std::path::PathBuf);
+
+impl ReadOnlyMount {
+    /// `None` (with "skipped" printed) where bind mounts are not allowed
+    /// (not root, or no CAP_SYS_ADMIN).
+    fn new(src: &std::path::Path, dst: &std::path::Path) -> Option<ReadOnlyMount> {
+        std::fs::create_dir_all(dst).unwrap();
+        let run = |args: &[&str]| {
+            std::process::Command::new("mount")
+                .args(args)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let (s, d) = (src.to_str().unwrap(), dst.to_str().unwrap());
+        if !run(&["--bind", s, d]) {
+            eprintln!("skipped: cannot bind-mount (needs root)");
+            return None;
+        }
+        let guard = ReadOnlyMount(dst.to_path_buf());
+        assert!(run(&["-o", "remount,bind,ro", d]), "remount read-only");
+        Some(guard)
+    }
+}
+
+impl Drop for ReadOnlyMount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Regression (issue probe: a read-only home broke every read command,
+/// hooks included, with "attempt to write a readonly database" and no fix):
+/// reads work, writes say what is wrong and what to do, doctor passes.
+#[test]
+fn r_a_read_only_home_still_answers_queries_and_hooks() {
+    let env = Env::new();
+    env.add("decisions", "use-sqlx", "Schema migrations run with sqlx.");
+    env.index_transcript(
+        "s.jsonl",
+        &[r#"{"role":"user","content":"the heron queue drains slowly"}"#],
+    );
+    let ro = env.tmp.path().join("ro-home");
+    let Some(_mount) = ReadOnlyMount::new(&env.home(), &ro) else {
+        return;
+    };
+    let query = |q: &str| {
+        env.cmd_with(&ro, &env.project)
+            .args(["query", "--format", "json", q])
+            .output()
+            .unwrap()
+    };
+    let out = query("sqlx migrations");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = query("heron queue");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
+    // A write fails with the reason and the fix, and nothing is written.
+    let out = env
+        .cmd_with(&ro, &env.project)
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k2",
+            "text",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("its folder is read-only"), "{stderr}");
+    assert!(stderr.contains("--home or RECALL_HOME"), "{stderr}");
+    let out = env
+        .cmd_with(&ro, &env.project)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("is read-only: queries and hooks work"),
+        "{text}"
+    );
+}

@@ -113,6 +113,14 @@ impl Ctx {
         })?;
         let old = upgrade && version < SCHEMA_VERSION;
         let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
+        if (old || changed) && db.is_immutable() {
+            // A read-only home: answer from the index as it is.
+            tracing::warn!(
+                "{} is read-only: record files changed since it was indexed (or it needs an upgrade) are not seen until `recall reindex` runs where the home is writable",
+                path.display()
+            );
+            return Ok(Some(db));
+        }
         if old || changed {
             drop(db);
             self.open_synced(dir)?;

@@ -8,7 +8,16 @@ use rusqlite::{Connection, OpenFlags};
 use super::context::Ctx;
 use crate::index::{drift, files_with_secrets};
 use crate::records::Limits;
-use crate::store::{current_docs, is_temp_name, ScopeDir, Table, SCHEMA_VERSION};
+use crate::store::{current_docs, immutable_uri, is_temp_name, ScopeDir, Table, SCHEMA_VERSION};
+
+/// SQLite failing because it cannot write beside the file (a read-only
+/// folder).
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::CannotOpen) | Some(rusqlite::ErrorCode::ReadOnly)
+    )
+}
 
 /// One problem and its fix.
 struct Finding {
@@ -29,7 +38,12 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
             continue;
         }
         let before = findings.len();
-        check_scope(dir, &ctx.limits(), &mut findings);
+        if check_scope(dir, &ctx.limits(), &mut findings) {
+            outln!(
+                "note: {} is read-only: queries and hooks work; writes need a writable home; FTS integrity not checked",
+                dir.index_path().display()
+            );
+        }
         let status = if findings.len() == before {
             "ok"
         } else {
@@ -49,7 +63,9 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
     }
 }
 
-fn check_scope(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
+/// Check one scope; returns whether its index could only be read (a
+/// read-only home).
+fn check_scope(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) -> bool {
     let path = dir.index_path();
     check_mode(&dir.root, 0o700, out);
     check_records_modes(dir, out);
@@ -61,13 +77,24 @@ fn check_scope(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
                 fix: "run `recall reindex`".into(),
             });
         }
-        return;
+        return false;
     }
     check_mode(&path, 0o600, out);
     // A plain connection: doctor reports, it does not migrate. Read-write
     // because FTS5's integrity-check is spelled as an INSERT.
     let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)
         .and_then(|c| c.busy_timeout(std::time::Duration::from_secs(5)).map(|_| c));
+    // A read-only home: read the index immutable, and check what a read
+    // can (FTS5's integrity-check needs a write).
+    let conn = conn.and_then(|c| {
+        match c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())) {
+            Err(e) if is_read_only(&e) => Connection::open_with_flags(
+                immutable_uri(&path),
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+            ),
+            _ => Ok(c),
+        }
+    });
     let c = match conn {
         Ok(c) => c,
         Err(e) => {
@@ -75,13 +102,16 @@ fn check_scope(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
                 what: format!("cannot open {}: {e}", path.display()),
                 fix: "run `recall reindex --full`".into(),
             });
-            return;
+            return false;
         }
     };
+    let read_only = c.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
     let res = (|| -> crate::Result<()> {
         check_schema(&c, &path, out)?;
         let c = &c;
-        check_integrity(c, &path, out)?;
+        if !read_only {
+            check_integrity(c, &path, out)?;
+        }
         check_term_stats(c, &path, out)?;
         let d = drift(c, dir)?;
         if !d.is_clean() {
@@ -104,6 +134,7 @@ fn check_scope(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
             fix: "run `recall reindex --full`".into(),
         });
     }
+    read_only
 }
 
 fn check_schema(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> crate::Result<()> {

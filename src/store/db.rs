@@ -34,6 +34,9 @@ type Pool = r2d2::Pool<SqliteConnectionManager>;
 /// connection: no pool, and none of the threads r2d2 starts with one.
 pub struct Db {
     path: PathBuf,
+    /// What SQLite opens: the path, or an `immutable=1` URI for an index
+    /// in a read-only folder.
+    target: String,
     writer: Option<Connection>,
     /// Read-only mode: the connection opened to check the schema, kept for
     /// [`Db::with_conn`] so the hook path opens the file once, not twice.
@@ -128,19 +131,49 @@ impl Db {
             // pool retries a failing connection until its timeout, so a
             // corrupt file would take seconds to report instead of at once.
             OpenMode::ReadOnly => {
-                let mut c = Connection::open_with_flags(path, flags).map_err(corrupt)?;
-                init_conn(&mut c).map_err(corrupt)?;
-                check_version(path, &c)?;
-                Some(c)
+                let open = |target: &str| -> Result<Connection> {
+                    let mut c = Connection::open_with_flags(target, flags).map_err(corrupt)?;
+                    init_conn(&mut c).map_err(corrupt)?;
+                    check_version(path, &c)?;
+                    Ok(c)
+                };
+                match open(&path.to_string_lossy()) {
+                    Ok(c) => Some(c),
+                    // A WAL database is read through its `-shm` file, which
+                    // a read-only folder cannot hold. Nobody can write
+                    // there either, so the file cannot change under us:
+                    // read it as immutable, without locks or `-shm`.
+                    Err(Error::ReadOnlyIndex { .. }) => {
+                        let uri = immutable_uri(path);
+                        let c = open(&uri)?;
+                        tracing::debug!("{} is read-only: reading it immutable", path.display());
+                        return Ok(Db {
+                            path: path.to_path_buf(),
+                            target: uri,
+                            writer: None,
+                            checked: Some(c),
+                            flags,
+                            readers: std::sync::OnceLock::new(),
+                        });
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         };
         Ok(Db {
             path: path.to_path_buf(),
+            target: path.to_string_lossy().into_owned(),
             writer,
             checked,
             flags,
             readers: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Whether this index was opened read-only from a folder recall cannot
+    /// write (a read-only home): nothing can be synced or upgraded.
+    pub fn is_immutable(&self) -> bool {
+        self.target.starts_with("file:")
     }
 
     /// Path of the database file.
@@ -151,7 +184,7 @@ impl Db {
     /// A pooled read connection.
     pub fn reader(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>> {
         let pool = self.readers.get_or_init(|| {
-            let manager = SqliteConnectionManager::file(&self.path)
+            let manager = SqliteConnectionManager::file(&self.target)
                 .with_flags(self.flags)
                 .with_init(init_conn);
             r2d2::Pool::builder()
@@ -282,8 +315,48 @@ fn check_version(path: &Path, c: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Whether `e` is SQLite failing to create or write a file beside the
+/// database (the `-shm` of a WAL database in a read-only folder).
+fn cannot_write_beside(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::CannotOpen) | Some(ErrorCode::ReadOnly)
+    )
+}
+
+/// Whether a file can be created in the folder of `path`.
+fn writable_folder(path: &Path) -> bool {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    tempfile::Builder::new()
+        .prefix(".recall-probe-")
+        .tempfile_in(dir)
+        .is_ok()
+}
+
+/// `file:<path>?immutable=1`, with the characters a URI path cannot hold
+/// as they are (`%`, `?`, `#`) percent-encoded.
+pub fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 /// Turn "not a database" and "corrupt" failures into [`Error::CorruptIndex`].
 pub(crate) fn classify(path: &Path, e: rusqlite::Error) -> Error {
+    if cannot_write_beside(&e) && !writable_folder(path) {
+        return Error::ReadOnlyIndex {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        };
+    }
     match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => Error::CorruptIndex {
             path: path.to_path_buf(),
