@@ -806,3 +806,31 @@ fn r_a_read_only_home_still_answers_queries_and_hooks() {
         "{text}"
     );
 }
+
+/// Regression (issue probe: an empty, just-created transcript counted as
+/// failed and made the batch exit 3): it is skipped, and indexed once it
+/// has content.
+#[test]
+fn r_an_empty_new_transcript_is_skipped_not_failed() {
+    let env = Env::new();
+    let path = env.tmp.path().join("new.jsonl");
+    std::fs::write(&path, "").unwrap();
+    let out = env.run(&["index", "--json", path.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (
+            v["summary"]["failed"].as_u64(),
+            v["summary"]["skipped"].as_u64()
+        ),
+        (Some(0), Some(1)),
+        "{v}"
+    );
+    std::fs::write(
+        &path,
+        r#"{"role":"user","content":"the ibis cache warms up"}"#,
+    )
+    .unwrap();
+    let out = env.run(&["index", "--json", path.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["summary"]["indexed"].as_u64(), Some(1), "{v}");
+}

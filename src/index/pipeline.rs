@@ -231,7 +231,8 @@ fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(S
         }
         Action::Skipped => {
             report.skipped += 1;
-            tracing::debug!("skipped {}: not a transcript or ticket", p.path);
+            let why = p.error.as_deref().unwrap_or("not a transcript or ticket");
+            tracing::debug!("skipped {}: {why}", p.path);
         }
         Action::Append => report.appended += 1,
         Action::Replace => report.indexed += 1,

@@ -198,6 +198,13 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
         Ok(b) => b,
         Err(e) => return failed(job, format!("cannot read: {e}")),
     };
+    // A file just created by a launcher that has not written yet: nothing
+    // to index, and nothing wrong; the next run looks again.
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        let mut out = failed(job, "empty file, nothing to index yet".into());
+        out.action = Action::Skipped;
+        return out;
+    }
     let head = &bytes[..bytes.len().min(HEAD_BYTES)];
     let format = match opts.format.or_else(|| detect(head, &job.path, opts.kind)) {
         Some(f) => f,

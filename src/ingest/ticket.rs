@@ -106,7 +106,9 @@ pub fn split_long(t: &Ticket, target_words: usize) -> Vec<String> {
         .map(str::to_owned)
         .collect();
     if parts.is_empty() {
-        vec![String::new()]
+        // A ticket that is only a title (a one-line text file): the title
+        // is its text, so a hit on it shows something.
+        vec![t.title.trim().to_owned()]
     } else {
         parts
     }
@@ -520,5 +522,17 @@ mod tests {
         assert!(parts[0].starts_with("a0 ") && parts[0].ends_with("b39"));
         assert!(parts[1].starts_with("mara: c0"));
         assert_eq!(split_long(&Ticket::default(), 100), [""]);
+    }
+
+    /// Regression (issue probe: a one-line plain-text ticket got an empty
+    /// text and snippet).
+    #[test]
+    fn r_a_title_only_ticket_has_its_title_as_text() {
+        let t = one("Fix the login redirect loop on Safari\n");
+        assert_eq!(t.title, "Fix the login redirect loop on Safari");
+        assert_eq!(
+            split_long(&t, 300),
+            ["Fix the login redirect loop on Safari"]
+        );
     }
 }
