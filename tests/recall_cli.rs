@@ -1321,10 +1321,27 @@ fn no_hits_exit_1_in_every_format() {
             assert!(out.trim().is_empty(), "{fmt}: {out:?}");
         }
     }
-    // A home that holds nothing yet: no hits, not an error.
+    // Regression (issue probe: no hits printed nothing, so a mistyped
+    // --home looked exactly like "no match"): stderr says what was searched.
+    let (_, _, err) = query(&env, &["xylophone quagmire"]);
+    assert!(err.contains("no hits in home"), "{err}");
+    assert!(err.contains("project scope"), "{err}");
+    assert!(err.contains(" records, "), "{err}");
+    assert!(err.contains(" passages, "), "{err}");
+    // A home that holds nothing yet: no hits, not an error, and it says so.
     let empty = Env::new();
     let (code, _, err) = query(&empty, &["redis"]);
     assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!("no hits in home {}", empty.home().display())),
+        "{err}"
+    );
+    // Regression (issue probe: a --max-tokens below about 85 printed
+    // nothing): it says that nothing fits, and what to do.
+    let (code, out, err) = query(&env, &["--format", "prompt", "--max-tokens", "5", "redis"]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("nothing fits in 5 tokens"), "{err}");
+    assert!(err.contains("raise --max-tokens"), "{err}");
     // And hits give 0.
     assert_eq!(query(&env, &["redis"]).0, 0);
 }

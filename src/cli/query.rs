@@ -6,9 +6,10 @@ use anyhow::{bail, Context as _, Result};
 
 use super::args::{HitKindArg, QueryArgs, QueryFormat};
 use super::context::Ctx;
+use crate::recall::plan::table_docs;
 use crate::recall::{recall, record_hits, HitKind, Request, Response, Target};
 use crate::render::{render_json, render_prompt, render_snippets, PromptOptions, Style};
-use crate::store::{Db, OpenMode, Scope, ScopeDir};
+use crate::store::{Db, OpenMode, Scope, ScopeDir, Table};
 use crate::when::parse_when;
 
 /// Default budget of the prompt format, in estimated tokens.
@@ -110,7 +111,62 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     for (i, (dir, _)) in dbs.iter().enumerate() {
         record_hits(&dir.index_path(), &resp.touched, i, ctx.now.as_second());
     }
+    if resp.hits.is_empty() {
+        explain_no_hits(ctx, &req, &targets, &dirs, &project)?;
+    }
     Ok(if resp.hits.is_empty() { 1 } else { 0 })
+}
+
+/// On stderr, why a query printed nothing: a budget too small for any hit,
+/// or what was searched (so a mistyped `--home` or an empty project does
+/// not look like "no match").
+fn explain_no_hits(
+    ctx: &Ctx,
+    req: &Request,
+    targets: &[Target],
+    dirs: &[ScopeDir],
+    project: &str,
+) -> Result<()> {
+    if let Some(budget) = req.max_tokens {
+        let mut free = req.clone();
+        free.max_tokens = None;
+        free.limit = 1;
+        if let Some(best) = recall(targets, &free)?.hits.first() {
+            eprintln!(
+                "recall: nothing fits in {budget} tokens: the best hit needs about {} (its text), plus the prompt's header; raise --max-tokens",
+                crate::text::estimate_tokens(&best.text)
+            );
+            return Ok(());
+        }
+    }
+    let mut searched = Vec::new();
+    for dir in dirs {
+        let found = targets.iter().find(|t| t.dir.root == dir.root);
+        let what = match found {
+            Some(t) => {
+                let n = t.db.with_conn(|c| {
+                    let mut n = [0i64; 3];
+                    for (i, table) in Table::ALL.into_iter().enumerate() {
+                        n[i] = table_docs(c, table)?;
+                    }
+                    Ok(n)
+                })?;
+                format!("{} records, {} passages, {} ticket parts", n[0], n[1], n[2])
+            }
+            None => "no index".to_string(),
+        };
+        searched.push(format!(
+            "{} scope {} ({what})",
+            dir.scope,
+            dir.root.display()
+        ));
+    }
+    eprintln!(
+        "recall: no hits in home {} for project {project}; searched {}",
+        ctx.home.root().display(),
+        searched.join("; ")
+    );
+    Ok(())
 }
 
 fn render(resp: &Response, a: &QueryArgs, project: &str) -> String {
