@@ -435,3 +435,32 @@ fn claude_code_discovery_maps_the_project_root() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["summary"]["indexed"], 2, "{v}");
 }
+
+/// Regression (issue probe: `index --claude-code` said "0 files" without
+/// saying where it looked): it names the folder it read and what to do.
+#[test]
+fn r_claude_code_with_no_transcripts_names_the_folder_it_read() {
+    let env = Env::new();
+    let root = env.tmp.path().join("repo");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let claude = env.tmp.path().join("claude");
+    std::fs::create_dir_all(claude.join("projects")).unwrap();
+    let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+    let out = c
+        .env_remove("RECALL_PROJECT")
+        .arg("--home")
+        .arg(env.home())
+        .arg("--cwd")
+        .arg(&root)
+        .args(["index", "--claude-code", "--claude-home"])
+        .arg(&claude)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("no Claude Code transcripts of"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}/projects/-", claude.display())),
+        "{stderr}"
+    );
+}

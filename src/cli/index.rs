@@ -8,7 +8,8 @@ use super::reindex::PARTIAL;
 use crate::index::{index_sources, IndexReport, RunOptions};
 use crate::ingest::chunk::ChunkOptions;
 use crate::ingest::discover::{
-    claude_code_transcripts, codex_rollouts, default_claude_home, default_codex_home, expand, Input,
+    claude_code_transcripts, claude_project_dir_name, codex_rollouts, default_claude_home,
+    default_codex_home, expand, Input,
 };
 use crate::ingest::{Format, IngestOptions, Kind};
 use crate::store::{Db, OpenMode, Scope};
@@ -50,11 +51,15 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
                 .clone()
                 .or_else(default_claude_home)
                 .context("cannot find ~/.claude; pass --claude-home")?;
-            files.extend(
-                claude_code_transcripts(&home, &root)
-                    .into_iter()
-                    .map(Input::found),
-            );
+            let found = claude_code_transcripts(&home, &root);
+            if found.is_empty() {
+                eprintln!(
+                    "recall: no Claude Code transcripts of {} in {} (its folder for this project); run Claude Code in the project first, or pass --claude-home",
+                    root.display(),
+                    home.join("projects").join(claude_project_dir_name(&root)).display()
+                );
+            }
+            files.extend(found.into_iter().map(Input::found));
         }
         if a.codex {
             let home = a
@@ -62,7 +67,15 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
                 .clone()
                 .or_else(default_codex_home)
                 .context("cannot find ~/.codex; pass --codex-home")?;
-            files.extend(codex_rollouts(&home, &root).into_iter().map(Input::found));
+            let found = codex_rollouts(&home, &root);
+            if found.is_empty() {
+                eprintln!(
+                    "recall: no Codex rollouts with a cwd in {} under {}; run Codex in the project first, or pass --codex-home",
+                    root.display(),
+                    home.join("sessions").display()
+                );
+            }
+            files.extend(found.into_iter().map(Input::found));
         }
     }
     if files.is_empty() && inputs.is_empty() && !a.claude_code && !a.codex && !a.prune {
