@@ -1396,3 +1396,62 @@ fn r_one_bad_fact_is_dropped_and_the_others_are_kept() {
     );
     assert!(dropped.contains("fact 3 (No text)"), "{dropped}");
 }
+
+/// Regression (issue probe: `extract --since 2020-01-01` still extracted
+/// nothing from sessions older than `extract.max_age_days` and said only
+/// "0 sessions"): nothing due says why, with counts and the fix, and
+/// `--since` overrides the age limit.
+#[test]
+fn r_since_overrides_max_age_and_nothing_due_says_why() {
+    let env = Env::new(); // default max_age_days: 30; the session is from 2020
+    let p = write_session(&env, "old", "2020-03-01", &chat("parser"));
+    index(&env, &p);
+    let out = env
+        .cmd()
+        .args(["extract", "--extractor", "builtin"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("0 sessions"), "{stderr}");
+    assert!(
+        stderr.contains("nothing due: 1 indexed sessions; 1 older than 30 days: pass --since or set extract.max_age_days"),
+        "{stderr}"
+    );
+    let v = extract_with(
+        &env,
+        &["--extractor", "builtin", "--since", "2020-01-01"],
+        &[],
+    );
+    assert_eq!(v["report"]["sessions"], 1, "{v}");
+    // Run again: done and unchanged, and it says so.
+    let out = env
+        .cmd()
+        .args(["extract", "--extractor", "builtin", "--since", "2020-01-01"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 already extracted and unchanged"),
+        "{stderr}"
+    );
+}
+
+/// Regression (issue probe: `extract --session <unknown id>` exited 0).
+#[test]
+fn r_extract_of_an_unknown_session_is_an_error() {
+    let env = env();
+    indexed_session(&env, "known");
+    let out = env
+        .cmd()
+        .args(["extract", "--session", "nosuch"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no indexed session with id 'nosuch'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("recall extract --status"), "{stderr}");
+}

@@ -73,6 +73,13 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
         project: (&pdir, pdb.writer()?),
         user: (&udir, user),
     };
+    if let Some(id) = &opts.session {
+        if !run::has_session(scopes.project.1, id)? {
+            bail!(
+                "no indexed session with id '{id}' in this project; `recall extract --status` lists them (index the transcript first with `recall index`)"
+            );
+        }
+    }
     let report = run::run(&mut scopes, &opts)?;
     if a.json {
         outln!(
@@ -100,7 +107,43 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
         "extract: {} sessions: {} done, {} skipped, {} failed; {verb} {} records",
         report.sessions, report.done, report.skipped, report.failed, report.records
     );
+    if report.sessions == 0 {
+        let b = run::backlog(scopes.project.1, &opts)?;
+        eprintln!("extract: nothing due: {}", why_nothing_due(&b, &opts));
+    }
     Ok(0)
+}
+
+/// The reasons behind "0 sessions", with counts and what to change.
+fn why_nothing_due(b: &run::Backlog, o: &Options) -> String {
+    let days = o.max_age_secs as f64 / 86_400.0;
+    let hours = o.idle_secs as f64 / 3_600.0;
+    if b.sessions == 0 {
+        return "no sessions are indexed in this project: run `recall index` first".into();
+    }
+    let mut why = Vec::new();
+    if b.too_old > 0 {
+        why.push(format!(
+            "{} older than {days} days: pass --since or set extract.max_age_days",
+            b.too_old
+        ));
+    }
+    if b.before_since > 0 {
+        why.push(format!("{} older than --since", b.before_since));
+    }
+    if b.active > 0 {
+        why.push(format!(
+            "{} active in the last {hours} hours: pass --idle-hours 0 or wait",
+            b.active
+        ));
+    }
+    if b.finished > 0 {
+        why.push(format!("{} already extracted and unchanged", b.finished));
+    }
+    if b.leased > 0 {
+        why.push(format!("{} being extracted by another run", b.leased));
+    }
+    format!("{} indexed sessions; {}", b.sessions, why.join("; "))
 }
 
 fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {

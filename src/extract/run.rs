@@ -116,7 +116,8 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
          WHERE s.kind = 'session'
            AND (?1 IS NULL OR se.session_id = ?1)
            AND (?1 IS NOT NULL OR (coalesce(se.last_ts, s.mtime / 1000000000) <= ?2 - ?3
-                                   AND coalesce(se.last_ts, s.mtime / 1000000000) >= ?2 - ?4))
+                                   AND (?5 IS NOT NULL
+                                        OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?2 - ?4)))
            AND (?5 IS NULL OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?5)
            AND (x.lease_until IS NULL OR x.lease_until < ?2)
            AND {NEEDS_WORK}
@@ -207,6 +208,64 @@ fn recent_texts(c: &Connection, n: i64) -> Result<Vec<String>> {
 }
 
 /// Run extraction over the due sessions of the project in `scopes`.
+/// Why sessions were not due, for a run that found nothing to do.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct Backlog {
+    /// Indexed sessions.
+    pub sessions: usize,
+    /// Still active: newer than the idle time.
+    pub active: usize,
+    /// Older than `max_age` (and no `--since`).
+    pub too_old: usize,
+    /// Older than `--since`.
+    pub before_since: usize,
+    /// Extracted already (unchanged since), or failed three times.
+    pub finished: usize,
+    /// Held by another run's lease.
+    pub leased: usize,
+}
+
+/// Count why the indexed sessions are not due under `o`.
+pub fn backlog(c: &Connection, o: &Options) -> Result<Backlog> {
+    let now = o.now.as_second();
+    let sql = format!(
+        "SELECT coalesce(se.last_ts, s.mtime / 1000000000), x.lease_until, {NEEDS_WORK}
+         FROM sources s JOIN sessions se ON se.source_id = s.id
+         LEFT JOIN extractions x ON x.source_id = s.id
+         WHERE s.kind = 'session'"
+    );
+    let mut b = Backlog::default();
+    let mut st = c.prepare(&sql)?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let (last, lease, needs): (i64, Option<i64>, bool) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        b.sessions += 1;
+        if !needs {
+            b.finished += 1;
+        } else if lease.is_some_and(|l| l >= now) {
+            b.leased += 1;
+        } else if last > now - o.idle_secs {
+            b.active += 1;
+        } else if o.since.is_some_and(|s| last < s) {
+            b.before_since += 1;
+        } else if o.since.is_none() && last < now - o.max_age_secs {
+            b.too_old += 1;
+        }
+    }
+    Ok(b)
+}
+
+/// Whether the project's index holds a session with this id.
+pub fn has_session(c: &Connection, id: &str) -> Result<bool> {
+    Ok(c.query_row(
+        "SELECT 1 FROM sessions WHERE session_id = ?1 LIMIT 1",
+        [id],
+        |_| Ok(()),
+    )
+    .optional()?
+    .is_some())
+}
+
 pub fn run(scopes: &mut Scopes, o: &Options) -> Result<Report> {
     let list = due(scopes.project.1, o)?;
     let mut report = Report::default();
