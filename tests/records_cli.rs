@@ -199,6 +199,37 @@ fn edit_validates_on_save() {
     assert_eq!(md(&before), md(&after));
 }
 
+/// Regression (issue probe: a failed `record edit` named the store file and
+/// two different line numbers, and kept the text in /tmp): the error names
+/// the kept file once, with its line, and the file is in the home.
+#[test]
+fn r_a_failed_edit_names_the_kept_file_and_keeps_it_in_the_home() {
+    let env = Env::new();
+    let id = env.add("decisions", "edit me", "Old text.");
+    let out = env
+        .cmd()
+        .env("EDITOR", "sed -i s/^id:.*/id:\\ [broken/")
+        .env_remove("VISUAL")
+        .args(["record", "edit", &id])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let edits = env.home().join("edits");
+    let kept: Vec<_> = std::fs::read_dir(&edits)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let kept = kept[0].display().to_string();
+    assert!(
+        err.contains(&format!("recall: {kept}:2: invalid frontmatter")),
+        "{err}"
+    );
+    assert!(!err.contains("at line"), "one line number: {err}");
+    assert!(err.contains(&format!("it is kept at {kept}")), "{err}");
+}
+
 #[test]
 fn secret_is_refused_and_nothing_is_written() {
     let env = Env::new();

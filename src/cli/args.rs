@@ -92,7 +92,7 @@ pub struct QueryArgs {
     pub format: Option<QueryFormat>,
 
     /// Most hits to return [default: 10, or recall.limit in config]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one)]
     pub limit: Option<usize>,
 
     /// Only records of this category
@@ -100,7 +100,7 @@ pub struct QueryArgs {
     pub category: Option<String>,
 
     /// Hard cap on the output, in estimated tokens [default: 2000 for prompt, none otherwise]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = zero_or_more)]
     pub max_tokens: Option<usize>,
 
     /// project, user or all
@@ -241,7 +241,7 @@ pub struct AddArgs {
     #[arg(long)]
     pub pinned: bool,
     /// 0-100
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = importance)]
     pub importance: Option<u8>,
     /// Comma-separated keywords
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
@@ -262,7 +262,7 @@ pub struct UpdateArgs {
     pub text: Option<String>,
     #[arg(long, value_name = "true|false")]
     pub pinned: Option<bool>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = importance)]
     pub importance: Option<u8>,
     /// Replace the keywords (comma-separated)
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
@@ -421,7 +421,7 @@ pub struct ExtractArgs {
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
     /// Most sessions this run [default: 64]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one)]
     pub max_sessions: Option<usize>,
     /// Show what would be written; change nothing
     #[arg(long)]
@@ -449,9 +449,34 @@ pub struct ExtractArgs {
 #[derive(Debug, Args)]
 pub struct SummaryArgs {
     /// Budget, in estimated tokens
-    #[arg(long, value_name = "N", default_value_t = 5000)]
+    #[arg(long, value_name = "N", default_value_t = 5000, allow_negative_numbers = true, value_parser = zero_or_more)]
     pub max_tokens: usize,
     /// Save it as MEMORY.md in the project's store folder
     #[arg(long)]
     pub write: bool,
+}
+
+/// A whole number for a count flag, with a message that says the range
+/// (clap's own reads `-1` as an unknown flag).
+fn whole(s: &str, min: i64, max: i64, range: &str) -> Result<i64, String> {
+    let n: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number; use {range}"))?;
+    if n < min || n > max {
+        return Err(format!("{n} is out of range; use {range}"));
+    }
+    Ok(n)
+}
+
+fn at_least_one(s: &str) -> Result<usize, String> {
+    whole(s, 1, i64::from(u32::MAX), "1 or more").map(|n| n as usize)
+}
+
+fn zero_or_more(s: &str) -> Result<usize, String> {
+    whole(s, 0, i64::from(u32::MAX), "0 or more").map(|n| n as usize)
+}
+
+fn importance(s: &str) -> Result<u8, String> {
+    whole(s, 0, 100, "0-100").map(|n| n as u8)
 }

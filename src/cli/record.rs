@@ -1,7 +1,6 @@
 //! `recall record ...`: the record commands.
 
 use std::io::{IsTerminal, Read};
-use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
@@ -325,10 +324,14 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
         .context("set $VISUAL or $EDITOR to the editor to use")?;
     with_record(ctx, id_or_key, scope, |store, loc| {
         let original = render_record(&loc.record)?;
+        // Inside the home (0700), not /tmp: a failed edit is kept for the
+        // user, and its text is the memory's, secrets perhaps included.
+        let edits = ctx.home.root().join("edits");
+        crate::store::create_private_dir(&edits)?;
         let tmp = tempfile::Builder::new()
             .prefix(&format!("recall-edit-{}-", loc.record.meta.id))
             .suffix(".md")
-            .tempfile()
+            .tempfile_in(&edits)
             .context("cannot create a temporary file to edit")?;
         std::fs::write(tmp.path(), &original)?;
         let status = std::process::Command::new("sh")
@@ -346,22 +349,21 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
             outln!("unchanged {}", loc.record.meta.id);
             return Ok(0);
         }
-        let result =
-            parse_record(&edited, Path::new(&loc.path), &store.limits).and_then(|mut r| {
-                r.meta.id = loc.record.meta.id.clone();
-                r.meta.updated = ctx.now;
-                if r.body != loc.record.body {
-                    r.mark_edited_by_hand();
-                }
-                store.save(r, Some(&loc.path), SecretPolicy::Refuse)
-            });
+        let result = parse_record(&edited, tmp.path(), &store.limits).and_then(|mut r| {
+            r.meta.id = loc.record.meta.id.clone();
+            r.meta.updated = ctx.now;
+            if r.body != loc.record.body {
+                r.mark_edited_by_hand();
+            }
+            store.save(r, Some(&loc.path), SecretPolicy::Refuse)
+        });
         let saved = match result {
             Ok(s) => s,
             Err(e) => {
                 let kept = tmp.keep().map(|(_, p)| p.display().to_string());
                 let where_ =
                     kept.unwrap_or_else(|_| "nowhere (cannot keep the temporary file)".into());
-                bail!("{e}\nyour edit was not saved; it is kept at {where_}");
+                bail!("{e}\nyour edit was not saved; it is kept at {where_} (fix it and copy it over {}, or delete it)", loc.path.display());
             }
         };
         outln!("updated {} {}", saved.record.meta.id, saved.path.display());

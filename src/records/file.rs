@@ -64,7 +64,17 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
             .location()
             .map(|l| first + l.line().saturating_sub(1))
             .unwrap_or(first);
-        err(line, format!("invalid frontmatter: {e}"))
+        // The YAML error places itself within the frontmatter ("at line 1
+        // column 5"); the file's line is ours, so say it once.
+        let text = e.to_string();
+        let text = text
+            .rsplit_once(" at line ")
+            .map_or(text.as_str(), |(m, _)| m);
+        let column = e
+            .location()
+            .map(|l| format!(" (column {})", l.column()))
+            .unwrap_or_default();
+        err(line, format!("invalid frontmatter: {text}{column}"))
     })?;
     let body_start = first + yaml.lines().count() + 1;
     let record = Record {
