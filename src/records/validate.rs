@@ -43,6 +43,15 @@ pub fn validate(r: &Record, limits: &Limits) -> Result<(), (&'static str, Error)
     if m.key.contains(['\n', '\r']) {
         return Err(("key", Error::invalid("the key contains a line break")));
     }
+    if let Some(c) = m.key.chars().find(|c| is_hidden_char(*c)) {
+        return Err((
+            "key",
+            Error::invalid(format!(
+                "the key contains the invisible character U+{:04X}: keys are shown in lists and prompts, so control and text-direction characters are not allowed; retype the key",
+                u32::from(c)
+            )),
+        ));
+    }
     if m.id.is_empty() || m.id.contains(['/', '\\', '\0']) || m.id.starts_with('.') {
         return Err((
             "id",
@@ -67,6 +76,18 @@ pub fn validate(r: &Record, limits: &Limits) -> Result<(), (&'static str, Error)
     validate_body(&r.body, limits).map_err(|e| ("body", e))
 }
 
+/// Characters that change how text around them is shown, or show as
+/// nothing: controls (tab included) and the Unicode bidirectional
+/// overrides, embeddings and isolates (a right-to-left override makes a key
+/// read backwards), zero-width characters and the byte-order mark.
+fn is_hidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
+        )
+}
+
 /// The body must be non-empty and short.
 pub(crate) fn validate_body(body: &str, limits: &Limits) -> Result<()> {
     if body.trim().is_empty() {
@@ -82,4 +103,36 @@ pub(crate) fn validate_body(body: &str, limits: &Limits) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{Category, Record, Source};
+    use crate::store::Scope;
+
+    fn with_key(key: &str) -> Record {
+        Record::new(
+            key,
+            Category::Decisions,
+            Scope::Project,
+            Source::Manual,
+            "a fact",
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+    }
+
+    /// Regression (issue probe: keys accepted control and right-to-left
+    /// override characters).
+    #[test]
+    fn r_keys_with_control_or_direction_characters_are_refused() {
+        for key in ["deploy\u{202E}gnp.exe", "a\u{0007}bell", "tab\there", "zero\u{200B}width"] {
+            let (field, e) = validate(&with_key(key), &Limits::default()).unwrap_err();
+            assert_eq!(field, "key");
+            assert!(e.to_string().contains("invisible character U+"), "{e}");
+        }
+        for key in ["deploy window", "déploiement", "部署", "use sqlx (v0.8)"] {
+            assert!(validate(&with_key(key), &Limits::default()).is_ok(), "{key}");
+        }
+    }
 }
