@@ -203,27 +203,59 @@ fn looks_like_path(s: &str) -> bool {
     }
 }
 
+/// How far past its cap a text may run before it is cut: a marker saying
+/// "truncated 1 chars" costs more than the character it saves.
+fn slack(cap: usize) -> usize {
+    (cap / 10).max(32)
+}
+
+/// How far a cut moves to land on whitespace instead of inside a word.
+const WORD_REACH: usize = 40;
+
+/// `text` cut to about `cap` characters: the first four fifths and the last
+/// fifth, each cut at whitespace when there is some nearby, with a marker
+/// giving the number of characters left out. `None` when the text is
+/// within `cap` plus a little slack.
 fn truncate(text: &str, cap: usize) -> Option<String> {
-    if text.len() <= cap {
+    if text.len() <= cap.saturating_add(slack(cap)) {
         return None;
     }
-    let total = text.chars().count();
-    if total <= cap {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let total = chars.len();
+    if total <= cap.saturating_add(slack(cap)) {
         return None;
     }
     let tail = cap / 5;
     let head = cap - tail;
-    let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
-    let tail_start = match tail {
-        0 => text.len(),
-        n => text.char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i),
-    };
-    let mut out = String::with_capacity(head_end + (text.len() - tail_start) + 32);
-    out.push_str(&text[..head_end]);
-    out.push_str(&format!("\n[... truncated {} chars]", total - cap));
+    // Back to the start of the word the cut would split.
+    let mut h = head;
+    while h > 0 && head - h < WORD_REACH && !chars[h].1.is_whitespace() {
+        h -= 1;
+    }
+    if h == 0 || !chars[h].1.is_whitespace() {
+        h = head;
+    }
+    // Forward past the word the tail would start inside.
+    let mut t = total - tail;
     if tail > 0 {
+        let start = t;
+        while t < total && t - start < WORD_REACH && !chars[t - 1].1.is_whitespace() {
+            t += 1;
+        }
+        if t == total || !chars[t - 1].1.is_whitespace() {
+            t = start;
+        }
+    } else {
+        t = total;
+    }
+    let head_end = chars.get(h).map_or(text.len(), |(i, _)| *i);
+    let tail_start = chars.get(t).map_or(text.len(), |(i, _)| *i);
+    let mut out = String::with_capacity(head_end + (text.len() - tail_start) + 32);
+    out.push_str(text[..head_end].trim_end());
+    out.push_str(&format!("\n[... truncated {} chars]", t - h));
+    if t < total {
         out.push('\n');
-        out.push_str(&text[tail_start..]);
+        out.push_str(text[tail_start..].trim_start());
     }
     Some(out)
 }
@@ -315,6 +347,7 @@ mod tests {
 
     #[test]
     fn exact_truncation() {
+        // No whitespace to land on: the cut is exact.
         let text = "abcdefghij".repeat(10);
         let out = reduce(&text, 50);
         assert_eq!(
@@ -322,19 +355,42 @@ mod tests {
             format!("{}\n[... truncated 50 chars]\n{}", &text[..40], &text[90..])
         );
         assert_eq!(reduce(&text, 100), text);
-        assert_eq!(reduce("abc", 0), "\n[... truncated 3 chars]");
-        assert_eq!(reduce("abcdef", 4), "abcd\n[... truncated 2 chars]");
+    }
+
+    /// Regression (issue probe: snippets showed "[... truncated 1 chars]"
+    /// and words cut in half): a text just over the cap is kept whole, and
+    /// cuts land between words.
+    #[test]
+    fn r_truncation_keeps_words_whole_and_skips_tiny_cuts() {
+        let text = "x".repeat(201);
+        assert_eq!(reduce(&text, 200), text, "one char over: kept");
+        let words: String = (0..200).map(|i| format!("word{i:03} ")).collect();
+        let out = reduce(words.trim_end(), 500);
+        let (head, rest) = out.split_once("\n[... truncated ").unwrap();
+        let (count, tail) = rest.split_once(" chars]\n").unwrap();
+        assert!(head.ends_with(|c: char| c.is_ascii_digit()), "{head}");
+        assert!(
+            head.rsplit(' ').next().unwrap().len() == 7,
+            "whole word: {head}"
+        );
+        assert!(tail.starts_with("word"), "{tail}");
+        let removed: usize = count.parse().unwrap();
+        assert_eq!(
+            head.chars().count() + removed + tail.chars().count(),
+            words.trim_end().chars().count(),
+            "the count is what was left out"
+        );
     }
 
     #[test]
     fn truncation_respects_char_boundaries() {
-        let text = "é".repeat(30);
-        assert!(matches!(reduce(&text, 40), Cow::Borrowed(_)));
+        let text = "é".repeat(100);
+        assert!(matches!(reduce(&text, 100), Cow::Borrowed(_)));
         let out = reduce(&text, 10);
         assert_eq!(
             out,
             format!(
-                "{}\n[... truncated 20 chars]\n{}",
+                "{}\n[... truncated 90 chars]\n{}",
                 "é".repeat(8),
                 "é".repeat(2)
             )

@@ -182,7 +182,8 @@ mod tests {
     }
 
     fn key_strategy() -> impl Strategy<Value = String> {
-        "[^\\n\\r]{1,80}".prop_filter("non-blank", |k| !k.trim().is_empty())
+        // Printable characters: keys refuse controls and invisible ones.
+        "\\PC{1,80}".prop_filter("non-blank", |k| !k.trim().is_empty())
     }
 
     proptest! {
