@@ -912,7 +912,12 @@ fn has_recall_hook(settings: &Value, event: &str) -> usize {
         .into_iter()
         .flatten()
         .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
-        .filter(|h| h["command"] == "recall hook claude-code" && h["type"] == "command")
+        .filter(|h| {
+            h["type"] == "command"
+                && h["command"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("recall ") && c.ends_with(" hook claude-code"))
+        })
         .count()
 }
 
@@ -998,6 +1003,37 @@ fn install_into_the_project_keeps_settings_backs_up_and_is_idempotent() {
     assert!(out.contains("already"), "{out}");
     assert_eq!(std::fs::read(&settings).unwrap(), bytes);
     assert_eq!(backups(settings.parent().unwrap()).len(), 1);
+}
+
+/// Regression (issue probe: `hook install` dropped the `--home` it was
+/// given, so the hooks read another memory, and turned settings.json from
+/// 0644 into 0600).
+#[test]
+fn r_install_keeps_the_home_and_the_settings_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
+    let settings = proj.join(".claude/settings.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let cmd = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        cmd.contains(&format!("--home {}", env.home().display()))
+            || cmd.contains(&format!("--home '{}'", env.home().display())),
+        "{cmd}"
+    );
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&settings), 0o644, "a new settings file is 0644");
+    // An existing file keeps its own mode through the rewrite.
+    std::fs::write(&settings, r#"{"model": "opus"}"#).unwrap();
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o640)).unwrap();
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
+    assert_eq!(mode(&settings), 0o640);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
 }
 
 #[test]

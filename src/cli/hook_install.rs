@@ -42,13 +42,17 @@ pub fn merge(mut settings: Value, command: &str) -> Result<Value> {
             .map(|o| o.entry(*event).or_insert_with(|| json!([])))
             .filter(|l| l.is_array())
             .with_context(|| format!("\"hooks.{event}\" in settings.json is not a list"))?;
-        let present = list.as_array().is_some_and(|groups| {
-            groups.iter().any(|g| {
-                g["hooks"]
-                    .as_array()
-                    .is_some_and(|hs| hs.iter().any(|h| h["command"] == command))
-            })
-        });
+        // A recall hook from an earlier install (another home, say) is
+        // updated in place, never added twice.
+        let mut present = false;
+        for group in list.as_array_mut().into_iter().flatten() {
+            for h in group["hooks"].as_array_mut().into_iter().flatten() {
+                if h["command"].as_str().is_some_and(is_recall_hook) {
+                    h["command"] = json!(command);
+                    present = true;
+                }
+            }
+        }
         if !present {
             if let Some(arr) = list.as_array_mut() {
                 arr.push(
@@ -80,7 +84,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     }
     let path = settings_path(ctx, &a)?;
     let before = read_settings(&path)?;
-    let after = merge(before.clone(), "recall hook claude-code")?;
+    let after = merge(before.clone(), &hook_command(ctx))?;
     let text = serde_json::to_string_pretty(&after)? + "\n";
     if a.print {
         out!("{text}");
@@ -98,13 +102,64 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     }
     let dir = path.parent().context("settings path has no folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // settings.json is the launcher's file, not recall's memory: it keeps
+    // its mode (0644 for a new one), not the 0600 of recall's own writes.
+    let mode = std::fs::metadata(&path).map(|m| m.permissions());
     crate::store::atomic_write(&path, text.as_bytes())?;
+    restore_mode(&path, mode.ok())?;
     outln!(
         "installed recall hooks ({}) in {}",
         EVENTS.join(", "),
         path.display()
     );
     Ok(0)
+}
+
+/// Whether a settings command is one of recall's Claude Code hooks.
+fn is_recall_hook(cmd: &str) -> bool {
+    cmd.starts_with("recall ") && cmd.ends_with(" hook claude-code")
+}
+
+/// The command the hooks run. A home other than the default (given with
+/// `--home` or `RECALL_HOME`) is passed on, since the launcher runs the hook
+/// without this shell's flags or, often, its environment.
+fn hook_command(ctx: &Ctx) -> String {
+    let default = crate::store::resolve_home(None, |k| {
+        (k != "RECALL_HOME")
+            .then(|| std::env::var(k).ok())
+            .flatten()
+    });
+    match default {
+        Ok(d) if d == ctx.home.root() => "recall hook claude-code".into(),
+        _ => format!(
+            "recall --home {} hook claude-code",
+            shell_quote(&ctx.home.root().to_string_lossy())
+        ),
+    }
+}
+
+/// `s` as one POSIX shell word.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn restore_mode(path: &Path, before: Option<std::fs::Permissions>) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perm = before.unwrap_or_else(|| std::fs::Permissions::from_mode(0o644));
+        std::fs::set_permissions(path, perm)
+            .with_context(|| format!("cannot set the mode of {}", path.display()))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (path, before);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -126,8 +181,25 @@ mod tests {
         );
         let twice = merge(once.clone(), "recall hook claude-code")?;
         assert_eq!(once, twice);
+        // Installed again with another home: updated, not doubled.
+        let moved = merge(once, "recall --home /h hook claude-code")?;
+        assert_eq!(
+            moved["hooks"]["SessionStart"].as_array().map(Vec::len),
+            Some(2)
+        );
+        assert_eq!(
+            moved["hooks"]["SessionStart"][1]["hooks"][0]["command"],
+            "recall --home /h hook claude-code"
+        );
         assert!(merge(json!([1]), "x").is_err());
         assert!(merge(json!({"hooks": 3}), "x").is_err());
         Ok(())
+    }
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("/home/me/.recall"), "/home/me/.recall");
+        assert_eq!(shell_quote("/tmp/my home"), "'/tmp/my home'");
+        assert_eq!(shell_quote("/tmp/it's"), r"'/tmp/it'\''s'");
     }
 }
