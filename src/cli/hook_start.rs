@@ -46,8 +46,15 @@ pub fn summarise(c: &Connection, dir: &ScopeDir, out: &mut String) -> crate::Res
 
 fn recent_sessions(c: &Connection, out: &mut String) -> crate::Result<()> {
     let mut st = c.prepare_cached(
-        "SELECT session_id, coalesce(title, ''), launcher, last_ts FROM sessions
-         WHERE parent_id IS NULL ORDER BY coalesce(last_ts, first_ts, 0) DESC LIMIT ?1",
+        // One line per session id: two files can carry one session (a
+        // copy, a resumed transcript); the newest title and time win.
+        "SELECT session_id, coalesce(title, ''), launcher, last_ts FROM (
+             SELECT session_id, title, launcher, last_ts,
+                    row_number() OVER (PARTITION BY session_id
+                                       ORDER BY coalesce(last_ts, first_ts, 0) DESC) AS n,
+                    coalesce(last_ts, first_ts, 0) AS t
+             FROM sessions WHERE parent_id IS NULL)
+         WHERE n = 1 ORDER BY t DESC LIMIT ?1",
     )?;
     let rows: Vec<(String, String, String, Option<i64>)> = st
         .query_map([SESSIONS], |r| {
@@ -71,4 +78,35 @@ fn recent_sessions(c: &Connection, out: &mut String) -> crate::Result<()> {
         let _ = writeln!(out, "- {when} {title} _({launcher} session {id})_");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue probe: "Recent sessions" listed a session twice
+    /// when two files carried its id).
+    #[test]
+    fn r_a_session_in_two_files_is_listed_once() {
+        let mut c = Connection::open_in_memory().unwrap();
+        crate::store::migrate_for_tests(&mut c);
+        c.execute_batch("PRAGMA foreign_keys=OFF;").unwrap();
+        for (src, sid, title, last) in [
+            (1, "s-1", "old copy", 100),
+            (2, "s-1", "resumed", 200),
+            (3, "s-2", "other", 150),
+        ] {
+            c.execute(
+                "INSERT INTO sessions(source_id, session_id, title, launcher, last_ts)
+                 VALUES(?1, ?2, ?3, 'claude-code', ?4)",
+                rusqlite::params![src, sid, title, last],
+            )
+            .unwrap();
+        }
+        let mut out = String::new();
+        recent_sessions(&c, &mut out).unwrap();
+        assert_eq!(out.matches("session s-1").count(), 1, "{out}");
+        assert!(out.contains("resumed"), "{out}");
+        assert!(out.find("s-1").unwrap() < out.find("s-2").unwrap(), "{out}");
+    }
 }
