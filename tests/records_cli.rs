@@ -608,3 +608,46 @@ fn r_a_deleted_record_leaves_no_bytes_in_the_store() {
     assert!(holders.is_empty(), "still holding the text: {holders:?}");
     drop(reader);
 }
+
+/// `--ephemeral` runs one command in a throwaway home and removes it; the
+/// real home is never touched.
+#[test]
+fn ephemeral_uses_a_throwaway_home_and_removes_it() {
+    let env = Env::new();
+    let tmpdir = env.tmp.path().join("tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+    let out = c
+        .env_remove("RECALL_HOME")
+        .env("TMPDIR", &tmpdir)
+        .args(["--ephemeral", "--project", "alpha"])
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "e1",
+            "fact",
+        ])
+        .current_dir(env.tmp.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("recall-ephemeral-"), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().collect();
+    assert!(left.is_empty(), "the throwaway home is removed: {left:?}");
+    assert!(!env.home().exists(), "the real home is not touched");
+    let out = env
+        .cmd()
+        .args(["--ephemeral", "query", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}

@@ -40,6 +40,11 @@ pub struct GlobalArgs {
     /// Folder whose project to use [default: the current folder]
     #[arg(long, global = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// Use a throwaway home for this one command and remove it afterwards
+    /// (evaluation runs that must not learn from each other)
+    #[arg(long, global = true, conflicts_with = "home")]
+    pub ephemeral: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +72,24 @@ pub enum Command {
     Hook(HookCmd),
     /// Build a temporary store from the bundled demo corpus and recall from it
     Demo(DemoArgs),
+    /// Print a shell completion script (source it, or save it where your shell looks)
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one page per command with --out
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write recall.1 and a page per subcommand (recall-query.1, ...) into DIR
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Output formats of `query`.

@@ -82,6 +82,7 @@ pub fn run(a: DemoArgs) -> Result<u8> {
         home: Some(tmp.path().join("home")),
         project: Some("demo".into()),
         cwd: Some(corpus.clone()),
+        ephemeral: false,
     };
     let ctx = Ctx::new(&global)?;
     let project = ctx.ensure_scope(Scope::Project)?;

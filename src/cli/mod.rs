@@ -21,6 +21,7 @@ macro_rules! out {
 mod args;
 mod context;
 mod demo;
+mod docs;
 mod doctor;
 mod extract;
 mod hook;
@@ -34,7 +35,7 @@ mod reindex;
 
 pub use args::Cli;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::Parser;
 
 use args::Command;
@@ -43,7 +44,20 @@ use context::Ctx;
 /// Exit codes: 0 success or hits, 1 no hits (or doctor found problems),
 /// 2 error, 3 a batch finished but some files failed.
 pub fn run() -> Result<u8> {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // Removed when `run` returns, whatever the command did.
+    let _ephemeral = match cli.global.ephemeral {
+        true => {
+            let dir = tempfile::Builder::new()
+                .prefix("recall-ephemeral-")
+                .tempdir()
+                .context("cannot create a temporary home for --ephemeral")?;
+            tracing::debug!("--ephemeral: home {}", dir.path().display());
+            cli.global.home = Some(dir.path().to_path_buf());
+            Some(dir)
+        }
+        false => None,
+    };
     let misplaced = cli.query.flags_given();
     if let (Some(cmd), Some(flag)) = (&cli.command, misplaced.first()) {
         let name = command_name(cmd);
@@ -54,6 +68,8 @@ pub fn run() -> Result<u8> {
     }
     match cli.command {
         Some(Command::Demo(a)) => return demo::run(a),
+        Some(Command::Completions(a)) => return docs::completions(a.shell),
+        Some(Command::Man(a)) => return docs::man(a.out.as_deref()),
         // Hooks never fail: they resolve everything themselves.
         Some(Command::Hook(args::HookCmd::ClaudeCode(a))) => {
             return Ok(hook::run(&cli.global, a, "claude-code"))
@@ -75,7 +91,9 @@ pub fn run() -> Result<u8> {
         Some(Command::Extract(a)) => extract::run(&ctx, a),
         Some(Command::Summary(a)) => extract::summary(&ctx, a),
         Some(Command::Hook(args::HookCmd::Install(a))) => hook_install::run(&ctx, a),
-        Some(Command::Demo(_) | Command::Hook(_)) => unreachable!("handled above"),
+        Some(Command::Demo(_) | Command::Hook(_) | Command::Completions(_) | Command::Man(_)) => {
+            unreachable!("handled above")
+        }
     }
 }
 
@@ -92,5 +110,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Summary(_) => "summary",
         Command::Hook(_) => "hook",
         Command::Demo(_) => "demo",
+        Command::Completions(_) => "completions",
+        Command::Man(_) => "man",
     }
 }

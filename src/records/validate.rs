@@ -126,13 +126,21 @@ mod tests {
     /// override characters).
     #[test]
     fn r_keys_with_control_or_direction_characters_are_refused() {
-        for key in ["deploy\u{202E}gnp.exe", "a\u{0007}bell", "tab\there", "zero\u{200B}width"] {
+        for key in [
+            "deploy\u{202E}gnp.exe",
+            "a\u{0007}bell",
+            "tab\there",
+            "zero\u{200B}width",
+        ] {
             let (field, e) = validate(&with_key(key), &Limits::default()).unwrap_err();
             assert_eq!(field, "key");
             assert!(e.to_string().contains("invisible character U+"), "{e}");
         }
         for key in ["deploy window", "déploiement", "部署", "use sqlx (v0.8)"] {
-            assert!(validate(&with_key(key), &Limits::default()).is_ok(), "{key}");
+            assert!(
+                validate(&with_key(key), &Limits::default()).is_ok(),
+                "{key}"
+            );
         }
     }
 }

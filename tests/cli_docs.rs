@@ -1,0 +1,51 @@
+//! `recall completions` and `recall man`, generated from the clap
+//! definitions: every shell gets a script that knows the subcommands, the
+//! bash one parses, and the man pages cover every command.
+
+mod common;
+
+use common::Env;
+
+#[test]
+fn completions_know_every_subcommand_in_every_shell() {
+    let env = Env::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = env.run(&["completions", shell]);
+        for sub in [
+            "query", "record", "index", "reindex", "doctor", "extract", "hook",
+        ] {
+            assert!(out.contains(sub), "{shell}: no {sub}");
+        }
+    }
+    let script = env.tmp.path().join("recall.bash");
+    std::fs::write(&script, env.run(&["completions", "bash"])).unwrap();
+    let ok = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "the bash completion script does not parse");
+    let out = env.cmd().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("possible values"));
+}
+
+#[test]
+fn man_prints_the_page_and_writes_one_per_command() {
+    let env = Env::new();
+    let page = env.run(&["man"]);
+    assert!(page.starts_with(".ie"), "{}", &page[..40.min(page.len())]);
+    assert!(page.contains(".TH recall 1"), "roff title");
+    assert!(page.contains("reindex"), "lists the subcommands");
+    let dir = env.tmp.path().join("man");
+    env.run(&["man", "--out", dir.to_str().unwrap()]);
+    for page in [
+        "recall.1",
+        "recall-query.1",
+        "recall-index.1",
+        "recall-hook-install.1",
+    ] {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        assert!(text.contains(".TH"), "{page}");
+    }
+}
