@@ -15,7 +15,11 @@ fn main() -> ExitCode {
                 && std::env::var_os("NO_COLOR").is_none(),
         )
         .with_target(false)
-        .without_time()
+        // No timestamps on lines (`without_time` would drop span timings too).
+        .with_timer(())
+        // Each phase is a span; at debug level its close line gives the
+        // time it took (`time.busy`).
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
     match recall::cli::run() {
         Ok(code) => ExitCode::from(code),

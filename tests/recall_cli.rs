@@ -1751,3 +1751,35 @@ fn records_matching_one_common_word_do_not_outrank_the_answer() {
     let v = env.query_json("alpha", q);
     assert_eq!(first(&v)["kind"], "record", "{v:#}");
 }
+
+/// Regression (issue probe: `RECALL_LOG=debug` showed almost nothing): each
+/// phase of a query is a span whose close line gives its time; without the
+/// variable, stderr stays quiet.
+#[test]
+fn r_debug_logging_times_every_phase() {
+    let env = corpus();
+    let out = env
+        .cmd()
+        .env("RECALL_LOG", "debug")
+        .args(["query", "--format", "prompt", Q])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    for phase in [
+        "db_open{",
+        ":plan{table=Records",
+        ":plan{table=Chunks",
+        ":fetch_chunks",
+        ":fetch_records",
+        ":rank_select{",
+        "render_prompt",
+    ] {
+        let line = err
+            .lines()
+            .find(|l| l.contains(phase) && l.contains("close"))
+            .unwrap_or_else(|| panic!("no span {phase}: {err}"));
+        assert!(line.contains("time.busy="), "{line}");
+    }
+    let (_, _, quiet) = query(&env, &["--format", "prompt", Q]);
+    assert!(quiet.is_empty(), "{quiet}");
+}

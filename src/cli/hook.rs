@@ -52,6 +52,7 @@ pub struct Payload {
 }
 
 /// Run a hook. Returns 0 whatever happens.
+#[tracing::instrument(level = "debug", name = "hook", skip_all, fields(launcher))]
 pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
     let deadline = Duration::from_millis(a.deadline_ms.unwrap_or(2000));
     let global = global.clone();

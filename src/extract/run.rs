@@ -266,6 +266,7 @@ pub fn has_session(c: &Connection, id: &str) -> Result<bool> {
     .is_some())
 }
 
+#[tracing::instrument(level = "debug", name = "extract", skip_all)]
 pub fn run(scopes: &mut Scopes, o: &Options) -> Result<Report> {
     let list = due(scopes.project.1, o)?;
     let mut report = Report::default();
@@ -316,6 +317,7 @@ fn outcome(d: &Due, state: &str, reason: Option<String>) -> Outcome {
     }
 }
 
+#[tracing::instrument(level = "debug", name = "extract_session", skip_all, fields(session = %d.session_id))]
 fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
     let Ok(format) = d.format.parse::<Format>() else {
         return Ok(outcome(

@@ -87,6 +87,7 @@ impl IndexReport {
 
 /// Index `paths` (files only; discovery happens before) into `conn`.
 /// `report_line` receives every `path:line: message` to show the user.
+#[tracing::instrument(level = "debug", skip_all, fields(inputs = paths.len(), full = run.full))]
 pub fn index_sources(
     conn: &mut Connection,
     paths: &[Input],
@@ -163,6 +164,7 @@ pub fn index_sources(
     Ok(report)
 }
 
+#[tracing::instrument(level = "debug", skip_all, fields(jobs = jobs.len()))]
 fn write_all(
     conn: &mut Connection,
     jobs: Vec<Job>,

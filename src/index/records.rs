@@ -198,6 +198,7 @@ pub fn files_with_secrets(dir: &ScopeDir, limits: &Limits) -> Vec<(PathBuf, Vec<
 /// the listing (and written again) or not in the loaded rows (and left
 /// alone); and since the stored folder times predate the listing, the next
 /// sync looks again.
+#[tracing::instrument(level = "debug", skip_all, fields(scope = %dir.scope, full))]
 pub fn sync_records(
     conn: &mut Connection,
     dir: &ScopeDir,

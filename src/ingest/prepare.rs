@@ -193,6 +193,7 @@ fn failed(job: &Job, msg: String) -> Prepared {
 }
 
 /// Read, parse, chunk and redact one source.
+#[tracing::instrument(level = "trace", skip_all, fields(path = %job.path.display()))]
 pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
     let bytes = match std::fs::read(&job.path) {
         Ok(b) => b,

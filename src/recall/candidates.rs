@@ -57,6 +57,7 @@ fn weights(t: &Tuning, table: Table) -> String {
 }
 
 /// Records of one scope.
+#[tracing::instrument(level = "debug", name = "fetch_records", skip_all)]
 pub fn records(
     c: &Connection,
     dir: &ScopeDir,
@@ -146,6 +147,7 @@ fn blocks(json: &str) -> Vec<Block> {
 }
 
 /// Session chunks of one scope, each cut to its best window of messages.
+#[tracing::instrument(level = "debug", name = "fetch_chunks", skip_all)]
 pub fn chunks(
     c: &Connection,
     dir: &ScopeDir,
@@ -228,6 +230,7 @@ pub fn chunks(
 }
 
 /// Ticket parts of one scope.
+#[tracing::instrument(level = "debug", name = "fetch_tickets", skip_all)]
 pub fn tickets(
     c: &Connection,
     dir: &ScopeDir,

@@ -247,6 +247,7 @@ pub fn table_docs(conn: &Connection, table: Table) -> Result<i64> {
 
 /// Weight `terms` by their statistics in `table` and choose the ones to
 /// search within `budget` doclist entries (see the module doc).
+#[tracing::instrument(level = "debug", skip(conn, terms), fields(terms = terms.len()))]
 pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Result<Plan> {
     let (docs, dfs) = term_dfs(conn, table, terms)?;
     if docs == 0 {

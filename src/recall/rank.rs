@@ -243,6 +243,7 @@ pub struct Caps {
 /// whose text would pass the token budget (a smaller one later may fit).
 /// Stops at the limit, so near-duplicate checks cost at most
 /// `limit × candidates` comparisons.
+#[tracing::instrument(level = "debug", name = "rank_select", skip_all, fields(candidates = list.len()))]
 pub fn select(list: Vec<Candidate>, caps: Caps, expand: &mut Expand) -> Vec<Candidate> {
     let mut kept: Vec<(Candidate, WordSet)> = Vec::new();
     let mut per: HashMap<(crate::store::Scope, String), usize> = HashMap::new();

@@ -171,6 +171,7 @@ fn ms(t: Instant) -> f64 {
 }
 
 /// Search every target and merge the hits into one ranking.
+#[tracing::instrument(level = "debug", skip_all, fields(scopes = targets.len(), query_chars = req.query.len(), limit = req.limit))]
 pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let t0 = Instant::now();
     let terms = extract_terms(&req.query);

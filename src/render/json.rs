@@ -7,6 +7,7 @@ use crate::recall::Response;
 
 /// Render `resp` as one JSON document (version 1). `project` names the
 /// project searched, when there is one.
+#[tracing::instrument(level = "debug", skip_all)]
 pub fn render_json(resp: &Response, project: Option<&str>) -> String {
     let hits: Vec<Value> = resp
         .hits

@@ -56,6 +56,7 @@ fn item(h: &Hit) -> String {
 /// Render hits grouped in sections, never exceeding `max_tokens`. Items
 /// that would pass the budget are left out whole; an empty response gives
 /// an empty string.
+#[tracing::instrument(level = "debug", skip_all)]
 pub fn render_prompt(resp: &Response, opts: PromptOptions) -> String {
     if resp.hits.is_empty() || estimate_tokens(HEADER) > opts.max_tokens {
         return String::new();

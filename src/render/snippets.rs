@@ -28,6 +28,7 @@ fn source_line(h: &Hit) -> String {
 }
 
 /// Render a ranked list, one entry a hit.
+#[tracing::instrument(level = "debug", skip_all)]
 pub fn render_snippets(resp: &Response, style: Style) -> String {
     let (b, dim, hl, reset) = match style {
         Style::Color => ("\x1b[1m", "\x1b[2m", "\x1b[1;33m", "\x1b[0m"),

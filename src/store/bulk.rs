@@ -53,6 +53,7 @@ pub fn begin(conn: &Connection) -> Result<()> {
 /// End a bulk replace: rebuild the session FTS indexes from their content,
 /// recount their term statistics and turn `secure-delete` back on, in one
 /// transaction.
+#[tracing::instrument(level = "debug", name = "bulk_rebuild", skip_all)]
 pub fn finish(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction()?;
     rebuild(&tx)?;

@@ -61,6 +61,7 @@ impl Db {
     /// Open the index at `path`. A file that is not a database, or is
     /// corrupt, gives [`Error::CorruptIndex`]; a newer schema gives
     /// [`Error::SchemaTooNew`].
+    #[tracing::instrument(level = "debug", name = "db_open", skip(path), fields(path = %path.display()))]
     pub fn open(path: &Path, mode: OpenMode) -> Result<Db> {
         let corrupt = |e: rusqlite::Error| classify(path, e);
         let writer = match mode {

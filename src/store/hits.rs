@@ -63,6 +63,7 @@ pub fn note_hits(index: &Path, rows: &[(Table, i64)], now: i64) {
 /// Fold `hits.log` into the index inside one transaction of the writer,
 /// then remove it. The log is first renamed aside, so lines appended while
 /// folding go to a new log. Returns the lines applied.
+#[tracing::instrument(level = "debug", skip_all)]
 pub fn fold_hits(conn: &mut Connection, index: &Path) -> Result<usize> {
     let log = hits_log(index);
     let aside = log.with_extension("log.folding");

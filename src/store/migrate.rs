@@ -25,6 +25,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Bring `conn` up to [`SCHEMA_VERSION`]. Returns the version found before.
 /// The caller has already checked that the found version is not newer.
+#[tracing::instrument(level = "debug", skip_all)]
 pub(crate) fn migrate(conn: &mut Connection) -> Result<i64> {
     let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if found >= SCHEMA_VERSION {
