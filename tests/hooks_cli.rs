@@ -1129,3 +1129,61 @@ fn install_errors_are_clear_and_change_nothing() {
         r#"{"hooks": [1]}"#
     );
 }
+
+/// Regression (issue probe: SessionEnd on a big transcript ran out of its
+/// 2 s deadline, indexed nothing and said "no context added"): the hook
+/// answers within its deadline and the indexing finishes in the background.
+#[test]
+fn r_session_end_on_a_big_transcript_finishes_in_the_background() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let t = env.tmp.path().join("cc-big.jsonl");
+    let mut text = String::new();
+    let filler = "the heron deploy pipeline retried the canary step ".repeat(40);
+    for i in 0..4000 {
+        let line = cc_line(
+            &format!("u{i}"),
+            (i > 0).then(|| format!("u{}", i - 1)).as_deref(),
+            if i % 2 == 0 { "user" } else { "assistant" },
+            &format!("{filler} step {i}"),
+            &proj,
+            "2020-10-03T10:00:00Z",
+        );
+        text.push_str(&line.replace("cc-sess-1", "cc-big"));
+    }
+    text.push_str(
+        &cc_line(
+            "zlast",
+            Some("u3999"),
+            "user",
+            "The kingfisher cache warms up too slowly.",
+            &proj,
+            "2020-10-03T11:00:00Z",
+        )
+        .replace("cc-sess-1", "cc-big"),
+    );
+    std::fs::write(&t, text).unwrap();
+    let p = payload(
+        "SessionEnd",
+        &proj,
+        json!({"session_id": "cc-big", "transcript_path": t}),
+    );
+    let r = run_hook(
+        recall(&env),
+        "claude-code",
+        p.to_string(),
+        &["--deadline-ms", "50"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
+    assert!(r.took < Duration::from_secs(3), "answered in {:?}", r.took);
+    assert!(r.err.contains("continues in the background"), "{r:?}");
+    let start = Instant::now();
+    while query_sessions(&env, &proj, "kingfisher").is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the background index never finished"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(query_sessions(&env, &proj, "kingfisher"), ["cc-big"]);
+}

@@ -5,7 +5,9 @@
 //! - `SessionStart`: the project's pinned and most important records, and
 //!   what the last sessions were about;
 //! - `UserPromptSubmit`: recall for the prompt;
-//! - `SessionEnd` / `Stop`: index `transcript_path` incrementally.
+//! - `SessionEnd` / `Stop`: index `transcript_path` incrementally, in a
+//!   child process that outlives the hook when the transcript is too big
+//!   for the deadline.
 //!
 //! Output for the first two is
 //! `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`
@@ -25,11 +27,9 @@ use serde_json::json;
 
 use super::args::{GlobalArgs, HookArgs};
 use super::context::Ctx;
-use crate::index::{index_sources, RunOptions};
-use crate::ingest::discover::Input;
 use crate::recall::{recall, Request, Target};
 use crate::render::{render_prompt, PromptOptions};
-use crate::store::{Db, OpenMode, ScopeDir};
+use crate::store::{Db, ScopeDir};
 
 /// Claude Code cuts additional context past this many characters.
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
@@ -58,7 +58,7 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
     let global = global.clone();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let out = std::panic::catch_unwind(move || handle(&global, launcher))
+        let out = std::panic::catch_unwind(move || handle(&global, launcher, deadline))
             .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
         let _ = tx.send(out);
     });
@@ -90,7 +90,7 @@ fn read_payload() -> Result<Payload> {
 }
 
 /// Handle one event; `Some(json)` is printed on stdout.
-fn handle(global: &GlobalArgs, launcher: &str) -> Result<Option<String>> {
+fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Option<String>> {
     let p = read_payload()?;
     let mut g = global.clone();
     if g.cwd.is_none() {
@@ -107,7 +107,8 @@ fn handle(global: &GlobalArgs, launcher: &str) -> Result<Option<String>> {
         "SessionStart" => session_start(&ctx)?,
         "UserPromptSubmit" => prompt(&ctx, p.prompt.as_deref().unwrap_or_default())?,
         "SessionEnd" | "Stop" => {
-            index_transcript(&ctx, &p)?;
+            // Three quarters of the deadline, so the answer beats it.
+            index_transcript(&ctx, &p, launcher, deadline * 3 / 4)?;
             return Ok(None);
         }
         other => {
@@ -193,24 +194,69 @@ fn session_start(ctx: &Ctx) -> Result<String> {
     Ok(format!("{}{out}", super::hook_start::HEADER))
 }
 
-fn index_transcript(ctx: &Ctx, p: &Payload) -> Result<()> {
+/// Index the session's transcript in a child `recall index` process. A
+/// small transcript is done within `budget` and the hook reports its
+/// outcome; a big one (a long session is tens of megabytes) keeps indexing
+/// in the background after the hook has answered, in a process group of
+/// its own so the launcher's clean-up does not kill it, logging to
+/// `<home>/logs/hooks.log`. A killed run loses nothing: the next `index`
+/// finishes it.
+fn index_transcript(ctx: &Ctx, p: &Payload, launcher: &str, budget: Duration) -> Result<()> {
     let Some(path) = &p.transcript_path else {
         anyhow::bail!("the payload has no transcript_path to index");
     };
-    let dir = ctx.ensure_scope(crate::store::Scope::Project)?;
-    let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
-    let opts = super::index::ingest_options(ctx, Some(crate::ingest::Kind::Session), None);
-    let run = RunOptions {
-        now: ctx.now.as_second(),
-        ..RunOptions::default()
-    };
-    let report = index_sources(
-        db.writer()?,
-        &[Input::explicit(path.clone())],
-        &opts,
-        &run,
-        &mut |l| eprintln!("recall: {l}"),
-    )?;
-    tracing::debug!("{}", report.summary());
+    ctx.ensure_scope(crate::store::Scope::Project)?;
+    let project = ctx.project()?.info.id;
+    let logs = ctx.home.root().join("logs");
+    crate::store::create_private_dir(&logs)?;
+    let log_path = logs.join("hooks.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("cannot open {}", log_path.display()))?;
+    let logged_before = log.metadata().map(|m| m.len()).unwrap_or(0);
+    let exe = std::env::current_exe().context("cannot find the recall binary")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("--home")
+        .arg(ctx.home.root())
+        .arg("--project")
+        .arg(&project)
+        .args(["index", "--kind", "session"])
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().context("cannot start `recall index`")?;
+    let start = std::time::Instant::now();
+    while start.elapsed() < budget {
+        if let Some(status) = child.try_wait()? {
+            if !status.success() {
+                // What the child said, minus its summary line.
+                let said = std::fs::read(&log_path).unwrap_or_default();
+                let said =
+                    String::from_utf8_lossy(&said[(logged_before as usize).min(said.len())..])
+                        .lines()
+                        .filter(|l| !l.starts_with("index: "))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                anyhow::bail!(
+                    "indexing {} failed ({status}): {said} (log: {})",
+                    path.display(),
+                    log_path.display()
+                );
+            }
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    eprintln!(
+        "recall hook {launcher}: indexing {} continues in the background (pid {}; log {})",
+        path.display(),
+        child.id(),
+        log_path.display()
+    );
     Ok(())
 }
