@@ -84,6 +84,9 @@ pub struct ExtractConfig {
     pub command: Option<String>,
     /// Timeout of the external command.
     pub timeout_secs: u64,
+    /// The SessionEnd hook also extracts the session (after indexing it, in
+    /// the background). PreCompact always does.
+    pub on_session_end: bool,
 }
 
 impl Default for ExtractConfig {
@@ -94,6 +97,7 @@ impl Default for ExtractConfig {
             max_sessions: 64,
             command: None,
             timeout_secs: 60,
+            on_session_end: false,
         }
     }
 }

@@ -1187,3 +1187,55 @@ fn r_session_end_on_a_big_transcript_finishes_in_the_background() {
     }
     assert_eq!(query_sessions(&env, &proj, "kingfisher"), ["cc-big"]);
 }
+
+/// Write-then-compact: a PreCompact payload (as Claude Code sends it, with
+/// `trigger` and `custom_instructions`) indexes the transcript so far and
+/// extracts this session at once, the idle rule notwithstanding; the hook
+/// prints nothing and exits 0.
+#[test]
+fn pre_compact_indexes_and_extracts_this_session() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let t = env.tmp.path().join("cc-compact.jsonl");
+    let now = jiff::Timestamp::now().to_string();
+    let turns = [
+        ("user", "Always use pnpm, not npm, in this repo."),
+        ("assistant", "Noted: I switched the install instructions in the README to pnpm and removed package-lock.json."),
+        ("user", "We decided to use SQLite with WAL for the job queue."),
+        ("assistant", "I enabled WAL mode when the connection opens and added a busy timeout so concurrent readers do not fail."),
+        ("user", "To run the tests, use `cargo test --all`."),
+        ("assistant", "Ran `cargo test --all`: all 112 tests pass, including the new queue tests."),
+    ];
+    let mut text = String::new();
+    for (i, (role, msg)) in turns.iter().enumerate() {
+        let parent = (i > 0).then(|| format!("u{}", i - 1));
+        text.push_str(
+            &cc_line(&format!("u{i}"), parent.as_deref(), role, msg, &proj, &now)
+                .replace("cc-sess-1", "cc-compact"),
+        );
+    }
+    std::fs::write(&t, text).unwrap();
+    let p = payload(
+        "PreCompact",
+        &proj,
+        json!({"session_id": "cc-compact", "transcript_path": t, "trigger": "auto", "custom_instructions": ""}),
+    );
+    let r = run_hook(
+        recall(&env),
+        "claude-code",
+        p.to_string(),
+        &["--deadline-ms", "8000"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
+    assert!(r.err.is_empty(), "{r:?}");
+    assert_eq!(query_sessions(&env, &proj, "pnpm"), ["cc-compact"]);
+    let out = in_project(&env, &proj)
+        .args(["record", "list", "--source", "auto", "--format", "json"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("pnpm"),
+        "extracted before compaction: {listed}"
+    );
+}

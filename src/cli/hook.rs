@@ -7,7 +7,10 @@
 //! - `UserPromptSubmit`: recall for the prompt;
 //! - `SessionEnd` / `Stop`: index `transcript_path` incrementally, in a
 //!   child process that outlives the hook when the transcript is too big
-//!   for the deadline.
+//!   for the deadline (and extract the session when
+//!   `extract.on_session_end` is set);
+//! - `PreCompact`: the same, then extract this session (write-then-compact:
+//!   what matters is stored before the launcher discards messages).
 //!
 //! Output for the first two is
 //! `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`
@@ -106,9 +109,15 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
     let context = match p.hook_event_name.as_str() {
         "SessionStart" => session_start(&ctx)?,
         "UserPromptSubmit" => prompt(&ctx, p.prompt.as_deref().unwrap_or_default())?,
-        "SessionEnd" | "Stop" => {
+        "SessionEnd" | "Stop" | "PreCompact" => {
+            // Before compaction discards messages, what matters in them is
+            // stored: this session is extracted (whatever its idle time).
+            // At the end of a session only when the config asks for it.
+            let extract = p.hook_event_name == "PreCompact"
+                || (p.hook_event_name == "SessionEnd" && ctx.config.extract.on_session_end);
+            let session = p.session_id.as_deref().filter(|_| extract);
             // Three quarters of the deadline, so the answer beats it.
-            index_transcript(&ctx, &p, launcher, deadline * 3 / 4)?;
+            index_transcript(&ctx, &p, session, launcher, deadline * 3 / 4)?;
             return Ok(None);
         }
         other => {
@@ -201,7 +210,13 @@ fn session_start(ctx: &Ctx) -> Result<String> {
 /// its own so the launcher's clean-up does not kill it, logging to
 /// `<home>/logs/hooks.log`. A killed run loses nothing: the next `index`
 /// finishes it.
-fn index_transcript(ctx: &Ctx, p: &Payload, launcher: &str, budget: Duration) -> Result<()> {
+fn index_transcript(
+    ctx: &Ctx,
+    p: &Payload,
+    extract: Option<&str>,
+    launcher: &str,
+    budget: Duration,
+) -> Result<()> {
     let Some(path) = &p.transcript_path else {
         anyhow::bail!("the payload has no transcript_path to index");
     };
@@ -217,13 +232,24 @@ fn index_transcript(ctx: &Ctx, p: &Payload, launcher: &str, budget: Duration) ->
         .with_context(|| format!("cannot open {}", log_path.display()))?;
     let logged_before = log.metadata().map(|m| m.len()).unwrap_or(0);
     let exe = std::env::current_exe().context("cannot find the recall binary")?;
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg("--home")
+    // `index`, then (for a compaction) `extract --session`, as one child;
+    // the arguments travel as positional parameters, never pasted into the
+    // script.
+    let script = match extract {
+        None => r#"exec "$0" --home "$1" --project "$2" index --kind session "$3""#,
+        Some(_) => concat!(
+            r#""$0" --home "$1" --project "$2" index --kind session "$3" && "#,
+            r#"exec "$0" --home "$1" --project "$2" extract --session "$4""#
+        ),
+    };
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg(exe)
         .arg(ctx.home.root())
-        .arg("--project")
         .arg(&project)
-        .args(["index", "--kind", "session"])
         .arg(path)
+        .arg(extract.unwrap_or_default())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(log);
@@ -239,7 +265,7 @@ fn index_transcript(ctx: &Ctx, p: &Payload, launcher: &str, budget: Duration) ->
                 let said =
                     String::from_utf8_lossy(&said[(logged_before as usize).min(said.len())..])
                         .lines()
-                        .filter(|l| !l.starts_with("index: "))
+                        .filter(|l| !l.starts_with("index: ") && !l.starts_with("extract: "))
                         .collect::<Vec<_>>()
                         .join("; ");
                 anyhow::bail!(

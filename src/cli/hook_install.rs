@@ -11,7 +11,12 @@ use super::args::InstallArgs;
 use super::context::Ctx;
 
 /// The events recall hooks into, and why.
-const EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "SessionEnd"];
+const EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreCompact",
+    "SessionEnd",
+];
 
 fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
     if a.user {
