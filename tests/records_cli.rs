@@ -651,3 +651,54 @@ fn ephemeral_uses_a_throwaway_home_and_removes_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
+
+/// `recall remember`: classified by the builtin rules (a preference goes to
+/// the user scope), keyed `agent:<slug>`, upserted, `source: agent`; it
+/// refuses secrets and never overwrites a record a person wrote.
+#[test]
+fn remember_classifies_upserts_and_guards() {
+    let env = Env::new();
+    let out = env.run(&["remember", "I prefer short answers without emojis."]);
+    assert!(
+        out.starts_with(
+            "remembered agent:i-prefer-short-answers-without-emojis (preferences, user scope)"
+        ),
+        "{out}"
+    );
+    let out = env.run(&["remember", "We deploy from the release branch only."]);
+    assert!(out.contains("(decisions, project scope)"), "{out}");
+    let again = env.run(&["remember", "We deploy from the release branch only."]);
+    assert!(again.starts_with("updated agent:we-deploy"), "{again}");
+    let got = env.run(&[
+        "record",
+        "get",
+        "agent:we-deploy-from-the-release-branch-only",
+    ]);
+    assert!(got.contains("source: agent"), "{got}");
+    let listed = env.run(&["record", "list", "--source", "agent", "--format", "json"]);
+    assert_eq!(listed.matches("\"key\"").count(), 2, "{listed}");
+    // A secret is refused, with the way out.
+    let token = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5");
+    let out = env
+        .cmd()
+        .args(["remember", &format!("the CI token is {token}")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("refusing to store a secret: github-token"),
+        "{err}"
+    );
+    // A person's record keeps its text.
+    env.add("decisions", "deploys", "Deploys happen on Tuesdays.");
+    let out = env
+        .cmd()
+        .args(["remember", "--key", "deploys", "Deploys happen daily."])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("belongs to a record a person wrote"), "{err}");
+    assert!(env.run(&["record", "get", "deploys"]).contains("Tuesdays"));
+}

@@ -72,10 +72,35 @@ pub enum Command {
     Hook(HookCmd),
     /// Build a temporary store from the bundled demo corpus and recall from it
     Demo(DemoArgs),
+    /// Store one fact for later sessions (what an agent calls mid-session)
+    Remember(RememberArgs),
     /// Print a shell completion script (source it, or save it where your shell looks)
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command with --out
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RememberArgs {
+    /// The fact; `-` or absent reads stdin
+    #[arg(value_name = "TEXT")]
+    pub text: Option<String>,
+    /// decisions, procedures, principles, incidents or preferences
+    /// [default: what the builtin extraction rules make of the text, else decisions]
+    #[arg(long, value_name = "C")]
+    pub category: Option<String>,
+    /// Upsert key [default: agent:<slug of the text>]
+    #[arg(long, value_name = "K")]
+    pub key: Option<String>,
+    /// project or user [default: user for a preference, else project]
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// 0-100
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = importance)]
+    pub importance: Option<u8>,
+    /// Store detected secrets as [REDACTED:<kind>] instead of refusing
+    #[arg(long)]
+    pub redact: bool,
 }
 
 #[derive(Debug, Args)]

@@ -84,6 +84,7 @@ pub fn run() -> Result<u8> {
         None => query::run(&ctx, cli.query),
         Some(Command::Query(q)) => query::run(&ctx, q),
         Some(Command::Record(r)) => record::run(&ctx, r),
+        Some(Command::Remember(a)) => record::remember(&ctx, a),
         Some(Command::Index(a)) => index::run(&ctx, a),
         Some(Command::Reindex(a)) => reindex::run(&ctx, a),
         Some(Command::Doctor) => doctor::run(&ctx),
@@ -110,6 +111,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Summary(_) => "summary",
         Command::Hook(_) => "hook",
         Command::Demo(_) => "demo",
+        Command::Remember(_) => "remember",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

@@ -127,6 +127,43 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// `recall remember`: an agent stores one fact (see `extract::remember`).
+pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
+    use crate::extract::remember::{classify, remember as store_fact, Fact};
+    let text = read_text(a.text)?;
+    let category: Option<Category> = a.category.as_deref().map(str::parse).transpose()?;
+    let scope = match (&a.scope, category) {
+        (Some(s), _) => parse_scope(s)?,
+        (None, Some(_)) => Scope::Project,
+        (None, None) => classify(&text).1,
+    };
+    let dir = ctx.ensure_scope(scope)?;
+    let mut db = ctx.open_synced(&dir)?;
+    let mut store = RecordStore {
+        dir: &dir,
+        conn: db.writer()?,
+        limits: ctx.limits(),
+    };
+    let fact = Fact {
+        text: text.trim(),
+        category,
+        key: a.key.as_deref(),
+        importance: a.importance,
+        secrets: policy(a.redact),
+    };
+    let (loc, created) = store_fact(&mut store, &fact, ctx.now)?;
+    let m = &loc.record.meta;
+    outln!(
+        "{} {} ({}, {} scope) {}",
+        if created { "remembered" } else { "updated" },
+        m.key,
+        m.category,
+        m.scope,
+        loc.path.display()
+    );
+    Ok(0)
+}
+
 /// The scopes to look in for ID_OR_KEY: the one given, else project then user.
 fn scopes(arg: &ScopeArg) -> Result<Vec<Scope>> {
     Ok(match &arg.scope {

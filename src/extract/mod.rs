@@ -8,6 +8,7 @@
 
 pub mod command;
 pub mod guard;
+pub mod remember;
 pub mod rules;
 pub mod run;
 pub mod summary;

@@ -124,6 +124,23 @@ pub struct Candidate {
     pub evidence: Vec<String>,
 }
 
+/// The category and scope the rules give one stated fact (as if a user had
+/// typed it), or `None` when no rule recognises it.
+pub fn classify(text: &str) -> Option<(Category, Scope)> {
+    let m = Message {
+        id: None,
+        role: Role::User,
+        name: None,
+        text: text.to_string(),
+        timestamp: None,
+        is_error: false,
+    };
+    user_facts(&m)
+        .into_iter()
+        .next()
+        .map(|c| (c.category, c.scope))
+}
+
 /// Every candidate fact the rules find in one session, strongest first.
 pub fn extract(messages: &[Message]) -> Vec<Candidate> {
     let mut out = Vec::new();

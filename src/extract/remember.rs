@@ -1,0 +1,90 @@
+//! `remember`: an agent stores one fact mid-session (the CLI's
+//! `recall remember` and, later, the MCP tool of the same name).
+//!
+//! Upsert by key, with the same validation and secret refusal as every
+//! write. Without a category the builtin extraction rules classify the
+//! text, falling back to `decisions`; without a key it is `agent:<slug>`
+//! of the text. Records get `source: agent`. An agent never overwrites
+//! what a person wrote: a key held by a manual record is refused.
+
+use jiff::Timestamp;
+
+use super::guard::MAX_SLUG_CHARS;
+use crate::error::{Error, Result};
+use crate::index::{Located, RecordStore, SecretPolicy};
+use crate::records::{Category, Source};
+use crate::store::Scope;
+
+/// What to remember.
+#[derive(Debug, Clone)]
+pub struct Fact<'a> {
+    pub text: &'a str,
+    pub category: Option<Category>,
+    pub key: Option<&'a str>,
+    pub importance: Option<u8>,
+    /// Refuse a secret, or store it redacted.
+    pub secrets: SecretPolicy,
+}
+
+/// The key a fact gets without one: `agent:<slug of its text>`.
+pub fn agent_key(text: &str) -> String {
+    let s = crate::text::slug(text, MAX_SLUG_CHARS);
+    if s.is_empty() {
+        "agent:untitled".into()
+    } else {
+        format!("agent:{s}")
+    }
+}
+
+/// The category a fact gets without one, and the scope the rules suggest
+/// (a preference is the user's; everything else the project's).
+pub fn classify(text: &str) -> (Category, Scope) {
+    super::rules::classify(text).unwrap_or((Category::Decisions, Scope::Project))
+}
+
+/// Store `fact` in `store` (upsert by key). Returns where it lives and
+/// whether it was created.
+pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<(Located, bool)> {
+    let category = fact.category.unwrap_or_else(|| classify(fact.text).0);
+    let key = fact
+        .key
+        .map(str::to_string)
+        .unwrap_or_else(|| agent_key(fact.text));
+    if let Some(found) = store.find(&key)? {
+        if found.record.meta.source == Source::Manual && found.record.meta.key == key {
+            return Err(Error::invalid(format!(
+                "the key '{key}' belongs to a record a person wrote ({}); an agent does not overwrite it: remember this under another key",
+                found.path.display()
+            )));
+        }
+    }
+    store.upsert(
+        &key,
+        category,
+        fact.text,
+        |r| {
+            r.meta.source = Source::Agent;
+            if let Some(i) = fact.importance {
+                r.meta.importance = i;
+            }
+        },
+        fact.secrets,
+        now,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_and_keys() {
+        assert_eq!(
+            classify("I prefer short answers without emojis."),
+            (Category::Preferences, Scope::User)
+        );
+        assert_eq!(classify("the sky is blue").0, Category::Decisions);
+        assert_eq!(agent_key("Use pnpm, not npm!"), "agent:use-pnpm-not-npm");
+        assert_eq!(agent_key("???"), "agent:untitled");
+    }
+}
