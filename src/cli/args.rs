@@ -74,6 +74,9 @@ pub enum Command {
     Demo(DemoArgs),
     /// Store one fact for later sessions (what an agent calls mid-session)
     Remember(RememberArgs),
+    /// Serve the memory to an agent over MCP on stdio (tools: recall,
+    /// remember, get, list, forget)
+    Mcp,
     /// Print a shell completion script (source it, or save it where your shell looks)
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command with --out

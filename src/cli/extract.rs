@@ -169,6 +169,21 @@ fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {
 /// `recall summary`: one line per active record, pinned first, then by
 /// importance, then by recency, within the token budget.
 pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
+    let out = summary_text(ctx, a.max_tokens)?;
+    if a.write {
+        let project = ctx.project()?;
+        let path = project.dir.root.join("MEMORY.md");
+        ctx.ensure_scope(Scope::Project)?;
+        crate::store::atomic_write(&path, out.as_bytes())?;
+        eprintln!("wrote {}", path.display());
+    } else {
+        out!("{out}");
+    }
+    Ok(0)
+}
+
+/// The summary text (`recall summary`, the MCP `memory://summary`).
+pub(super) fn summary_text(ctx: &Ctx, max_tokens: usize) -> Result<String> {
     let project = ctx.project()?;
     let mut sections = Vec::new();
     for (scope, title) in [(Scope::Project, "Project"), (Scope::User, "Preferences")] {
@@ -188,14 +203,5 @@ pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
         })?;
         sections.push(Section { title, records });
     }
-    let out = render_summary(&project.info.name, &sections, a.max_tokens);
-    if a.write {
-        let path = project.dir.root.join("MEMORY.md");
-        ctx.ensure_scope(Scope::Project)?;
-        crate::store::atomic_write(&path, out.as_bytes())?;
-        eprintln!("wrote {}", path.display());
-    } else {
-        out!("{out}");
-    }
-    Ok(0)
+    Ok(render_summary(&project.info.name, &sections, max_tokens))
 }

@@ -28,6 +28,7 @@ mod hook;
 mod hook_install;
 mod hook_start;
 mod index;
+mod mcp;
 mod project;
 mod query;
 mod record;
@@ -85,6 +86,7 @@ pub fn run() -> Result<u8> {
         Some(Command::Query(q)) => query::run(&ctx, q),
         Some(Command::Record(r)) => record::run(&ctx, r),
         Some(Command::Remember(a)) => record::remember(&ctx, a),
+        Some(Command::Mcp) => mcp::run(&cli.global),
         Some(Command::Index(a)) => index::run(&ctx, a),
         Some(Command::Reindex(a)) => reindex::run(&ctx, a),
         Some(Command::Doctor) => doctor::run(&ctx),
@@ -112,6 +114,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Hook(_) => "hook",
         Command::Demo(_) => "demo",
         Command::Remember(_) => "remember",
+        Command::Mcp => "mcp",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

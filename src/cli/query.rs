@@ -88,20 +88,7 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     let text = query_text(&a)?;
     let req = request(ctx, &a, text)?;
     let (dirs, project) = scope_dirs(ctx, &a.scope)?;
-    let mut dbs = Vec::new();
-    for dir in dirs.iter().filter(|d| d.root.exists()) {
-        // A scope with records but no index yet gets one (the records are
-        // the truth); otherwise nothing here writes to the database.
-        let db = match ctx.open_for_read(dir, true)? {
-            Some(db) => db,
-            None if dir.records_dir().exists() => {
-                drop(ctx.open_synced(dir)?);
-                Db::open(&dir.index_path(), OpenMode::ReadOnly)?
-            }
-            None => continue,
-        };
-        dbs.push((dir, db));
-    }
+    let dbs = open_scopes(ctx, &dirs)?;
     let targets: Vec<Target> = dbs.iter().map(|(dir, db)| Target { dir, db }).collect();
     let resp = recall(&targets, &req)?;
     let out = render(&resp, &a, &project);
@@ -115,6 +102,25 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
         explain_no_hits(ctx, &req, &targets, &dirs, &project)?;
     }
     Ok(if resp.hits.is_empty() { 1 } else { 0 })
+}
+
+/// Open the scopes of `dirs` that exist, for reading. A scope with records
+/// but no index yet gets one (the records are the truth); otherwise nothing
+/// here writes to the database.
+pub fn open_scopes<'a>(ctx: &Ctx, dirs: &'a [ScopeDir]) -> Result<Vec<(&'a ScopeDir, Db)>> {
+    let mut dbs = Vec::new();
+    for dir in dirs.iter().filter(|d| d.root.exists()) {
+        let db = match ctx.open_for_read(dir, true)? {
+            Some(db) => db,
+            None if dir.records_dir().exists() => {
+                drop(ctx.open_synced(dir)?);
+                Db::open(&dir.index_path(), OpenMode::ReadOnly)?
+            }
+            None => continue,
+        };
+        dbs.push((dir, db));
+    }
+    Ok(dbs)
 }
 
 /// On stderr, why a query printed nothing: a budget too small for any hit,

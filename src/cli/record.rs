@@ -173,7 +173,7 @@ fn scopes(arg: &ScopeArg) -> Result<Vec<Scope>> {
 }
 
 /// Find a record and apply `f` with its store.
-fn with_record<T>(
+pub(super) fn with_record<T>(
     ctx: &Ctx,
     id_or_key: &str,
     arg: &ScopeArg,
@@ -277,8 +277,23 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
         status: a.status.as_deref().map(str::parse).transpose()?,
         source: a.source.as_deref().map(str::parse).transpose()?,
     };
+    let rows = list_records(ctx, a.scope.as_deref(), &filter)?;
+    match a.format {
+        ListFormat::Json => outln!("{}", serde_json::to_string_pretty(&rows)?),
+        ListFormat::Table => print_table(&rows)?,
+    }
+    Ok(0)
+}
+
+/// Records of one scope (or both), pinned first, then by importance, then
+/// the most recently updated.
+pub(super) fn list_records(
+    ctx: &Ctx,
+    scope: Option<&str>,
+    filter: &ListFilter,
+) -> Result<Vec<Listed>> {
     let mut rows: Vec<Listed> = Vec::new();
-    let wanted = match &a.scope {
+    let wanted = match scope {
         Some(s) => vec![parse_scope(s)?],
         None => vec![Scope::Project, Scope::User],
     };
@@ -293,7 +308,7 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
             conn: db.writer()?,
             limits: ctx.limits(),
         };
-        rows.extend(store.list(&filter)?);
+        rows.extend(store.list(filter)?);
     }
     rows.sort_by(|x, y| {
         y.pinned
@@ -301,11 +316,7 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
             .then(y.importance.cmp(&x.importance))
             .then(y.updated.cmp(&x.updated))
     });
-    match a.format {
-        ListFormat::Json => outln!("{}", serde_json::to_string_pretty(&rows)?),
-        ListFormat::Table => print_table(&rows)?,
-    }
-    Ok(0)
+    Ok(rows)
 }
 
 fn print_table(rows: &[Listed]) -> Result<()> {

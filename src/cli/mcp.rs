@@ -1,0 +1,368 @@
+//! `recall mcp`: a Model Context Protocol server on stdio, so an agent can
+//! search and store memory mid-session.
+//!
+//! Tools: `recall`, `remember`, `get`, `list`, `forget`. Resources:
+//! `memory://summary` and `memory://records/{id}`. Every call opens the
+//! home afresh (the same files the CLI and the hooks use, so each sees the
+//! others' writes at once) and runs on the tokio runtime this command alone
+//! starts. A failing call is a tool error (`isError`) with a message the
+//! model can act on; the server itself never stops for one.
+
+use anyhow::Result;
+use clap::ValueEnum;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{
+    schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt,
+};
+use serde::Deserialize;
+
+use super::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
+use super::context::{parse_scope, Ctx};
+use crate::index::{ListFilter, SecretPolicy};
+use crate::records::{render_record, Category, Status};
+use crate::render::{render_prompt, PromptOptions};
+use crate::store::Scope;
+
+/// Serve MCP on stdin/stdout until the client hangs up.
+pub fn run(global: &GlobalArgs) -> Result<u8> {
+    let server = RecallMcp::new(global.clone());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async move {
+            let running = server.serve(rmcp::transport::stdio()).await?;
+            running.waiting().await?;
+            anyhow::Ok(())
+        })?;
+    Ok(0)
+}
+
+/// The URI of the summary resource.
+const SUMMARY_URI: &str = "memory://summary";
+/// Record resources are this prefix and the record's id.
+const RECORD_URI: &str = "memory://records/";
+
+#[derive(Debug, Clone)]
+pub struct RecallMcp {
+    global: GlobalArgs,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RecallParams {
+    /// What to look for: the task at hand, a question, an error message or a
+    /// ticket's text. Plain words; no query syntax is needed.
+    pub query: String,
+    /// Most hits to return (default 8).
+    pub limit: Option<usize>,
+    /// Only these kinds of memory: "record" (durable facts), "session"
+    /// (past conversations), "ticket". Default: all.
+    pub kinds: Option<Vec<String>>,
+    /// "project" (this codebase), "user" (the person's preferences across
+    /// projects) or "all" (default).
+    pub scope: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RememberParams {
+    /// The fact to keep, in one to three self-contained sentences: a
+    /// decision and its reason, a procedure, a principle, an incident and
+    /// its fix, or a preference of the user. Never a secret.
+    pub text: String,
+    /// decisions, procedures, principles, incidents or preferences. Default:
+    /// classified from the text.
+    pub category: Option<String>,
+    /// A stable key; remembering the same key again updates the record.
+    /// Default: "agent:" and a slug of the text.
+    pub key: Option<String>,
+    /// "project" or "user". Default: "user" for a preference, else "project".
+    pub scope: Option<String>,
+    /// 0-100: how much this should count (default 50).
+    pub importance: Option<u8>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct IdParams {
+    /// A record's id or key (as `list` and `recall` show them).
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ListParams {
+    /// Only this category: decisions, procedures, principles, incidents or
+    /// preferences.
+    pub category: Option<String>,
+    /// "project" or "user". Default: both.
+    pub scope: Option<String>,
+    /// Most records to return (default 50).
+    pub limit: Option<usize>,
+}
+
+/// A tool's answer: the text, or a tool error the model reads.
+fn answer(r: Result<String>) -> Result<CallToolResult, ErrorData> {
+    Ok(match r {
+        Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(explain(&e))]),
+    })
+}
+
+/// An error as the model should read it: for a refused secret, what to do
+/// instead of the CLI's `--redact` advice.
+fn explain(e: &anyhow::Error) -> String {
+    match e.downcast_ref::<crate::Error>() {
+        Some(crate::Error::Secret { kind, location }) => format!(
+            "refused: the text contains a secret ({kind} at {location}). Remove the secret (describe where it lives instead) and call remember again."
+        ),
+        _ => format!("{e:#}"),
+    }
+}
+
+#[tool_router]
+impl RecallMcp {
+    pub fn new(global: GlobalArgs) -> RecallMcp {
+        RecallMcp {
+            global,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    fn ctx(&self) -> Result<Ctx> {
+        Ctx::new(&self.global)
+    }
+
+    #[tool(
+        description = "Search this project's memory (durable records, past sessions, tickets) and the user's preferences. Use it before starting a task, when stuck, or when the user refers to earlier work. Returns the most relevant memory as text, each item with its source."
+    )]
+    fn recall(&self, Parameters(p): Parameters<RecallParams>) -> Result<CallToolResult, ErrorData> {
+        answer(self.do_recall(p))
+    }
+
+    #[tool(
+        description = "Store one durable fact for future sessions: a decision and why, a procedure, a principle, an incident and its fix, or a user preference. Upserts by key. Refuses secrets. Keep it short and self-contained."
+    )]
+    fn remember(
+        &self,
+        Parameters(p): Parameters<RememberParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(self.do_remember(p))
+    }
+
+    #[tool(description = "Read one record in full (its frontmatter and text) by id or key.")]
+    fn get(&self, Parameters(p): Parameters<IdParams>) -> Result<CallToolResult, ErrorData> {
+        answer(self.record_text(&p.id))
+    }
+
+    #[tool(
+        description = "List active records, pinned and important first: one line each with key, category, scope, id and text."
+    )]
+    fn list(&self, Parameters(p): Parameters<ListParams>) -> Result<CallToolResult, ErrorData> {
+        answer(self.do_list(p))
+    }
+
+    #[tool(
+        description = "Forget a record that is wrong or outdated, by id or key. It is archived (kept on disk, left out of recall), not deleted."
+    )]
+    fn forget(&self, Parameters(p): Parameters<IdParams>) -> Result<CallToolResult, ErrorData> {
+        answer(self.do_forget(&p.id))
+    }
+}
+
+impl RecallMcp {
+    fn do_recall(&self, p: RecallParams) -> Result<String> {
+        let ctx = self.ctx()?;
+        let kinds = p
+            .kinds
+            .unwrap_or_default()
+            .iter()
+            .map(|k| {
+                HitKindArg::from_str(k, true).map_err(|_| {
+                    anyhow::anyhow!("unknown kind '{k}': use record, session or ticket")
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let args = QueryArgs {
+            text: vec![p.query.clone()],
+            format: Some(QueryFormat::Prompt),
+            limit: Some(p.limit.unwrap_or(8).max(1)),
+            kinds,
+            scope: p.scope.unwrap_or_default(),
+            ..QueryArgs::default()
+        };
+        let req = super::query::request(&ctx, &args, p.query)?;
+        let (dirs, _) = super::query::scope_dirs(&ctx, &args.scope)?;
+        let dbs = super::query::open_scopes(&ctx, &dirs)?;
+        let targets: Vec<crate::recall::Target> = dbs
+            .iter()
+            .map(|(dir, db)| crate::recall::Target { dir, db })
+            .collect();
+        let resp = crate::recall::recall(&targets, &req)?;
+        for (i, (dir, _)) in dbs.iter().enumerate() {
+            crate::recall::record_hits(&dir.index_path(), &resp.touched, i, ctx.now.as_second());
+        }
+        if resp.hits.is_empty() {
+            return Ok("No memory matched this query.".into());
+        }
+        Ok(render_prompt(
+            &resp,
+            PromptOptions {
+                max_tokens: req.max_tokens.unwrap_or(super::query::PROMPT_TOKENS),
+            },
+        ))
+    }
+
+    fn do_remember(&self, p: RememberParams) -> Result<String> {
+        use crate::extract::remember::{classify, remember, Fact};
+        let ctx = self.ctx()?;
+        let category: Option<Category> = p.category.as_deref().map(str::parse).transpose()?;
+        let scope = match (&p.scope, category) {
+            (Some(s), _) => parse_scope(s)?,
+            (None, Some(_)) => Scope::Project,
+            (None, None) => classify(&p.text).1,
+        };
+        if p.importance.is_some_and(|i| i > 100) {
+            anyhow::bail!("importance must be 0-100");
+        }
+        let dir = ctx.ensure_scope(scope)?;
+        let mut db = ctx.open_synced(&dir)?;
+        let mut store = crate::index::RecordStore {
+            dir: &dir,
+            conn: db.writer()?,
+            limits: ctx.limits(),
+        };
+        let fact = Fact {
+            text: p.text.trim(),
+            category,
+            key: p.key.as_deref(),
+            importance: p.importance,
+            secrets: SecretPolicy::Refuse,
+        };
+        let (loc, created) = remember(&mut store, &fact, ctx.now)?;
+        let m = &loc.record.meta;
+        Ok(format!(
+            "{} {} ({}, {} scope, id {})",
+            if created { "Remembered" } else { "Updated" },
+            m.key,
+            m.category,
+            m.scope,
+            m.id
+        ))
+    }
+
+    fn record_text(&self, id: &str) -> Result<String> {
+        let ctx = self.ctx()?;
+        super::record::with_record(&ctx, id, &Default::default(), |_, loc| {
+            Ok(render_record(&loc.record)?)
+        })
+    }
+
+    fn do_list(&self, p: ListParams) -> Result<String> {
+        let ctx = self.ctx()?;
+        let filter = ListFilter {
+            category: p.category.as_deref().map(str::parse).transpose()?,
+            status: Some(Status::Active),
+            source: None,
+        };
+        let rows = super::record::list_records(&ctx, p.scope.as_deref(), &filter)?;
+        if rows.is_empty() {
+            return Ok("No records.".into());
+        }
+        Ok(rows
+            .iter()
+            .take(p.limit.unwrap_or(50).max(1))
+            .map(|r| {
+                format!(
+                    "- {} ({}, {} scope, id {}): {}",
+                    r.key,
+                    r.category,
+                    r.scope,
+                    r.id,
+                    r.text.replace('\n', " ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
+    fn do_forget(&self, id: &str) -> Result<String> {
+        let ctx = self.ctx()?;
+        super::record::with_record(&ctx, id, &Default::default(), |store, loc| {
+            let mut r = loc.record;
+            r.meta.status = Status::Archived;
+            r.meta.updated = ctx.now;
+            let saved = store.save(r, Some(&loc.path), SecretPolicy::Refuse)?;
+            Ok(format!(
+                "Forgot {} (archived; `recall record unarchive {}` brings it back)",
+                saved.record.meta.key, saved.record.meta.id
+            ))
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RecallMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("recall", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "recall is this project's memory. Call `recall` with the task or question before you start and whenever earlier work may matter; call `remember` to keep a decision, procedure, principle, incident or user preference for future sessions (never secrets); `forget` archives a wrong record.",
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![Resource::new(
+            SUMMARY_URI,
+            "memory summary",
+        )
+        .with_description("A compact index of this project's memory and the user's preferences")
+        .with_mime_type("text/markdown")]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(format!("{RECORD_URI}{{id}}"), "record")
+                .with_description("One record's Markdown file, by id or key"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let text = if uri == SUMMARY_URI {
+            self.ctx()
+                .and_then(|ctx| super::extract::summary_text(&ctx, 5000))
+                .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?
+        } else if let Some(id) = uri.strip_prefix(RECORD_URI) {
+            self.record_text(id)
+                .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e:#}"), None))?
+        } else {
+            return Err(ErrorData::resource_not_found(
+                format!("unknown resource {uri}: use {SUMMARY_URI} or {RECORD_URI}<id>"),
+                None,
+            ));
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
+    }
+}
