@@ -1239,3 +1239,80 @@ fn pre_compact_indexes_and_extracts_this_session() {
         "extracted before compaction: {listed}"
     );
 }
+
+/// `hook install` wires the MCP server too: `.mcp.json` for Claude Code,
+/// `[mcp_servers.recall]` in Codex's `config.toml` (comments and other
+/// servers kept); again changes nothing; `--dry-run` shows diffs and writes
+/// nothing.
+#[test]
+fn install_wires_the_mcp_server_for_claude_code_and_codex() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let codex = env.tmp.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let config = codex.join("config.toml");
+    let original =
+        "# my codex settings\nmodel = \"o4\"\n\n[mcp_servers.other]\ncommand = \"other-mcp\"\n";
+    std::fs::write(&config, original).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = in_project(&env, &proj);
+        c.env("CODEX_HOME", &codex)
+            .args(["hook", "install"])
+            .args(args);
+        ok(&mut c)
+    };
+    // Dry run: diffs, nothing written.
+    let out = run(&["--claude-code", "--codex", "--dry-run"]);
+    assert!(out.contains("+  \"mcpServers\""), "{out}");
+    assert!(out.contains("+[mcp_servers.recall]"), "{out}");
+    assert!(!proj.join(".mcp.json").exists());
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+
+    let out = run(&["--claude-code", "--codex"]);
+    assert!(out.contains("installed the recall MCP server"), "{out}");
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(proj.join(".mcp.json")).unwrap()).unwrap();
+    let server = &mcp["mcpServers"]["recall"];
+    assert_eq!(server["command"], "recall", "{mcp:#}");
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args, ["--home", env.home().to_str().unwrap(), "mcp"]);
+    let toml_text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        toml_text.starts_with("# my codex settings\nmodel = \"o4\""),
+        "{toml_text}"
+    );
+    assert!(toml_text.contains("[mcp_servers.other]"), "{toml_text}");
+    let parsed: toml::Table = toml::from_str(&toml_text).unwrap();
+    assert_eq!(
+        parsed["mcp_servers"]["recall"]["command"].as_str(),
+        Some("recall")
+    );
+    assert_eq!(
+        parsed["mcp_servers"]["recall"]["args"]
+            .as_array()
+            .unwrap()
+            .last()
+            .and_then(|a| a.as_str()),
+        Some("mcp")
+    );
+    // Again: nothing changes.
+    let bytes = std::fs::read(&config).unwrap();
+    let out = run(&["--claude-code", "--codex"]);
+    assert_eq!(out.matches("already in").count(), 3, "{out}");
+    assert_eq!(std::fs::read(&config).unwrap(), bytes);
+    // A broken config is reported, and left alone.
+    std::fs::write(&config, "model = [").unwrap();
+    let out = in_project(&env, &proj)
+        .env("CODEX_HOME", &codex)
+        .args(["hook", "install", "--codex"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not valid TOML"));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "model = [");
+}

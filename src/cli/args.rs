@@ -445,16 +445,24 @@ pub struct HookArgs {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Install into Claude Code's settings.json
+    /// Claude Code: the hooks in settings.json and (project scope) the MCP
+    /// server in <project root>/.mcp.json
     #[arg(long)]
     pub claude_code: bool,
+    /// Codex: the MCP server as [mcp_servers.recall] in $CODEX_HOME/config.toml
+    /// (~/.codex)
+    #[arg(long)]
+    pub codex: bool,
     /// ~/.claude/settings.json instead of <project root>/.claude/settings.json
     /// (the default, also chosen by a bare --project)
     #[arg(long)]
     pub user: bool,
-    /// Print the merged settings instead of writing them
+    /// Print the merged Claude Code settings instead of writing them
     #[arg(long)]
     pub print: bool,
+    /// Show what would change in each file, as a diff, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

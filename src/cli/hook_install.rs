@@ -1,6 +1,8 @@
-//! `recall hook install --claude-code [--project|--user] [--print]`: merge
-//! recall's hooks into Claude Code's `settings.json`, keeping every other
-//! setting and hook, writing a backup first.
+//! `recall hook install --claude-code [--project|--user] [--print]
+//! [--dry-run]` and `--codex`: merge recall's hooks into Claude Code's
+//! `settings.json` and its MCP server into `.mcp.json` (Claude Code) or
+//! `config.toml` (Codex), keeping every other setting, hook and line,
+//! writing a backup first; idempotent; `--dry-run` shows the diffs.
 
 use std::path::{Path, PathBuf};
 
@@ -69,55 +71,216 @@ pub fn merge(mut settings: Value, command: &str) -> Result<Value> {
     Ok(settings)
 }
 
-fn read_settings(path: &Path) -> Result<Value> {
-    match std::fs::read_to_string(path) {
-        Ok(t) if t.trim().is_empty() => Ok(json!({})),
-        Ok(t) => serde_json::from_str(&t).with_context(|| {
+/// One file the install changes.
+struct Change {
+    path: PathBuf,
+    /// Its text now (`None`: the file does not exist).
+    before: Option<String>,
+    after: String,
+    /// Whether `after` means something else than `before` (reformatting
+    /// alone is not a change).
+    changed: bool,
+    /// What it installs, for the messages.
+    what: String,
+}
+
+pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
+    if !a.claude_code && !a.codex {
+        bail!("say which launcher to install for: --claude-code, --codex, or both");
+    }
+    let mut changes = Vec::new();
+    if a.claude_code {
+        let path = settings_path(ctx, &a)?;
+        let (raw, before) = read_json(&path)?;
+        let after = merge(before.clone(), &hook_command(ctx))?;
+        let text = serde_json::to_string_pretty(&after)? + "\n";
+        if a.print {
+            out!("{text}");
+            return Ok(0);
+        }
+        changes.push(Change {
+            path,
+            before: raw,
+            changed: after != before,
+            after: text,
+            what: format!("recall hooks ({})", EVENTS.join(", ")),
+        });
+        if a.user {
+            eprintln!(
+                "recall: Claude Code keeps user-scope MCP servers in its own state file; add recall there with `claude mcp add --scope user recall -- {}`",
+                mcp_args(ctx).join(" ")
+            );
+        } else {
+            let root = ctx
+                .project()?
+                .info
+                .root
+                .context("the project has no folder")?;
+            let path = root.join(".mcp.json");
+            let (raw, before) = read_json(&path)?;
+            let after = merge_mcp_json(before.clone(), ctx)?;
+            changes.push(Change {
+                path,
+                before: raw,
+                changed: after != before,
+                after: serde_json::to_string_pretty(&after)? + "\n",
+                what: "the recall MCP server".into(),
+            });
+        }
+    }
+    if a.codex {
+        let home = crate::ingest::discover::default_codex_home()
+            .context("cannot find ~/.codex; set CODEX_HOME")?;
+        let path = home.join("config.toml");
+        let raw = read_text(&path)?;
+        let after = merge_codex_toml(raw.as_deref().unwrap_or(""), ctx).with_context(|| {
             format!(
-                "{} is not valid JSON; fix it or move it aside",
+                "{} is not valid TOML; fix it or move it aside",
                 path.display()
             )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
+        })?;
+        changes.push(Change {
+            changed: raw.as_deref() != Some(after.as_str()),
+            path,
+            before: raw,
+            after,
+            what: "the recall MCP server ([mcp_servers.recall])".into(),
+        });
+    }
+    for c in changes {
+        if !c.changed {
+            outln!("{} already in {}", c.what, c.path.display());
+            continue;
+        }
+        if a.dry_run {
+            let name = c.path.display().to_string();
+            out!(
+                "{}",
+                similar::udiff::unified_diff(
+                    similar::Algorithm::Myers,
+                    c.before.as_deref().unwrap_or(""),
+                    &c.after,
+                    3,
+                    Some((&name, &name)),
+                )
+            );
+            continue;
+        }
+        write_with_backup(ctx, &c)?;
+        outln!("installed {} in {}", c.what, c.path.display());
+    }
+    Ok(0)
+}
+
+/// Write a change: a timestamped backup of the old file first, the new
+/// text atomically, and the file's own mode kept (these are the launcher's
+/// files, not recall's memory: a new one is 0644, not 0600).
+fn write_with_backup(ctx: &Ctx, c: &Change) -> Result<()> {
+    let path = &c.path;
+    if path.exists() {
+        let ext = path
+            .extension()
+            .map_or(String::new(), |e| e.to_string_lossy().into_owned());
+        let backup = path.with_extension(format!("{ext}.bak-{}", ctx.now.as_second()));
+        std::fs::copy(path, &backup)
+            .with_context(|| format!("cannot back up {}", path.display()))?;
+        outln!("backed up {} to {}", path.display(), backup.display());
+    }
+    let dir = path.parent().context("the path has no folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mode = std::fs::metadata(path).map(|m| m.permissions());
+    crate::store::atomic_write(path, c.after.as_bytes())?;
+    restore_mode(path, mode.ok())
+}
+
+fn read_text(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
 
-pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
-    if !a.claude_code {
-        bail!("say which launcher to install for: --claude-code (Codex reads hooks from its own config; see README)");
+/// A JSON settings file: its text, and its value (`{}` when absent or
+/// blank).
+fn read_json(path: &Path) -> Result<(Option<String>, Value)> {
+    let raw = read_text(path)?;
+    let value = match raw.as_deref() {
+        None => json!({}),
+        Some(t) if t.trim().is_empty() => json!({}),
+        Some(t) => serde_json::from_str(t).with_context(|| {
+            format!(
+                "{} is not valid JSON; fix it or move it aside",
+                path.display()
+            )
+        })?,
+    };
+    Ok((raw, value))
+}
+
+/// The arguments that start the MCP server (a non-default home included).
+fn mcp_args(ctx: &Ctx) -> Vec<String> {
+    let mut args = vec!["recall".to_string()];
+    if let Some(home) = non_default_home(ctx) {
+        args.push("--home".into());
+        args.push(home);
     }
-    let path = settings_path(ctx, &a)?;
-    let before = read_settings(&path)?;
-    let after = merge(before.clone(), &hook_command(ctx))?;
-    let text = serde_json::to_string_pretty(&after)? + "\n";
-    if a.print {
-        out!("{text}");
-        return Ok(0);
-    }
-    if after == before {
-        outln!("recall hooks are already in {}", path.display());
-        return Ok(0);
-    }
-    if path.exists() {
-        let backup = path.with_extension(format!("json.bak-{}", ctx.now.as_second()));
-        std::fs::copy(&path, &backup)
-            .with_context(|| format!("cannot back up {}", path.display()))?;
-        outln!("backed up {} to {}", path.display(), backup.display());
-    }
-    let dir = path.parent().context("settings path has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    // settings.json is the launcher's file, not recall's memory: it keeps
-    // its mode (0644 for a new one), not the 0600 of recall's own writes.
-    let mode = std::fs::metadata(&path).map(|m| m.permissions());
-    crate::store::atomic_write(&path, text.as_bytes())?;
-    restore_mode(&path, mode.ok())?;
-    outln!(
-        "installed recall hooks ({}) in {}",
-        EVENTS.join(", "),
-        path.display()
+    args.push("mcp".into());
+    args
+}
+
+/// `.mcp.json` with `mcpServers.recall` set, everything else kept.
+fn merge_mcp_json(mut v: Value, ctx: &Ctx) -> Result<Value> {
+    let servers = v
+        .as_object_mut()
+        .context(".mcp.json is not a JSON object")?
+        .entry("mcpServers")
+        .or_insert_with(|| json!({}));
+    let servers = servers
+        .as_object_mut()
+        .context("\"mcpServers\" in .mcp.json is not an object")?;
+    let args = mcp_args(ctx);
+    servers.insert(
+        "recall".into(),
+        json!({"type": "stdio", "command": args[0], "args": args[1..]}),
     );
-    Ok(0)
+    Ok(v)
+}
+
+/// Codex's `config.toml` with `[mcp_servers.recall]` set, every other line
+/// (comments and layout included) kept.
+fn merge_codex_toml(text: &str, ctx: &Ctx) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    let servers = doc
+        .entry("mcp_servers")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .context("mcp_servers in config.toml is not a table")?;
+    let args = mcp_args(ctx);
+    let entry = servers
+        .entry("recall")
+        .or_insert_with(toml_edit::table)
+        .as_table_mut()
+        .context("mcp_servers.recall in config.toml is not a table")?;
+    let want_args: toml_edit::Array = args[1..].iter().map(String::as_str).collect();
+    let same = entry.get("command").and_then(|c| c.as_str()) == Some(args[0].as_str())
+        && entry
+            .get("args")
+            .and_then(|a| a.as_array())
+            .is_some_and(|a| {
+                a.iter()
+                    .map(|x| x.as_str())
+                    .eq(args[1..].iter().map(|x| Some(x.as_str())))
+            });
+    if !same {
+        entry["command"] = toml_edit::value(args[0].as_str());
+        entry["args"] = toml_edit::value(want_args);
+    }
+    Ok(doc.to_string())
 }
 
 /// Whether a settings command is one of recall's Claude Code hooks.
@@ -129,17 +292,22 @@ fn is_recall_hook(cmd: &str) -> bool {
 /// `--home` or `RECALL_HOME`) is passed on, since the launcher runs the hook
 /// without this shell's flags or, often, its environment.
 fn hook_command(ctx: &Ctx) -> String {
+    match non_default_home(ctx) {
+        None => "recall hook claude-code".into(),
+        Some(home) => format!("recall --home {} hook claude-code", shell_quote(&home)),
+    }
+}
+
+/// The home, when it is not the one recall finds by itself.
+fn non_default_home(ctx: &Ctx) -> Option<String> {
     let default = crate::store::resolve_home(None, |k| {
         (k != "RECALL_HOME")
             .then(|| std::env::var(k).ok())
             .flatten()
     });
     match default {
-        Ok(d) if d == ctx.home.root() => "recall hook claude-code".into(),
-        _ => format!(
-            "recall --home {} hook claude-code",
-            shell_quote(&ctx.home.root().to_string_lossy())
-        ),
+        Ok(d) if d == ctx.home.root() => None,
+        _ => Some(ctx.home.root().to_string_lossy().into_owned()),
     }
 }
 
