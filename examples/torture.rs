@@ -7,6 +7,7 @@
 //! bash scripts/torture.sh --quick    # short form with a fixed seed (seconds; in CI)
 //! target/release/examples/torture [--quick] [--seed S] [--kills N] [--load-secs S]
 //!                                 [--fuzz N] [--recall-bin PATH] [--keep DIR]
+//!                                 [--only kill,load,fuzz,secrets,isolation,hostile]
 //! ```
 //!
 //! Scenarios (each row of the table names its target; the run exits 1 when
@@ -75,6 +76,9 @@ struct Opts {
     /// Keep the workspace in DIR
     #[arg(long)]
     keep: Option<PathBuf>,
+    /// Run only these scenarios (kill, load, fuzz, secrets, isolation, hostile)
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 /// One line of the result table.
@@ -168,18 +172,31 @@ fn main() -> Result<()> {
     let kills = o.kills.unwrap_or(if o.quick { 12 } else { 200 });
     let load = Duration::from_secs(o.load_secs.unwrap_or(if o.quick { 4 } else { 60 }));
     let fuzz = o.fuzz.unwrap_or(if o.quick { 20_000 } else { 10_000_000 });
-    eprintln!("torture: kill -9 x{kills}");
-    rows.extend(kill9(&w, kills, o.seed)?);
-    eprintln!("torture: load for {load:?}");
-    rows.extend(load_test(&w, load, !o.quick)?);
-    eprintln!("torture: fuzz x{fuzz}");
-    rows.extend(fuzzing(fuzz, o.seed)?);
-    eprintln!("torture: secrets");
-    rows.extend(secrets(&w)?);
-    eprintln!("torture: isolation");
-    rows.extend(isolation(&w, o.seed)?);
-    eprintln!("torture: hostile environment");
-    rows.extend(hostile(&w)?);
+    let wanted = |name: &str| o.only.is_empty() || o.only.iter().any(|x| x == name);
+    if wanted("kill") {
+        eprintln!("torture: kill -9 x{kills}");
+        rows.extend(kill9(&w, kills, o.seed)?);
+    }
+    if wanted("load") {
+        eprintln!("torture: load for {load:?}");
+        rows.extend(load_test(&w, load, !o.quick)?);
+    }
+    if wanted("fuzz") {
+        eprintln!("torture: fuzz x{fuzz}");
+        rows.extend(fuzzing(fuzz, o.seed)?);
+    }
+    if wanted("secrets") {
+        eprintln!("torture: secrets");
+        rows.extend(secrets(&w)?);
+    }
+    if wanted("isolation") {
+        eprintln!("torture: isolation");
+        rows.extend(isolation(&w, o.seed)?);
+    }
+    if wanted("hostile") {
+        eprintln!("torture: hostile environment");
+        rows.extend(hostile(&w)?);
+    }
     println!(
         "## recall torture suite ({} form, seed {}, {:.0} s)\n",
         if o.quick { "quick" } else { "full" },

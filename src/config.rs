@@ -57,6 +57,9 @@ pub struct IndexConfig {
     pub tool_output_cap: usize,
     /// Target size of a ticket part, in words.
     pub ticket_words: usize,
+    /// CPU niceness of `index` and `reindex` (0-19; 0 leaves it alone):
+    /// batch jobs yield the CPU to hooks and queries on a busy machine.
+    pub nice: u8,
 }
 
 impl Default for IndexConfig {
@@ -66,6 +69,7 @@ impl Default for IndexConfig {
             overlap_words: None,
             tool_output_cap: 2000,
             ticket_words: 300,
+            nice: 10,
         }
     }
 }
@@ -202,6 +206,12 @@ impl Config {
                     "is {o}; it must be less than index.chunk_words ({}) (it is ignored: passages no longer overlap)",
                     self.index.chunk_words
                 ),
+            ));
+        }
+        if self.index.nice > 19 {
+            out.push((
+                "index.nice",
+                format!("is {}; it must be from 0 to 19", self.index.nice),
             ));
         }
         let mut within = |key: &'static str, v: f64, lo: f64, hi: f64| {

@@ -75,6 +75,15 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// Whether this is SQLite answering "busy" or "locked": another writer
+    /// holds the lock (only seen by connections that do not wait).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Error::Sqlite(e) if matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked)
+        ))
+    }
+
     /// Wrap an I/O error with the action and path that failed.
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -96,6 +96,29 @@ impl Ctx {
 }
 
 impl Ctx {
+    /// Lower this process's CPU priority to `index.nice` (Unix), before
+    /// any worker thread starts (they inherit it): a batch job then yields
+    /// the CPU to the hooks and queries that an agent is waiting on. Best
+    /// effort.
+    pub fn be_nice(&self) {
+        let nice = i32::from(self.config.index.nice);
+        #[cfg(unix)]
+        if nice > 0 {
+            // SAFETY: setpriority has no memory effects; `0` is this process.
+            let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+            if rc == 0 {
+                tracing::debug!("batch job: running at nice {nice}");
+            } else {
+                tracing::debug!(
+                    "setpriority({nice}) failed: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = nice;
+    }
+
     /// Open a scope's index for reading: read-only, one connection, no pool
     /// and no migration. Records are re-synced first (the only write) when
     /// the stat check says their files changed. With `upgrade` (commands a
@@ -121,7 +144,31 @@ impl Ctx {
             );
             return Ok(Some(db));
         }
-        if old || changed {
+        if changed && !old {
+            // The read path's only write, and it never waits: with another
+            // writer at work (an index job), answer from the index as it is
+            // and let a later read (or the writer) sync the records.
+            let synced = Db::try_writer(&path).and_then(|w| match w {
+                Some(mut w) => {
+                    let report =
+                        sync_records(w.writer()?, dir, &self.limits(), false, &Progress::hidden())?;
+                    for e in &report.errors {
+                        tracing::warn!("skipped {e}");
+                    }
+                    Ok(())
+                }
+                None => Ok(()),
+            });
+            match synced {
+                Ok(()) => {}
+                Err(e) if e.is_busy() => {
+                    tracing::debug!("records changed but the index is busy; read as it is")
+                }
+                Err(e) => return Err(e.into()),
+            }
+            return Ok(Some(db));
+        }
+        if old {
             drop(db);
             self.open_synced(dir)?;
             if old {

@@ -87,6 +87,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
 }
 
 pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
+    ctx.be_nice();
     let format = a
         .format
         .as_deref()
