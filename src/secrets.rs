@@ -22,8 +22,13 @@
 //! `openai-key` (`sk-`, `sk-proj-`, `sk-svcacct-`, ...), `anthropic-key`
 //! (`sk-ant-`), `slack-token` (`xox?-`, `xapp-`, webhook URLs), `stripe-key`
 //! (`sk_`/`rk_` live and test, `whsec_`), `google-api-key` (`AIza`),
-//! `private-key` (PEM and PGP blocks), `jwt`, `url-password` and
-//! `password-assignment`.
+//! `npm-token` (`npm_`), `gitlab-token` (`glpat-` and the other `gl..-`
+//! prefixes), `huggingface-token` (`hf_`), `azure-storage-key`
+//! (`AccountKey=` in a connection string), `auth-header` (the value of an
+//! `Authorization: Bearer|Basic|Token` header), `basic-auth` (the password of
+//! `curl -u user:password`), `private-key` (PEM and PGP blocks), `jwt`,
+//! `url-password` and `password-assignment` (keys such as `PGPASSWORD`
+//! included).
 //!
 //! What gets redacted is the secret value only: for assignments and URL
 //! passwords the value after `=`/`:` or between `:` and `@`; for Slack webhooks
@@ -127,6 +132,12 @@ const PRIVATE_KEY: &str = "private-key";
 const JWT: &str = "jwt";
 const URL_PASSWORD: &str = "url-password";
 const PASSWORD_ASSIGNMENT: &str = "password-assignment";
+const NPM_TOKEN: &str = "npm-token";
+const GITLAB_TOKEN: &str = "gitlab-token";
+const HUGGINGFACE_TOKEN: &str = "huggingface-token";
+const AZURE_STORAGE_KEY: &str = "azure-storage-key";
+const AUTH_HEADER: &str = "auth-header";
+const BASIC_AUTH: &str = "basic-auth";
 
 /// A candidate secret before overlap resolution and line/column lookup.
 #[derive(Debug, Clone, Copy)]
@@ -141,7 +152,7 @@ fn rank(kind: &'static str) -> u8 {
     match kind {
         PRIVATE_KEY => 0,
         AWS_SECRET_KEY => 2,
-        URL_PASSWORD => 3,
+        URL_PASSWORD | AUTH_HEADER | BASIC_AUTH => 3,
         PASSWORD_ASSIGNMENT => 4,
         _ => 1,
     }
@@ -150,8 +161,9 @@ fn rank(kind: &'static str) -> u8 {
 type Detector = fn(&str, &mut Vec<Span>);
 
 /// All detectors; each appends its candidates in any order.
-const DETECTORS: [Detector; 4] = [
+const DETECTORS: [Detector; 5] = [
     detect_tokens,
+    detect_headers,
     detect_private_keys,
     detect_url_passwords,
     detect_assignments,
@@ -195,7 +207,7 @@ struct TokenRule {
     valid: fn(&str) -> bool,
 }
 
-const TOKEN_RULES: [TokenRule; 9] = [
+const TOKEN_RULES: [TokenRule; 13] = [
     rule("aws", AWS_ACCESS_KEY, |v| !v.ends_with("EXAMPLE")),
     rule("github", GITHUB_TOKEN, |v| {
         !v.starts_with("github_pat_") || has_digit(v)
@@ -209,6 +221,12 @@ const TOKEN_RULES: [TokenRule; 9] = [
     rule("stripe", STRIPE_KEY, |v| has_digit(v) || has_mixed_case(v)),
     rule("google", GOOGLE_API_KEY, |_| true),
     rule("jwt", JWT, |_| true),
+    rule("npm", NPM_TOKEN, has_digit),
+    rule("gitlab", GITLAB_TOKEN, has_digit),
+    rule("hf", HUGGINGFACE_TOKEN, |v| {
+        has_digit(v) && has_mixed_case(v)
+    }),
+    rule("azure", AZURE_STORAGE_KEY, has_digit),
 ];
 
 const fn rule(group: &'static str, kind: &'static str, valid: fn(&str) -> bool) -> TokenRule {
@@ -228,6 +246,10 @@ static TOKENS: LazyLock<Regex> = LazyLock::new(|| {
         r"|(?-u:\b)(?P<stripe>[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})",
         r"|(?-u:\b)(?P<google>AIza[A-Za-z0-9_-]{35})(?-u:\b)",
         r"|(?-u:\b)(?P<jwt>eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,})",
+        r"|(?-u:\b)(?P<npm>npm_[A-Za-z0-9]{36})(?-u:\b)",
+        r"|(?-u:\b)(?P<gitlab>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})",
+        r"|(?-u:\b)(?P<hf>hf_[A-Za-z0-9]{34,})(?-u:\b)",
+        r"|AccountKey=(?P<azure>[A-Za-z0-9+/]{40,}={0,2})",
     ))
     .expect("token pattern is a valid constant regex")
 });
@@ -250,6 +272,42 @@ fn token_span(caps: &Captures<'_>) -> Option<Span> {
             kind: rule.kind,
         })
     })
+}
+
+// ---------------------------------------------------------------------------
+// Credentials in HTTP headers and command lines
+
+/// `Authorization: Bearer|Basic|Token <value>` and `curl -u user:<password>`.
+/// A detector of its own, not part of [`TOKENS`]: a header's value may be a
+/// token of a known format (a JWT), which then keeps its own, more specific
+/// kind when the spans merge.
+static HEADERS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i:authorization)[\x22']?[ \t]*[:=][ \t]*[\x22']?(?i:bearer|basic|token)[ \t]+(?P<bearer>[A-Za-z0-9._~+/=-]{16,})",
+        r"|(?-u:\b)curl(?-u:\b)[^\n]{0,200}?[ \t](?:-u|--user)[ \t]+[\x22']?[^\s:\x22']+:(?P<curl>[^\s\x22']+)",
+    ))
+    .expect("header pattern is a valid constant regex")
+});
+
+fn detect_headers(text: &str, out: &mut Vec<Span>) {
+    for caps in HEADERS.captures_iter(text) {
+        let found = match (caps.name("bearer"), caps.name("curl")) {
+            (Some(v), _) if has_digit(v.as_str()) && !is_placeholder(v.as_str()) => {
+                Some((v, AUTH_HEADER))
+            }
+            (_, Some(v)) if url_password_is_real(v.as_str()) && !v.as_str().starts_with('$') => {
+                Some((v, BASIC_AUTH))
+            }
+            _ => None,
+        };
+        if let Some((m, kind)) = found {
+            out.push(Span {
+                start: m.start(),
+                end: m.end(),
+                kind,
+            });
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -648,6 +706,10 @@ fn key_names_secret(key: &str) -> bool {
     }
     words.iter().enumerate().any(|(i, word)| {
         listed(SECRET_WORDS, word)
+            // Glued prefixes of environment variables: `PGPASSWORD`,
+            // `MYSQL_PWD` is split already, `REDISPASSWORD`.
+            || word.ends_with("password")
+            || word.ends_with("passwd")
             || (word == "key" && i > 0 && listed(KEY_QUALIFIERS, &words[i - 1]))
     })
 }
@@ -1419,5 +1481,119 @@ mod tests {
             prop_assert_eq!(findings.is_empty(), matches!(out, Cow::Borrowed(_)));
             prop_assert_eq!(contains_secret(&text), !findings.is_empty());
         }
+    }
+
+    /// The kinds of `text`'s findings and the redacted text.
+    fn kinds_and_clean(text: &str) -> (Vec<&'static str>, String) {
+        let (clean, f) = redact(text);
+        (f.iter().map(|x| x.kind).collect(), clean.into_owned())
+    }
+
+    /// Regressions (issue probe: these eight were stored instead of redacted
+    /// or refused). Each secret is found, and only its value is redacted.
+    #[test]
+    fn r_pgpassword_is_redacted() {
+        let v = format!("Xk9#{}", mixed(12));
+        let (kinds, clean) = kinds_and_clean(&format!("PGPASSWORD={v} psql -h db"));
+        assert_eq!(kinds, [PASSWORD_ASSIGNMENT]);
+        assert_eq!(
+            clean,
+            "PGPASSWORD=[REDACTED:password-assignment] psql -h db"
+        );
+    }
+
+    #[test]
+    fn r_django_secret_key_with_symbols_is_redacted() {
+        let (kinds, clean) = kinds_and_clean(&format!(
+            "SECRET_KEY='django-insecure-8f#2kq!{}'",
+            mixed(20)
+        ));
+        assert_eq!(kinds, [PASSWORD_ASSIGNMENT]);
+        assert!(!clean.contains("django-insecure"), "{clean}");
+    }
+
+    #[test]
+    fn r_authorization_bearer_header_is_redacted() {
+        let t = mixed(40);
+        let (kinds, clean) = kinds_and_clean(&format!(
+            "curl -H \"Authorization: Bearer {t}\" https://api"
+        ));
+        assert_eq!(kinds, [AUTH_HEADER]);
+        assert!(clean.contains("Bearer [REDACTED:auth-header]"), "{clean}");
+        // A variable is not a secret.
+        assert!(
+            kinds_and_clean("Authorization: Bearer $API_TOKEN_VALUE_FROM_ENV")
+                .0
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn r_curl_user_password_is_redacted() {
+        let (kinds, clean) = kinds_and_clean(&format!(
+            "curl -u admin:{} https://api.example.com",
+            mixed(12)
+        ));
+        assert_eq!(kinds, [BASIC_AUTH]);
+        assert!(
+            clean.contains("-u admin:[REDACTED:basic-auth] https"),
+            "{clean}"
+        );
+        assert!(kinds_and_clean("curl -u $USER:$PASS https://x")
+            .0
+            .is_empty());
+    }
+
+    #[test]
+    fn r_npm_token_is_redacted() {
+        assert_eq!(
+            kinds_and_clean(&format!(
+                "//registry.npmjs.org/:_authToken=npm_{}",
+                mixed(36)
+            ))
+            .0
+            .len(),
+            1
+        );
+        assert_eq!(
+            kinds_and_clean(&format!("token npm_{}", mixed(36))).0,
+            [NPM_TOKEN]
+        );
+        assert!(kinds_and_clean("npm_config_cache is set").0.is_empty());
+    }
+
+    #[test]
+    fn r_azure_account_key_is_redacted() {
+        let key = format!("{}{}==", mixed(40), upper(44));
+        let conn = format!("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key};EndpointSuffix=core.windows.net");
+        let (kinds, clean) = kinds_and_clean(&conn);
+        assert_eq!(kinds, [AZURE_STORAGE_KEY]);
+        assert!(
+            clean.contains("AccountKey=[REDACTED:azure-storage-key];EndpointSuffix"),
+            "{clean}"
+        );
+        assert!(kinds_and_clean("AccountKey=<your key here>").0.is_empty());
+    }
+
+    #[test]
+    fn r_gitlab_token_is_redacted() {
+        assert_eq!(
+            kinds_and_clean(&format!("export GL=glpat-{}", mixed(20))).0,
+            [GITLAB_TOKEN]
+        );
+        assert!(kinds_and_clean("glpat- tokens expire yearly").0.is_empty());
+    }
+
+    #[test]
+    fn r_huggingface_token_is_redacted() {
+        assert_eq!(
+            kinds_and_clean(&format!("login with hf_{}", mixed(34))).0,
+            [HUGGINGFACE_TOKEN]
+        );
+        assert!(
+            kinds_and_clean("call hf_hub_download_with_retries_and_cache_dir_option() here")
+                .0
+                .is_empty()
+        );
     }
 }
