@@ -812,6 +812,9 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
             "t0rtur3-Zq8Xw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9Ed8Cb7Aa6"
         ),
         format!("xoxb-{}", "1234567890-1234567890123-T0rtur3S1ackT0kenAbCd"),
+        format!("npm_{}", "T0rtur3NpmT0kenAbCdEfGhIjKlMnOpQrStU"),
+        format!("glpat-{}", "T0rtur3GitLab9xYzAbCd"),
+        format!("hf_{}", "T0rtur3HuggingFace9xYzAbCdEfGhIjKlMn"),
     ];
     let known = planted
         .iter()
@@ -840,8 +843,8 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
     std::fs::write(
         &ticket,
         format!(
-            "# Rotate credentials\n\nThe leaked token was {}.\n",
-            planted[3]
+            "# Rotate credentials\n\nThe leaked token was {}.\n\nAlso rotate {} and {}.\n",
+            planted[3], planted[4], planted[5]
         ),
     )?;
     pc(&["index", t.to_str().unwrap(), cc.to_str().unwrap()])?;
@@ -860,6 +863,11 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
         "remember",
         "--redact",
         &format!("The CI uses {} for uploads.", planted[1]),
+    ])?;
+    pc(&[
+        "remember",
+        "--redact",
+        &format!("Model downloads use {} in CI.", planted[6]),
     ])?;
     // A record file written by hand (the user's own file keeps its text).
     let dir_out = pc(&["project", "show", "--json"])?;
