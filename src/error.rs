@@ -18,6 +18,11 @@ pub enum Error {
     #[error("{0}")]
     NotFound(String),
 
+    /// The request conflicts with what is stored (a generated record's
+    /// text is read-only to this caller).
+    #[error("{0}")]
+    Conflict(String),
+
     /// A record file could not be parsed; `line` is 1-based within the file.
     #[error("{}:{line}: {message}", path.display())]
     Parse {

@@ -7,6 +7,8 @@
 //! - [`store`]: home, scopes, projects, the SQLite pool and migrations;
 //! - [`recall`]: query, rank and merge;
 //! - [`render`]: snippets, prompt and JSON output;
+//! - [`memory`]: the façade every front end (CLI, hooks, REST, MCP) calls;
+//! - [`serve`]: the REST API and web panel (`recall serve`);
 //! - `cli`: the command line (the only module that knows clap).
 
 pub mod cli;
@@ -16,12 +18,15 @@ pub mod error;
 pub mod extract;
 pub mod index;
 pub mod ingest;
+pub mod memory;
 pub mod recall;
 pub mod records;
 pub mod render;
 pub mod secrets;
+pub mod serve;
 pub mod store;
 pub mod text;
 pub mod when;
 
 pub use error::{Error, Result};
+pub use memory::Memory;

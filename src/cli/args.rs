@@ -77,6 +77,8 @@ pub enum Command {
     /// Serve the memory to an agent over MCP on stdio (tools: recall,
     /// remember, get, list, forget)
     Mcp,
+    /// Serve a local REST API and the web memory panel (http://127.0.0.1:7077/)
+    Serve(ServeArgs),
     /// Print a shell completion script (source it, or save it where your shell looks)
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command with --out
@@ -538,4 +540,20 @@ fn zero_or_more(s: &str) -> Result<usize, String> {
 
 fn importance(s: &str) -> Result<u8, String> {
     whole(s, 0, 100, "0-100").map(|n| n as u8)
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  recall serve                      # http://127.0.0.1:7077/\n  recall serve --addr 127.0.0.1:0   # a free port, printed on stdout\n  RECALL_TOKEN=$(openssl rand -hex 32) recall serve --addr 0.0.0.0:7077"
+)]
+pub struct ServeArgs {
+    /// Address to listen on; anything but loopback needs --token
+    #[arg(long, default_value = "127.0.0.1:7077", value_name = "IP:PORT")]
+    pub addr: std::net::SocketAddr,
+    /// Bearer token every /api call must carry (at least 16 characters)
+    #[arg(long, env = "RECALL_TOKEN", hide_env_values = true, value_name = "T")]
+    pub token: Option<String>,
+    /// Abandon a request that runs longer than this, in seconds
+    #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
 }

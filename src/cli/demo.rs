@@ -62,7 +62,7 @@ fn index_demo_sources(
             continue;
         }
         let inputs = expand(&[dir])?;
-        let opts = super::index::ingest_options(ctx, Some(kind), None);
+        let opts = ctx.ingest_options(Some(kind), None);
         let r = index_sources(db.writer()?, &inputs, &opts, &run, &mut |l| {
             eprintln!("recall: {l}")
         })?;
@@ -84,7 +84,7 @@ pub fn run(a: DemoArgs) -> Result<u8> {
         cwd: Some(corpus.clone()),
         ephemeral: false,
     };
-    let ctx = Ctx::new(&global)?;
+    let ctx = super::context::open(&global)?;
     let project = ctx.ensure_scope(Scope::Project)?;
     let user = ctx.ensure_scope(Scope::User)?;
     copy_records(&corpus.join("records"), &project.records_dir())?;

@@ -6,10 +6,8 @@ use anyhow::{bail, Result};
 
 use super::args::{ExtractArgs, ExtractorArg, SummaryArgs};
 use super::context::Ctx;
-use crate::extract::run::{self, Extractor, Options, Scopes};
-use crate::extract::summary::{render_summary, Section};
-use crate::index::{ListFilter, RecordStore};
-use crate::records::Status;
+use crate::extract::run::{self, Extractor, Options};
+use crate::memory::{ExtractJob, ExtractOutcome};
 use crate::store::Scope;
 use crate::when::parse_when;
 
@@ -30,16 +28,14 @@ fn extractor(ctx: &Ctx, a: &ExtractArgs) -> Result<Extractor> {
 }
 
 pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
-    let pdir = ctx.project()?.dir;
-    if !pdir.index_path().exists() {
-        bail!("nothing indexed for this project yet: run `recall index` first");
-    }
-    let mut pdb = ctx.open_synced(&pdir)?;
     if a.status {
-        return print_status(pdb.writer()?, a.json);
+        let pdir = ctx.project()?.dir;
+        if !pdir.index_path().exists() {
+            bail!("nothing indexed for this project yet: run `recall index` first");
+        }
+        return print_status(ctx.open_synced(&pdir)?.writer()?, a.json);
     }
-    let c = &ctx.config.extract;
-    let opts = Options {
+    let job = ExtractJob {
         session: a.session.clone(),
         since: a
             .since
@@ -47,40 +43,16 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
             .map(|s| parse_when(s, ctx.now))
             .transpose()?
             .map(|t| t.as_second()),
-        max_sessions: a.max_sessions.unwrap_or(c.max_sessions),
-        idle_secs: (a.idle_hours.unwrap_or(c.idle_hours) * 3600.0) as i64,
-        max_age_secs: (c.max_age_days * 86_400.0) as i64,
+        max_sessions: a.max_sessions,
+        idle_hours: a.idle_hours,
         dry_run: a.dry_run,
         extractor: extractor(ctx, &a)?,
-        owner: format!("{}-{}", std::process::id(), ctx.now.as_nanosecond()),
-        lease_secs: 600,
-        now: ctx.now,
-        ingest: super::index::ingest_options(ctx, None, None),
-        limits: ctx.limits(),
     };
-    // A dry run must not create the user scope just to compare against
-    // its (absent) records: an empty in-memory index stands in for it.
-    let udir = ctx.scope_dir(Scope::User)?;
-    let mut udb = None;
-    let mut empty = None;
-    let user = if a.dry_run && !udir.index_path().exists() && !udir.records_dir().exists() {
-        empty.insert(crate::store::empty_in_memory()?)
-    } else {
-        ctx.ensure_scope(Scope::User)?;
-        udb.insert(ctx.open_synced(&udir)?).writer()?
-    };
-    let mut scopes = Scopes {
-        project: (&pdir, pdb.writer()?),
-        user: (&udir, user),
-    };
-    if let Some(id) = &opts.session {
-        if !run::has_session(scopes.project.1, id)? {
-            bail!(
-                "no indexed session with id '{id}' in this project; `recall extract --status` lists them (index the transcript first with `recall index`)"
-            );
-        }
-    }
-    let report = run::run(&mut scopes, &opts)?;
+    let ExtractOutcome {
+        report,
+        options,
+        nothing_due,
+    } = ctx.extract(&job)?;
     if a.json {
         outln!(
             "{}",
@@ -107,9 +79,8 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
         "extract: {} sessions: {} done, {} skipped, {} failed; {verb} {} records",
         report.sessions, report.done, report.skipped, report.failed, report.records
     );
-    if report.sessions == 0 {
-        let b = run::backlog(scopes.project.1, &opts)?;
-        eprintln!("extract: nothing due: {}", why_nothing_due(&b, &opts));
+    if let Some(b) = nothing_due {
+        eprintln!("extract: nothing due: {}", why_nothing_due(&b, &options));
     }
     Ok(0)
 }
@@ -184,24 +155,5 @@ pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
 
 /// The summary text (`recall summary`, the MCP `memory://summary`).
 pub(super) fn summary_text(ctx: &Ctx, max_tokens: usize) -> Result<String> {
-    let project = ctx.project()?;
-    let mut sections = Vec::new();
-    for (scope, title) in [(Scope::Project, "Project"), (Scope::User, "Preferences")] {
-        let dir = ctx.scope_dir(scope)?;
-        if !dir.index_path().exists() && !dir.records_dir().exists() {
-            continue;
-        }
-        let mut db = ctx.open_synced(&dir)?;
-        let store = RecordStore {
-            dir: &dir,
-            conn: db.writer()?,
-            limits: ctx.limits(),
-        };
-        let records = store.list(&ListFilter {
-            status: Some(Status::Active),
-            ..ListFilter::default()
-        })?;
-        sections.push(Section { title, records });
-    }
-    Ok(render_summary(&project.info.name, &sections, max_tokens))
+    Ok(ctx.summary(max_tokens)?)
 }

@@ -99,7 +99,7 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
     if g.cwd.is_none() {
         g.cwd = p.cwd.clone();
     }
-    let ctx = Ctx::new(&g)?;
+    let ctx = super::context::open(&g)?;
     tracing::debug!(
         session = p.session_id.as_deref().unwrap_or("?"),
         source = p.source.as_deref().unwrap_or("-"),

@@ -5,29 +5,12 @@ use anyhow::{bail, Context as _, Result};
 use super::args::{IndexArgs, KindArg};
 use super::context::Ctx;
 use super::reindex::PARTIAL;
-use crate::index::{index_sources, IndexReport, RunOptions};
-use crate::ingest::chunk::ChunkOptions;
+use crate::index::{IndexReport, RunOptions};
 use crate::ingest::discover::{
     claude_code_transcripts, claude_project_dir_name, codex_rollouts, default_claude_home,
     default_codex_home, expand, Input,
 };
-use crate::ingest::{Format, IngestOptions, Kind};
-use crate::store::{Db, OpenMode, Scope};
-
-/// Ingest options from config and flags.
-pub fn ingest_options(ctx: &Ctx, kind: Option<Kind>, format: Option<Format>) -> IngestOptions {
-    let c = &ctx.config.index;
-    IngestOptions {
-        chunk: ChunkOptions {
-            target_words: c.chunk_words.max(20),
-            max_words: c.chunk_words.max(20) * 2,
-        },
-        tool_output_cap: c.tool_output_cap,
-        ticket_words: c.ticket_words.max(20),
-        kind,
-        format,
-    }
-}
+use crate::ingest::{Format, Kind};
 
 /// The files named by the flags.
 fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
@@ -87,7 +70,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
 }
 
 pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
-    ctx.be_nice();
+    super::context::be_nice(&ctx.config);
     let format = a
         .format
         .as_deref()
@@ -111,16 +94,13 @@ pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
         }
     }
     let files = sources(ctx, &a)?;
-    let dir = ctx.ensure_scope(Scope::Project)?;
-    let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
-    let opts = ingest_options(ctx, kind, format);
     let run = RunOptions {
         full: a.full,
         prune: a.prune,
         progress: !a.json,
         now: ctx.now.as_second(),
     };
-    let report = index_sources(db.writer()?, &files, &opts, &run, &mut |line| {
+    let report = ctx.index(&files, kind, format, &run, &mut |line| {
         eprintln!("recall: {line}")
     })?;
     print_report(&report, a.json)?;

@@ -24,8 +24,9 @@ use rmcp::{
 use serde::Deserialize;
 
 use super::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
-use super::context::{parse_scope, Ctx};
+use super::context::{parse_scope, parse_search_scope, Ctx};
 use crate::index::{ListFilter, SecretPolicy};
+use crate::memory::Patch;
 use crate::records::{render_record, Category, Status};
 use crate::render::{render_prompt, PromptOptions};
 use crate::store::Scope;
@@ -134,7 +135,7 @@ impl RecallMcp {
     }
 
     fn ctx(&self) -> Result<Ctx> {
-        Ctx::new(&self.global)
+        super::context::open(&self.global)
     }
 
     #[tool(
@@ -196,21 +197,13 @@ impl RecallMcp {
             ..QueryArgs::default()
         };
         let req = super::query::request(&ctx, &args, p.query)?;
-        let (dirs, _) = super::query::scope_dirs(&ctx, &args.scope)?;
-        let dbs = super::query::open_scopes(&ctx, &dirs)?;
-        let targets: Vec<crate::recall::Target> = dbs
-            .iter()
-            .map(|(dir, db)| crate::recall::Target { dir, db })
-            .collect();
-        let resp = crate::recall::recall(&targets, &req)?;
-        for (i, (dir, _)) in dbs.iter().enumerate() {
-            crate::recall::record_hits(&dir.index_path(), &resp.touched, i, ctx.now.as_second());
-        }
-        if resp.hits.is_empty() {
+        let found = ctx.recall(&req, parse_search_scope(&args.scope)?)?;
+        found.note_hits(ctx.now.as_second());
+        if found.response.hits.is_empty() {
             return Ok("No memory matched this query.".into());
         }
         Ok(render_prompt(
-            &resp,
+            &found.response,
             PromptOptions {
                 max_tokens: req.max_tokens.unwrap_or(super::query::PROMPT_TOKENS),
             },
@@ -218,7 +211,7 @@ impl RecallMcp {
     }
 
     fn do_remember(&self, p: RememberParams) -> Result<String> {
-        use crate::extract::remember::{classify, remember, Fact};
+        use crate::extract::remember::{classify, Fact};
         let ctx = self.ctx()?;
         let category: Option<Category> = p.category.as_deref().map(str::parse).transpose()?;
         let scope = match (&p.scope, category) {
@@ -230,12 +223,6 @@ impl RecallMcp {
             anyhow::bail!("importance must be 0-100");
         }
         let dir = ctx.ensure_scope(scope)?;
-        let mut db = ctx.open_synced(&dir)?;
-        let mut store = crate::index::RecordStore {
-            dir: &dir,
-            conn: db.writer()?,
-            limits: ctx.limits(),
-        };
         let fact = Fact {
             text: p.text.trim(),
             category,
@@ -243,7 +230,7 @@ impl RecallMcp {
             importance: p.importance,
             secrets: SecretPolicy::Refuse,
         };
-        let (loc, created) = remember(&mut store, &fact, ctx.now)?;
+        let (loc, created) = ctx.remember(&dir, &fact)?;
         let m = &loc.record.meta;
         Ok(format!(
             "{} {} ({}, {} scope, id {})",
@@ -257,9 +244,8 @@ impl RecallMcp {
 
     fn record_text(&self, id: &str) -> Result<String> {
         let ctx = self.ctx()?;
-        super::record::with_record(&ctx, id, &Default::default(), |_, loc| {
-            Ok(render_record(&loc.record)?)
-        })
+        let loc = ctx.get(&super::record::lookup_dirs(&ctx, &Default::default())?, id)?;
+        Ok(render_record(&loc.record)?)
     }
 
     fn do_list(&self, p: ListParams) -> Result<String> {
@@ -292,16 +278,19 @@ impl RecallMcp {
 
     fn do_forget(&self, id: &str) -> Result<String> {
         let ctx = self.ctx()?;
-        super::record::with_record(&ctx, id, &Default::default(), |store, loc| {
-            let mut r = loc.record;
-            r.meta.status = Status::Archived;
-            r.meta.updated = ctx.now;
-            let saved = store.save(r, Some(&loc.path), SecretPolicy::Refuse)?;
-            Ok(format!(
-                "Forgot {} (archived; `recall record unarchive {}` brings it back)",
-                saved.record.meta.key, saved.record.meta.id
-            ))
-        })
+        let patch = Patch {
+            status: Some(Status::Archived),
+            ..Patch::default()
+        };
+        let saved = ctx.patch(
+            &super::record::lookup_dirs(&ctx, &Default::default())?,
+            id,
+            patch,
+        )?;
+        Ok(format!(
+            "Forgot {} (archived; `recall record unarchive {}` brings it back)",
+            saved.record.meta.key, saved.record.meta.id
+        ))
     }
 }
 

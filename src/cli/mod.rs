@@ -33,6 +33,7 @@ mod project;
 mod query;
 mod record;
 mod reindex;
+mod serve;
 
 pub use args::Cli;
 
@@ -40,7 +41,6 @@ use anyhow::{Context as _, Result};
 use clap::Parser;
 
 use args::Command;
-use context::Ctx;
 
 /// Exit codes: 0 success or hits, 1 no hits (or doctor found problems),
 /// 2 error, 3 a batch finished but some files failed.
@@ -80,13 +80,14 @@ pub fn run() -> Result<u8> {
         }
         _ => {}
     }
-    let ctx = Ctx::new(&cli.global)?;
+    let ctx = context::open(&cli.global)?;
     match cli.command {
         None => query::run(&ctx, cli.query),
         Some(Command::Query(q)) => query::run(&ctx, q),
         Some(Command::Record(r)) => record::run(&ctx, r),
         Some(Command::Remember(a)) => record::remember(&ctx, a),
         Some(Command::Mcp) => mcp::run(&cli.global),
+        Some(Command::Serve(a)) => serve::run(ctx, a),
         Some(Command::Index(a)) => index::run(&ctx, a),
         Some(Command::Reindex(a)) => reindex::run(&ctx, a),
         Some(Command::Doctor) => doctor::run(&ctx),
@@ -115,6 +116,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Demo(_) => "demo",
         Command::Remember(_) => "remember",
         Command::Mcp => "mcp",
+        Command::Serve(_) => "serve",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

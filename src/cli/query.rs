@@ -5,15 +5,12 @@ use std::io::{IsTerminal, Read, Write};
 use anyhow::{bail, Context as _, Result};
 
 use super::args::{HitKindArg, QueryArgs, QueryFormat};
-use super::context::Ctx;
-use crate::recall::plan::table_docs;
-use crate::recall::{recall, record_hits, HitKind, Request, Response, Target};
+use super::context::{parse_search_scope, Ctx};
+use crate::recall::{HitKind, Request, Response};
 use crate::render::{render_json, render_prompt, render_snippets, PromptOptions, Style};
-use crate::store::{Db, OpenMode, Scope, ScopeDir, Table};
 use crate::when::parse_when;
 
-/// Default budget of the prompt format, in estimated tokens.
-pub const PROMPT_TOKENS: usize = 2000;
+pub use crate::render::PROMPT_TOKENS;
 
 /// The query text from the arguments, `--query-file`, or stdin.
 fn query_text(a: &QueryArgs) -> Result<String> {
@@ -71,111 +68,22 @@ pub fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
     Ok(req)
 }
 
-/// The scope folders a `--scope` value selects.
-pub fn scope_dirs(ctx: &Ctx, scope: &str) -> Result<(Vec<ScopeDir>, String)> {
-    let project = ctx.project()?;
-    let dirs = match scope {
-        "" | "all" => vec![project.dir.clone(), ctx.home.user()],
-        s => match s.parse::<Scope>()? {
-            Scope::Project => vec![project.dir.clone()],
-            Scope::User => vec![ctx.home.user()],
-        },
-    };
-    Ok((dirs, project.info.id))
-}
-
 pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     let text = query_text(&a)?;
     let req = request(ctx, &a, text)?;
-    let (dirs, project) = scope_dirs(ctx, &a.scope)?;
-    let dbs = open_scopes(ctx, &dirs)?;
-    let targets: Vec<Target> = dbs.iter().map(|(dir, db)| Target { dir, db }).collect();
-    let resp = recall(&targets, &req)?;
-    let out = render(&resp, &a, &project);
+    let found = ctx.recall(&req, parse_search_scope(&a.scope)?)?;
+    let out = render(&found.response, &a, &found.project);
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
-    for (i, (dir, _)) in dbs.iter().enumerate() {
-        record_hits(&dir.index_path(), &resp.touched, i, ctx.now.as_second());
+    found.note_hits(ctx.now.as_second());
+    if let Some(why) = &found.no_hits {
+        eprintln!("recall: {why}");
     }
-    if resp.hits.is_empty() {
-        explain_no_hits(ctx, &req, &targets, &dirs, &project)?;
-    }
-    Ok(if resp.hits.is_empty() { 1 } else { 0 })
+    Ok(if found.response.hits.is_empty() { 1 } else { 0 })
 }
 
-/// Open the scopes of `dirs` that exist, for reading. A scope with records
-/// but no index yet gets one (the records are the truth); otherwise nothing
-/// here writes to the database.
-pub fn open_scopes<'a>(ctx: &Ctx, dirs: &'a [ScopeDir]) -> Result<Vec<(&'a ScopeDir, Db)>> {
-    let mut dbs = Vec::new();
-    for dir in dirs.iter().filter(|d| d.root.exists()) {
-        let db = match ctx.open_for_read(dir, true)? {
-            Some(db) => db,
-            None if dir.records_dir().exists() => {
-                drop(ctx.open_synced(dir)?);
-                Db::open(&dir.index_path(), OpenMode::ReadOnly)?
-            }
-            None => continue,
-        };
-        dbs.push((dir, db));
-    }
-    Ok(dbs)
-}
-
-/// On stderr, why a query printed nothing: a budget too small for any hit,
-/// or what was searched (so a mistyped `--home` or an empty project does
-/// not look like "no match").
-fn explain_no_hits(
-    ctx: &Ctx,
-    req: &Request,
-    targets: &[Target],
-    dirs: &[ScopeDir],
-    project: &str,
-) -> Result<()> {
-    if let Some(budget) = req.max_tokens {
-        let mut free = req.clone();
-        free.max_tokens = None;
-        free.limit = 1;
-        if let Some(best) = recall(targets, &free)?.hits.first() {
-            eprintln!(
-                "recall: nothing fits in {budget} tokens: the best hit needs about {} (its text), plus the prompt's header; raise --max-tokens",
-                crate::text::estimate_tokens(&best.text)
-            );
-            return Ok(());
-        }
-    }
-    let mut searched = Vec::new();
-    for dir in dirs {
-        let found = targets.iter().find(|t| t.dir.root == dir.root);
-        let what = match found {
-            Some(t) => {
-                let n = t.db.with_conn(|c| {
-                    let mut n = [0i64; 3];
-                    for (i, table) in Table::ALL.into_iter().enumerate() {
-                        n[i] = table_docs(c, table)?;
-                    }
-                    Ok(n)
-                })?;
-                format!("{} records, {} passages, {} ticket parts", n[0], n[1], n[2])
-            }
-            None => "no index".to_string(),
-        };
-        searched.push(format!(
-            "{} scope {} ({what})",
-            dir.scope,
-            dir.root.display()
-        ));
-    }
-    eprintln!(
-        "recall: no hits in home {} for project {project}; searched {}",
-        ctx.home.root().display(),
-        searched.join("; ")
-    );
-    Ok(())
-}
-
-fn render(resp: &Response, a: &QueryArgs, project: &str) -> String {
+pub fn render(resp: &Response, a: &QueryArgs, project: &str) -> String {
     match a.format.unwrap_or(QueryFormat::Snippets) {
         QueryFormat::Json => render_json(resp, Some(project)) + "\n",
         QueryFormat::Prompt => render_prompt(

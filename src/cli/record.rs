@@ -6,9 +6,10 @@ use anyhow::{bail, Context as _, Result};
 
 use super::args::{AddArgs, GetFormat, ListArgs, ListFormat, RecordCmd, ScopeArg, UpdateArgs};
 use super::context::{parse_scope, Ctx};
-use crate::index::{ListFilter, Listed, Located, RecordStore, SecretPolicy};
-use crate::records::{parse_record, render_record, Category, Record, Status};
-use crate::store::Scope;
+use crate::index::{ListFilter, Listed, SecretPolicy};
+use crate::memory::{ListOrder, NewRecord, Patch};
+use crate::records::{parse_record, render_record, Category, Source, Status};
+use crate::store::{Scope, ScopeDir};
 
 /// Run a record subcommand.
 pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
@@ -20,20 +21,25 @@ pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
             category,
             scope,
         } => {
-            let cat: Category = category.parse()?;
-            modify(ctx, &id_or_key, &scope, "reclassified", |r| {
-                r.meta.category = cat
-            })
+            let p = Patch {
+                category: Some(category.parse()?),
+                ..Patch::default()
+            };
+            patch(ctx, &id_or_key, &scope, "reclassified", p)
         }
         RecordCmd::Archive { id_or_key, scope } => {
-            modify(ctx, &id_or_key, &scope, "archived", |r| {
-                r.meta.status = Status::Archived
-            })
+            let p = Patch {
+                status: Some(Status::Archived),
+                ..Patch::default()
+            };
+            patch(ctx, &id_or_key, &scope, "archived", p)
         }
         RecordCmd::Unarchive { id_or_key, scope } => {
-            modify(ctx, &id_or_key, &scope, "unarchived", |r| {
-                r.meta.status = Status::Active
-            })
+            let p = Patch {
+                status: Some(Status::Active),
+                ..Patch::default()
+            };
+            patch(ctx, &id_or_key, &scope, "unarchived", p)
         }
         RecordCmd::Delete { id_or_key, scope } => delete(ctx, &id_or_key, &scope),
         RecordCmd::List(a) => list(ctx, a),
@@ -77,51 +83,20 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
     let scope = parse_scope(&a.scope)?;
     let category: Category = a.category.parse()?;
     let text = read_text(a.text)?;
-    if let Some(i) = a.importance.filter(|i| *i > 100) {
-        bail!("--importance {i} is out of range 0-100");
-    }
-    // Validate before touching disk, so bad input leaves nothing behind.
-    let probe = Record::new(
-        &a.key,
+    let new = NewRecord {
+        key: a.key,
+        text,
         category,
-        scope,
-        crate::records::Source::Manual,
-        &text,
-        ctx.now,
-    );
-    crate::records::validate(&probe, &ctx.limits()).map_err(|(_, e)| e)?;
-    crate::index::screen_secrets(&mut probe.clone(), policy(a.redact))?;
-    let dir = ctx.ensure_scope(scope)?;
-    let mut db = ctx.open_synced(&dir)?;
-    let mut store = RecordStore {
-        dir: &dir,
-        conn: db.writer()?,
-        limits: ctx.limits(),
+        pinned: a.pinned.then_some(true),
+        importance: a.importance,
+        keywords: Some(a.keywords).filter(|k| k.iter().any(|k| !k.trim().is_empty())),
+        source: Source::Manual,
+        secrets: policy(a.redact),
+        keep_generated: false,
     };
-    let keywords: Vec<String> = a
-        .keywords
-        .into_iter()
-        .map(|k| k.trim().to_string())
-        .filter(|k| !k.is_empty())
-        .collect();
-    let (loc, created) = store.upsert(
-        &a.key,
-        category,
-        &text,
-        |r| {
-            if a.pinned {
-                r.meta.pinned = true;
-            }
-            if let Some(i) = a.importance {
-                r.meta.importance = i;
-            }
-            if !keywords.is_empty() {
-                r.meta.keywords = keywords;
-            }
-        },
-        policy(a.redact),
-        ctx.now,
-    )?;
+    // Validate before touching disk, so bad input leaves nothing behind.
+    ctx.check_new(scope, &new)?;
+    let (loc, created) = ctx.upsert(&ctx.ensure_scope(scope)?, new)?;
     let verb = if created { "added" } else { "updated" };
     outln!("{verb} {} {}", loc.record.meta.id, loc.path.display());
     Ok(0)
@@ -129,7 +104,7 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
 
 /// `recall remember`: an agent stores one fact (see `extract::remember`).
 pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
-    use crate::extract::remember::{classify, remember as store_fact, Fact};
+    use crate::extract::remember::{classify, Fact};
     let text = read_text(a.text)?;
     let category: Option<Category> = a.category.as_deref().map(str::parse).transpose()?;
     let scope = match (&a.scope, category) {
@@ -138,12 +113,6 @@ pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
         (None, None) => classify(&text).1,
     };
     let dir = ctx.ensure_scope(scope)?;
-    let mut db = ctx.open_synced(&dir)?;
-    let mut store = RecordStore {
-        dir: &dir,
-        conn: db.writer()?,
-        limits: ctx.limits(),
-    };
     let fact = Fact {
         text: text.trim(),
         category,
@@ -151,7 +120,7 @@ pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
         importance: a.importance,
         secrets: policy(a.redact),
     };
-    let (loc, created) = store_fact(&mut store, &fact, ctx.now)?;
+    let (loc, created) = ctx.remember(&dir, &fact)?;
     let m = &loc.record.meta;
     outln!(
         "{} {} ({}, {} scope) {}",
@@ -164,111 +133,56 @@ pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// The scopes to look in for ID_OR_KEY: the one given, else project then user.
-fn scopes(arg: &ScopeArg) -> Result<Vec<Scope>> {
+/// The scope folders to look in for ID_OR_KEY: the one given, else the
+/// project's then the user's.
+pub(super) fn lookup_dirs(ctx: &Ctx, arg: &ScopeArg) -> Result<Vec<ScopeDir>> {
     Ok(match &arg.scope {
-        Some(s) => vec![parse_scope(s)?],
-        None => vec![Scope::Project, Scope::User],
+        Some(s) => vec![ctx.scope_dir(parse_scope(s)?)?],
+        None => vec![ctx.scope_dir(Scope::Project)?, ctx.scope_dir(Scope::User)?],
     })
 }
 
-/// Find a record and apply `f` with its store.
-pub(super) fn with_record<T>(
-    ctx: &Ctx,
-    id_or_key: &str,
-    arg: &ScopeArg,
-    f: impl FnOnce(&mut RecordStore, Located) -> Result<T>,
-) -> Result<T> {
-    for scope in scopes(arg)? {
-        let dir = ctx.scope_dir(scope)?;
-        if !dir.records_dir().exists() && !dir.index_path().exists() {
-            continue;
-        }
-        let mut db = ctx.open_synced(&dir)?;
-        let mut store = RecordStore {
-            dir: &dir,
-            conn: db.writer()?,
-            limits: ctx.limits(),
-        };
-        if let Some(loc) = store.find(id_or_key)? {
-            return f(&mut store, loc);
-        }
-    }
-    bail!("no record with id or key '{id_or_key}'; list them with `recall record list`")
-}
-
-fn modify(
-    ctx: &Ctx,
-    id_or_key: &str,
-    scope: &ScopeArg,
-    verb: &str,
-    f: impl FnOnce(&mut Record),
-) -> Result<u8> {
-    with_record(ctx, id_or_key, scope, |store, loc| {
-        let mut r = loc.record;
-        f(&mut r);
-        r.meta.updated = ctx.now;
-        let saved = store.save(r, Some(&loc.path), SecretPolicy::Refuse)?;
-        outln!("{verb} {} {}", saved.record.meta.id, saved.path.display());
-        Ok(0)
-    })
+/// Apply `patch` to a record and print `verb id path`.
+fn patch(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg, verb: &str, patch: Patch) -> Result<u8> {
+    let saved = ctx.patch(&lookup_dirs(ctx, scope)?, id_or_key, patch)?;
+    outln!("{verb} {} {}", saved.record.meta.id, saved.path.display());
+    Ok(0)
 }
 
 fn update(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
-    if let Some(i) = a.importance.filter(|i| *i > 100) {
-        bail!("--importance {i} is out of range 0-100");
-    }
     let text = match a.text {
         Some(t) => Some(read_text(Some(t))?),
         None => None,
     };
-    with_record(ctx, &a.id_or_key, &a.scope, |store, loc| {
-        let mut r = loc.record;
-        if let Some(t) = text {
-            r.body = t.trim().to_string();
-            r.mark_edited_by_hand();
-        }
-        if let Some(p) = a.pinned {
-            r.meta.pinned = p;
-        }
-        if let Some(i) = a.importance {
-            r.meta.importance = i;
-        }
-        if let Some(k) = a.keywords {
-            r.meta.keywords = k
-                .into_iter()
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty())
-                .collect();
-        }
-        r.meta.updated = ctx.now;
-        let saved = store.save(r, Some(&loc.path), policy(a.redact))?;
-        outln!("updated {} {}", saved.record.meta.id, saved.path.display());
-        Ok(0)
-    })
+    let p = Patch {
+        text,
+        pinned: a.pinned,
+        importance: a.importance,
+        keywords: a.keywords,
+        secrets: policy(a.redact),
+        ..Patch::default()
+    };
+    patch(ctx, &a.id_or_key, &a.scope, "updated", p)
 }
 
 fn delete(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
-    with_record(ctx, id_or_key, scope, |store, loc| {
-        let gone = store.delete(&loc.record.meta.id)?;
-        outln!("deleted {} {}", gone.record.meta.id, gone.path.display());
-        Ok(0)
-    })
+    let gone = ctx.delete(&lookup_dirs(ctx, scope)?, id_or_key)?;
+    outln!("deleted {} {}", gone.record.meta.id, gone.path.display());
+    Ok(0)
 }
 
 fn get(ctx: &Ctx, id_or_key: &str, format: GetFormat, scope: &ScopeArg) -> Result<u8> {
-    with_record(ctx, id_or_key, scope, |_, loc| {
-        match format {
-            GetFormat::Md => out!("{}", render_record(&loc.record)?),
-            GetFormat::Json => {
-                let mut v = serde_json::to_value(&loc.record.meta)?;
-                v["text"] = loc.record.body.clone().into();
-                v["path"] = loc.path.to_string_lossy().into_owned().into();
-                outln!("{}", serde_json::to_string_pretty(&v)?);
-            }
+    let loc = ctx.get(&lookup_dirs(ctx, scope)?, id_or_key)?;
+    match format {
+        GetFormat::Md => out!("{}", render_record(&loc.record)?),
+        GetFormat::Json => {
+            let mut v = serde_json::to_value(&loc.record.meta)?;
+            v["text"] = loc.record.body.clone().into();
+            v["path"] = loc.path.to_string_lossy().into_owned().into();
+            outln!("{}", serde_json::to_string_pretty(&v)?);
         }
-        Ok(0)
-    })
+    }
+    Ok(0)
 }
 
 fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
@@ -292,31 +206,13 @@ pub(super) fn list_records(
     scope: Option<&str>,
     filter: &ListFilter,
 ) -> Result<Vec<Listed>> {
-    let mut rows: Vec<Listed> = Vec::new();
-    let wanted = match scope {
-        Some(s) => vec![parse_scope(s)?],
-        None => vec![Scope::Project, Scope::User],
-    };
-    for scope in wanted {
-        let dir = ctx.scope_dir(scope)?;
-        if !dir.records_dir().exists() && !dir.index_path().exists() {
-            continue;
-        }
-        let mut db = ctx.open_synced(&dir)?;
-        let store = RecordStore {
-            dir: &dir,
-            conn: db.writer()?,
-            limits: ctx.limits(),
-        };
-        rows.extend(store.list(filter)?);
-    }
-    rows.sort_by(|x, y| {
-        y.pinned
-            .cmp(&x.pinned)
-            .then(y.importance.cmp(&x.importance))
-            .then(y.updated.cmp(&x.updated))
-    });
-    Ok(rows)
+    let dirs = lookup_dirs(
+        ctx,
+        &ScopeArg {
+            scope: scope.map(str::to_string),
+        },
+    )?;
+    Ok(ctx.list(&dirs, filter, ListOrder::Recent)?)
 }
 
 fn print_table(rows: &[Listed]) -> Result<()> {
@@ -370,51 +266,51 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
                 .filter(|v| !v.trim().is_empty())
         })
         .context("set $VISUAL or $EDITOR to the editor to use")?;
-    with_record(ctx, id_or_key, scope, |store, loc| {
-        let original = render_record(&loc.record)?;
-        // Inside the home (0700), not /tmp: a failed edit is kept for the
-        // user, and its text is the memory's, secrets perhaps included.
-        let edits = ctx.home.root().join("edits");
-        crate::store::create_private_dir(&edits)?;
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!("recall-edit-{}-", loc.record.meta.id))
-            .suffix(".md")
-            .tempfile_in(&edits)
-            .context("cannot create a temporary file to edit")?;
-        std::fs::write(tmp.path(), &original)?;
-        let status = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("sh")
-            .arg(tmp.path())
-            .status()
-            .with_context(|| format!("cannot run the editor '{editor}'"))?;
-        if !status.success() {
-            bail!("the editor '{editor}' exited with {status}; the record was not changed");
+    let dirs = lookup_dirs(ctx, scope)?;
+    let loc = ctx.get(&dirs, id_or_key)?;
+    let original = render_record(&loc.record)?;
+    // Inside the home (0700), not /tmp: a failed edit is kept for the
+    // user, and its text is the memory's, secrets perhaps included.
+    let edits = ctx.home.root().join("edits");
+    crate::store::create_private_dir(&edits)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("recall-edit-{}-", loc.record.meta.id))
+        .suffix(".md")
+        .tempfile_in(&edits)
+        .context("cannot create a temporary file to edit")?;
+    std::fs::write(tmp.path(), &original)?;
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(tmp.path())
+        .status()
+        .with_context(|| format!("cannot run the editor '{editor}'"))?;
+    if !status.success() {
+        bail!("the editor '{editor}' exited with {status}; the record was not changed");
+    }
+    let edited = std::fs::read_to_string(tmp.path())?;
+    if edited == original {
+        outln!("unchanged {}", loc.record.meta.id);
+        return Ok(0);
+    }
+    let result = ctx.with_record(&dirs, &loc.record.meta.id, |store, now_loc| {
+        let mut r = parse_record(&edited, tmp.path(), &store.limits)?;
+        r.meta.id = now_loc.record.meta.id.clone();
+        r.meta.updated = ctx.now;
+        if r.body != now_loc.record.body {
+            r.mark_edited_by_hand();
         }
-        let edited = std::fs::read_to_string(tmp.path())?;
-        if edited == original {
-            outln!("unchanged {}", loc.record.meta.id);
-            return Ok(0);
+        store.save(r, Some(&now_loc.path), SecretPolicy::Refuse)
+    });
+    let saved = match result {
+        Ok(s) => s,
+        Err(e) => {
+            let kept = tmp.keep().map(|(_, p)| p.display().to_string());
+            let where_ = kept.unwrap_or_else(|_| "nowhere (cannot keep the temporary file)".into());
+            bail!("{e}\nyour edit was not saved; it is kept at {where_} (fix it and copy it over {}, or delete it)", loc.path.display());
         }
-        let result = parse_record(&edited, tmp.path(), &store.limits).and_then(|mut r| {
-            r.meta.id = loc.record.meta.id.clone();
-            r.meta.updated = ctx.now;
-            if r.body != loc.record.body {
-                r.mark_edited_by_hand();
-            }
-            store.save(r, Some(&loc.path), SecretPolicy::Refuse)
-        });
-        let saved = match result {
-            Ok(s) => s,
-            Err(e) => {
-                let kept = tmp.keep().map(|(_, p)| p.display().to_string());
-                let where_ =
-                    kept.unwrap_or_else(|_| "nowhere (cannot keep the temporary file)".into());
-                bail!("{e}\nyour edit was not saved; it is kept at {where_} (fix it and copy it over {}, or delete it)", loc.path.display());
-            }
-        };
-        outln!("updated {} {}", saved.record.meta.id, saved.path.display());
-        Ok(0)
-    })
+    };
+    outln!("updated {} {}", saved.record.meta.id, saved.path.display());
+    Ok(0)
 }

@@ -13,7 +13,7 @@ use crate::store::{Db, OpenMode, Project, ScopeDir};
 pub const PARTIAL: u8 = 3;
 
 pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
-    ctx.be_nice();
+    super::context::be_nice(&ctx.config);
     let mut dirs = vec![ctx.home.user()];
     if a.all_projects {
         dirs.extend(

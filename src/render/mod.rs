@@ -7,7 +7,7 @@ mod prompt;
 mod snippets;
 
 pub use json::render_json;
-pub use prompt::{render_prompt, PromptOptions};
+pub use prompt::{render_prompt, PromptOptions, PROMPT_TOKENS};
 pub use snippets::{render_snippets, Style};
 
 use crate::recall::{HL_CLOSE, HL_OPEN};

@@ -4,6 +4,9 @@ use super::estimate_tokens;
 use crate::recall::{Hit, HitKind, Response};
 use crate::store::Scope;
 
+/// Default budget of the prompt format, in estimated tokens.
+pub const PROMPT_TOKENS: usize = 2000;
+
 /// Options for the prompt format.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptOptions {

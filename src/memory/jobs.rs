@@ -1,0 +1,115 @@
+//! The write jobs of the façade: indexing sources into the project and
+//! extracting records from its finished sessions.
+
+use super::Memory;
+use crate::error::{Error, Result};
+use crate::extract::run::{self, Backlog, Extractor, Options, Report};
+use crate::index::{index_sources, IndexReport, RunOptions};
+use crate::ingest::discover::Input;
+use crate::ingest::{Format, Kind};
+use crate::store::{Db, OpenMode, Scope};
+
+/// What [`Memory::extract`] should do; the rest comes from the config.
+#[derive(Debug, Clone)]
+pub struct ExtractJob {
+    /// Only this session (the idle rule does not apply).
+    pub session: Option<String>,
+    /// Only sessions active since this time (Unix seconds); replaces
+    /// `extract.max_age_days`.
+    pub since: Option<i64>,
+    pub max_sessions: Option<usize>,
+    pub idle_hours: Option<f64>,
+    pub dry_run: bool,
+    pub extractor: Extractor,
+}
+
+/// The result of [`Memory::extract`]: the report, and when nothing was due,
+/// the backlog that says why.
+#[derive(Debug)]
+pub struct ExtractOutcome {
+    pub report: Report,
+    pub options: Options,
+    pub nothing_due: Option<Backlog>,
+}
+
+impl Memory {
+    /// Index `files` into the current project (created if needed). Each
+    /// problem line is passed to `report_line` as it is found.
+    pub fn index(
+        &self,
+        files: &[Input],
+        kind: Option<Kind>,
+        format: Option<Format>,
+        run: &RunOptions,
+        report_line: &mut dyn FnMut(String),
+    ) -> Result<IndexReport> {
+        let dir = self.ensure_scope(Scope::Project)?;
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+        let opts = self.ingest_options(kind, format);
+        index_sources(db.writer()?, files, &opts, run, report_line)
+    }
+
+    /// The extraction options of `job` on top of the config.
+    pub fn extract_options(&self, job: &ExtractJob) -> Options {
+        let c = &self.config.extract;
+        Options {
+            session: job.session.clone(),
+            since: job.since,
+            max_sessions: job.max_sessions.unwrap_or(c.max_sessions),
+            idle_secs: (job.idle_hours.unwrap_or(c.idle_hours) * 3600.0) as i64,
+            max_age_secs: (c.max_age_days * 86_400.0) as i64,
+            dry_run: job.dry_run,
+            extractor: job.extractor.clone(),
+            owner: format!("{}-{}", std::process::id(), self.now.as_nanosecond()),
+            lease_secs: 600,
+            now: self.now,
+            ingest: self.ingest_options(None, None),
+            limits: self.limits(),
+        }
+    }
+
+    /// Extract records from the project's due sessions (or one session).
+    /// A dry run writes nothing, not even an empty user scope.
+    pub fn extract(&self, job: &ExtractJob) -> Result<ExtractOutcome> {
+        let pdir = self.project()?.dir;
+        if !pdir.index_path().exists() {
+            return Err(Error::NotFound(
+                "nothing indexed for this project yet: run `recall index` first".into(),
+            ));
+        }
+        let mut pdb = self.open_synced(&pdir)?;
+        let options = self.extract_options(job);
+        let udir = self.scope_dir(Scope::User)?;
+        let mut udb = None;
+        let mut empty = None;
+        // A dry run must not create the user scope just to compare against
+        // its (absent) records: an empty in-memory index stands in for it.
+        let user = if job.dry_run && !udir.index_path().exists() && !udir.records_dir().exists() {
+            empty.insert(crate::store::empty_in_memory()?)
+        } else {
+            self.ensure_scope(Scope::User)?;
+            udb.insert(self.open_synced(&udir)?).writer()?
+        };
+        let mut scopes = run::Scopes {
+            project: (&pdir, pdb.writer()?),
+            user: (&udir, user),
+        };
+        if let Some(id) = &options.session {
+            if !run::has_session(scopes.project.1, id)? {
+                return Err(Error::NotFound(format!(
+                    "no indexed session with id '{id}' in this project; `recall extract --status` lists them (index the transcript first with `recall index`)"
+                )));
+            }
+        }
+        let report = run::run(&mut scopes, &options)?;
+        let nothing_due = match report.sessions {
+            0 => Some(run::backlog(scopes.project.1, &options)?),
+            _ => None,
+        };
+        Ok(ExtractOutcome {
+            report,
+            options,
+            nothing_due,
+        })
+    }
+}

@@ -1,0 +1,281 @@
+//! The application layer: one [`Memory`] opens a home and a project and
+//! offers every operation a front end needs (records, recall, index,
+//! extract). The CLI, the hooks, `recall serve` and `recall mcp` only
+//! translate their protocol to these calls and back; none of them opens
+//! SQLite itself.
+//!
+//! A `Memory` is cheap to clone. Its clock is the `now` it holds, injected
+//! so ranking and timestamps are deterministic in tests; a long-running
+//! front end takes a fresh one per request with [`Memory::at`].
+
+mod jobs;
+mod records;
+mod search;
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+
+pub use jobs::{ExtractJob, ExtractOutcome};
+pub use records::{ListOrder, NewRecord, Patch};
+pub use search::Found;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::index::{records_changed, sync_records, Progress};
+use crate::ingest::chunk::ChunkOptions;
+use crate::ingest::{Format, IngestOptions, Kind};
+use crate::records::Limits;
+use crate::store::{
+    resolve_home, Db, Home, OpenMode, Project, ProjectInfo, Scope, ScopeDir, SCHEMA_VERSION,
+};
+
+/// A home, its configuration and the project commands default to.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    pub home: Home,
+    pub config: Config,
+    /// `--project` / `RECALL_PROJECT`: a project name or id.
+    pub project_name: Option<String>,
+    /// The folder whose git top-level is the project when no name is given.
+    pub cwd: PathBuf,
+    /// The time every operation of this `Memory` runs at.
+    pub now: Timestamp,
+}
+
+impl Memory {
+    /// Open the home `home` (or the one the environment names, see
+    /// [`resolve_home`]) and load its `config.toml` with `RECALL_*`
+    /// overrides read through `env`. Nothing is created on disk.
+    pub fn open(
+        home: Option<PathBuf>,
+        project_name: Option<String>,
+        cwd: PathBuf,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Memory> {
+        let home = Home::new(resolve_home(home, &env)?);
+        let config = Config::load(&home.root().join("config.toml"), &env)?;
+        Ok(Memory {
+            home,
+            config,
+            project_name,
+            cwd,
+            now: Timestamp::now(),
+        })
+    }
+
+    /// The same memory at another time (a server takes one per request).
+    pub fn at(&self, now: Timestamp) -> Memory {
+        Memory {
+            now,
+            ..self.clone()
+        }
+    }
+
+    /// The same memory with `name` as its project.
+    pub fn with_project(&self, name: &str) -> Memory {
+        Memory {
+            project_name: Some(name.to_string()),
+            ..self.clone()
+        }
+    }
+
+    /// Record limits from the config.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_body_chars: self.config.records.max_body_chars,
+        }
+    }
+
+    /// Ingest options from the config, with an optional forced kind and
+    /// format.
+    pub fn ingest_options(&self, kind: Option<Kind>, format: Option<Format>) -> IngestOptions {
+        let c = &self.config.index;
+        IngestOptions {
+            chunk: ChunkOptions {
+                target_words: c.chunk_words.max(20),
+                max_words: c.chunk_words.max(20) * 2,
+            },
+            tool_output_cap: c.tool_output_cap,
+            ticket_words: c.ticket_words.max(20),
+            kind,
+            format,
+        }
+    }
+
+    /// The current project (it may not exist on disk yet).
+    pub fn project(&self) -> Result<Project> {
+        Project::resolve(&self.home, self.project_name.as_deref(), &self.cwd)
+    }
+
+    /// A project that already exists in this home, by name or id; a
+    /// front end addressing projects by name must not create one by a typo.
+    pub fn existing_project(&self, name_or_id: &str) -> Result<Project> {
+        let p = Project::resolve(&self.home, Some(name_or_id), &self.cwd)?;
+        if !p.dir.root.join("project.json").exists() {
+            return Err(Error::NotFound(format!(
+                "no project '{name_or_id}' in the home {}; list them with `recall project list` (or GET /api/projects)",
+                self.home.root().display()
+            )));
+        }
+        Ok(p)
+    }
+
+    /// Every project of the home, sorted by name.
+    pub fn projects(&self) -> Result<Vec<ProjectInfo>> {
+        Project::list(&self.home)
+    }
+
+    /// The folder of a scope (for the project scope, the current project).
+    pub fn scope_dir(&self, scope: Scope) -> Result<ScopeDir> {
+        Ok(match scope {
+            Scope::User => self.home.user(),
+            Scope::Project => self.project()?.dir,
+        })
+    }
+
+    /// Make sure the home and, for the project scope, `project.json` exist.
+    pub fn ensure_scope(&self, scope: Scope) -> Result<ScopeDir> {
+        self.home.ensure().map_err(|e| {
+            Error::invalid(format!(
+                "cannot use {} as the recall home ({e}); fix its permissions or choose another with --home or RECALL_HOME",
+                self.home.root().display()
+            ))
+        })?;
+        if scope == Scope::Project {
+            let p = self.project()?;
+            p.ensure()?;
+            return Ok(p.dir);
+        }
+        Ok(self.home.user())
+    }
+
+    /// Open a scope's index read-write, first syncing records when the cheap
+    /// stat check says their files changed.
+    pub fn open_synced(&self, dir: &ScopeDir) -> Result<Db> {
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+        let conn = db.writer()?;
+        if records_changed(conn, dir)? {
+            let report = sync_records(conn, dir, &self.limits(), false, &Progress::hidden())?;
+            for e in &report.errors {
+                tracing::warn!("skipped {e}");
+            }
+        }
+        Ok(db)
+    }
+
+    /// Open a scope's index for reading: read-only, one connection, no pool
+    /// and no migration. Records are re-synced first (the only write) when
+    /// the stat check says their files changed and no writer holds the lock.
+    /// With `upgrade` (commands a person runs), an index from an older
+    /// version is migrated once and the user told so on stderr; hooks pass
+    /// `false` and read an old index as it is. `None` when the scope has no
+    /// index yet.
+    pub fn open_for_read(&self, dir: &ScopeDir, upgrade: bool) -> Result<Option<Db>> {
+        let path = dir.index_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        let db = Db::open(&path, OpenMode::ReadOnly)?;
+        let version = db.with_conn(|c| {
+            Ok(c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?)
+        })?;
+        let old = upgrade && version < SCHEMA_VERSION;
+        let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
+        if (old || changed) && db.is_immutable() {
+            tracing::warn!(
+                "{} is read-only: record files changed since it was indexed (or it needs an upgrade) are not seen until `recall reindex` runs where the home is writable",
+                path.display()
+            );
+            return Ok(Some(db));
+        }
+        if old {
+            drop(db);
+            self.open_synced(dir)?;
+            eprintln!(
+                "recall: upgraded {} from schema {version} to {SCHEMA_VERSION}; run `recall index` again to re-read sessions as per-message passages",
+                path.display()
+            );
+            return Ok(Some(Db::open(&path, OpenMode::ReadOnly)?));
+        }
+        if changed {
+            self.sync_if_idle(dir, &path)?;
+        }
+        Ok(Some(db))
+    }
+
+    /// Sync changed record files unless another writer (an index job) holds
+    /// the lock: a read never waits for a writer; the next read or the
+    /// writer itself picks the change up.
+    fn sync_if_idle(&self, dir: &ScopeDir, path: &Path) -> Result<()> {
+        let synced = Db::try_writer(path).and_then(|w| match w {
+            Some(mut w) => {
+                let report =
+                    sync_records(w.writer()?, dir, &self.limits(), false, &Progress::hidden())?;
+                for e in &report.errors {
+                    tracing::warn!("skipped {e}");
+                }
+                Ok(())
+            }
+            None => Ok(()),
+        });
+        match synced {
+            Err(e) if e.is_busy() => {
+                tracing::debug!("records changed but the index is busy; read as it is");
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// The scope folders that exist among `dirs`, opened for reading. A
+    /// scope with records but no index yet gets one (the records are the
+    /// truth); otherwise nothing here writes to the database.
+    pub fn open_scopes<'a>(&self, dirs: &'a [ScopeDir]) -> Result<Vec<(&'a ScopeDir, Db)>> {
+        let mut dbs = Vec::new();
+        for dir in dirs.iter().filter(|d| d.root.exists()) {
+            let db = match self.open_for_read(dir, true)? {
+                Some(db) => db,
+                None if dir.records_dir().exists() => {
+                    drop(self.open_synced(dir)?);
+                    Db::open(&dir.index_path(), OpenMode::ReadOnly)?
+                }
+                None => continue,
+            };
+            dbs.push((dir, db));
+        }
+        Ok(dbs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(home: &Path) -> Memory {
+        Memory::open(Some(home.to_path_buf()), None, home.to_path_buf(), |_| None).unwrap()
+    }
+
+    #[test]
+    fn existing_project_refuses_an_unknown_name() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = memory(tmp.path());
+        let err = mem.existing_project("nope").unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
+        mem.with_project("app").ensure_scope(Scope::Project)?;
+        let p = mem.existing_project("app")?;
+        assert_eq!(p.info.name, "app");
+        assert_eq!(mem.existing_project(&p.info.id)?.info.id, p.info.id);
+        Ok(())
+    }
+
+    #[test]
+    fn at_changes_only_the_clock() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = memory(tmp.path());
+        let t = Timestamp::from_second(1_700_000_000).unwrap();
+        let later = mem.at(t);
+        assert_eq!(later.now, t);
+        assert_eq!(later.home.root(), mem.home.root());
+    }
+}

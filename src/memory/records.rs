@@ -1,0 +1,424 @@
+//! Record operations of the façade: list, get, upsert by key, patch,
+//! delete and remember. Each opens the scope's index, syncs changed files
+//! first, and goes through [`RecordStore`], so validation, secret refusal
+//! and upsert semantics are the same for every front end.
+
+use jiff::Timestamp;
+
+use super::Memory;
+use crate::error::{Error, Result};
+use crate::extract::remember::{remember, Fact};
+use crate::index::{screen_secrets, ListFilter, Listed, Located, RecordStore, SecretPolicy};
+use crate::records::{validate, Category, Record, Source, Status};
+use crate::store::{Scope, ScopeDir};
+
+/// How [`Memory::list`] orders records after pinned and importance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListOrder {
+    /// Most recently updated first (projects).
+    #[default]
+    Recent,
+    /// Key ascending (the user scope's preferences read as a glossary).
+    Key,
+}
+
+/// A record to create, or to update when its key exists (upsert).
+#[derive(Debug, Clone)]
+pub struct NewRecord {
+    pub key: String,
+    pub text: String,
+    pub category: Category,
+    pub pinned: Option<bool>,
+    pub importance: Option<u8>,
+    pub keywords: Option<Vec<String>>,
+    /// Who writes it: `manual` (a person) or `agent`. `auto` is extraction's.
+    pub source: Source,
+    pub secrets: SecretPolicy,
+    /// Refuse to change the text of a record a person did not write
+    /// (`auto`, `agent`): the REST API's rule. The CLI lets a person take
+    /// such a record over (it becomes `manual`).
+    pub keep_generated: bool,
+}
+
+/// A partial update; `None` leaves a field as it is.
+#[derive(Debug, Clone)]
+pub struct Patch {
+    pub text: Option<String>,
+    pub category: Option<Category>,
+    pub pinned: Option<bool>,
+    pub importance: Option<u8>,
+    pub keywords: Option<Vec<String>>,
+    pub status: Option<Status>,
+    pub secrets: SecretPolicy,
+    /// See [`NewRecord::keep_generated`].
+    pub keep_generated: bool,
+}
+
+impl Default for Patch {
+    fn default() -> Self {
+        Patch {
+            text: None,
+            category: None,
+            pinned: None,
+            importance: None,
+            keywords: None,
+            status: None,
+            secrets: SecretPolicy::Refuse,
+            keep_generated: false,
+        }
+    }
+}
+
+impl Patch {
+    /// Apply the fields to `r` at `now`.
+    fn apply(self, r: &mut Record, now: Timestamp) -> Result<()> {
+        if let Some(t) = self.text {
+            if t.trim() != r.body {
+                refuse_generated(r, self.keep_generated)?;
+                r.body = t.trim().to_string();
+                r.mark_edited_by_hand();
+            }
+        }
+        if let Some(c) = self.category {
+            r.meta.category = c;
+        }
+        if let Some(p) = self.pinned {
+            r.meta.pinned = p;
+        }
+        if let Some(i) = self.importance {
+            check_importance(i)?;
+            r.meta.importance = i;
+        }
+        if let Some(k) = self.keywords {
+            r.meta.keywords = clean_keywords(k);
+        }
+        if let Some(s) = self.status {
+            r.meta.status = s;
+        }
+        r.meta.updated = now;
+        Ok(())
+    }
+}
+
+fn check_importance(i: u8) -> Result<()> {
+    if i > 100 {
+        return Err(Error::invalid(format!(
+            "importance {i} is out of range 0-100"
+        )));
+    }
+    Ok(())
+}
+
+fn clean_keywords(k: Vec<String>) -> Vec<String> {
+    k.into_iter()
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
+/// A generated record's text is read-only where `keep` says so.
+fn refuse_generated(r: &Record, keep: bool) -> Result<()> {
+    if keep && r.meta.source != Source::Manual {
+        return Err(Error::Conflict(format!(
+            "record '{}' is {}-captured and its text is read-only here; pin, unpin or delete it, or write a manual record under another key",
+            r.meta.key,
+            r.meta.source.as_str()
+        )));
+    }
+    Ok(())
+}
+
+impl Memory {
+    /// Run `f` with the record store of `dir` (its index synced first).
+    fn with_store<T>(
+        &self,
+        dir: &ScopeDir,
+        f: impl FnOnce(&mut RecordStore) -> Result<T>,
+    ) -> Result<T> {
+        let mut db = self.open_synced(dir)?;
+        let mut store = RecordStore {
+            dir,
+            conn: db.writer()?,
+            limits: self.limits(),
+        };
+        f(&mut store)
+    }
+
+    /// Records of the scopes `dirs` that exist: pinned first, then by
+    /// importance, then by `order`.
+    pub fn list(
+        &self,
+        dirs: &[ScopeDir],
+        filter: &ListFilter,
+        order: ListOrder,
+    ) -> Result<Vec<Listed>> {
+        let mut rows: Vec<Listed> = Vec::new();
+        for dir in dirs {
+            if !dir.records_dir().exists() && !dir.index_path().exists() {
+                continue;
+            }
+            rows.extend(self.with_store(dir, |s| s.list(filter))?);
+        }
+        rows.sort_by(|x, y| {
+            let first = y
+                .pinned
+                .cmp(&x.pinned)
+                .then(y.importance.cmp(&x.importance));
+            match order {
+                ListOrder::Recent => first.then(y.updated.cmp(&x.updated)),
+                ListOrder::Key => first.then(x.key.cmp(&y.key)),
+            }
+        });
+        Ok(rows)
+    }
+
+    /// The first of `dirs` holding a record with this id or key, with the
+    /// record and its store. Not found is [`Error::NotFound`].
+    pub fn with_record<T>(
+        &self,
+        dirs: &[ScopeDir],
+        id_or_key: &str,
+        f: impl FnOnce(&mut RecordStore, Located) -> Result<T>,
+    ) -> Result<T> {
+        for dir in dirs {
+            if !dir.records_dir().exists() && !dir.index_path().exists() {
+                continue;
+            }
+            let mut db = self.open_synced(dir)?;
+            let mut store = RecordStore {
+                dir,
+                conn: db.writer()?,
+                limits: self.limits(),
+            };
+            if let Some(loc) = store.find(id_or_key)? {
+                return f(&mut store, loc);
+            }
+        }
+        Err(Error::NotFound(format!(
+            "no record with id or key '{id_or_key}'; list them with `recall record list`"
+        )))
+    }
+
+    /// How many records a scope holds (0 without an index).
+    pub fn count_records(&self, dir: &ScopeDir) -> Result<usize> {
+        match self.open_for_read(dir, false)? {
+            None => Ok(0),
+            Some(db) => db.with_conn(|c| {
+                let n: i64 = c.query_row("SELECT count(*) FROM records", [], |r| r.get(0))?;
+                Ok(usize::try_from(n).unwrap_or(0))
+            }),
+        }
+    }
+
+    /// One record by id or key.
+    pub fn get(&self, dirs: &[ScopeDir], id_or_key: &str) -> Result<Located> {
+        self.with_record(dirs, id_or_key, |_, loc| Ok(loc))
+    }
+
+    /// Create a record in `dir`, or update the one with its key. Input is
+    /// validated before anything touches disk. Returns the record and
+    /// whether it was created.
+    pub fn upsert(&self, dir: &ScopeDir, new: NewRecord) -> Result<(Located, bool)> {
+        self.check_new(dir.scope, &new)?;
+        let keywords = new.keywords.map(clean_keywords);
+        self.with_store(dir, |store| {
+            if let Some(found) = store
+                .find(&new.key)?
+                .filter(|f| f.record.meta.key == new.key)
+            {
+                if found.record.body != new.text.trim() {
+                    refuse_generated(&found.record, new.keep_generated)?;
+                }
+            }
+            store.upsert(
+                &new.key,
+                new.category,
+                &new.text,
+                |r| {
+                    if new.source != Source::Manual {
+                        r.meta.source = new.source;
+                    }
+                    if let Some(p) = new.pinned {
+                        r.meta.pinned = p;
+                    }
+                    if let Some(i) = new.importance {
+                        r.meta.importance = i;
+                    }
+                    if let Some(k) = keywords {
+                        r.meta.keywords = k;
+                    }
+                },
+                new.secrets,
+                self.now,
+            )
+        })
+    }
+
+    /// Validate a new record (fields, limits, secrets) without touching
+    /// disk, so a caller can refuse bad input before creating a scope.
+    pub fn check_new(&self, scope: Scope, new: &NewRecord) -> Result<()> {
+        if let Some(i) = new.importance {
+            check_importance(i)?;
+        }
+        let mut probe = Record::new(
+            &new.key,
+            new.category,
+            scope,
+            new.source,
+            &new.text,
+            self.now,
+        );
+        validate(&probe, &self.limits()).map_err(|(_, e)| e)?;
+        screen_secrets(&mut probe, new.secrets)?;
+        Ok(())
+    }
+
+    /// Change some fields of a record found in `dirs`.
+    pub fn patch(&self, dirs: &[ScopeDir], id_or_key: &str, patch: Patch) -> Result<Located> {
+        let policy = patch.secrets;
+        self.with_record(dirs, id_or_key, |store, loc| {
+            let mut r = loc.record;
+            patch.apply(&mut r, self.now)?;
+            store.save(r, Some(&loc.path), policy)
+        })
+    }
+
+    /// Delete a record's file and index row; no byte of it stays behind.
+    pub fn delete(&self, dirs: &[ScopeDir], id_or_key: &str) -> Result<Located> {
+        self.with_record(dirs, id_or_key, |store, loc| {
+            store.delete(&loc.record.meta.id)
+        })
+    }
+
+    /// Store one fact an agent learned (see [`crate::extract::remember`]).
+    pub fn remember(&self, dir: &ScopeDir, fact: &Fact) -> Result<(Located, bool)> {
+        if let Some(i) = fact.importance {
+            check_importance(i)?;
+        }
+        self.with_store(dir, |store| remember(store, fact, self.now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Memory, ScopeDir) {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = Memory::open(
+            Some(tmp.path().join("home")),
+            Some("app".into()),
+            tmp.path().into(),
+            |_| None,
+        )
+        .unwrap()
+        .at(Timestamp::from_second(1_700_000_000).unwrap());
+        let dir = mem.ensure_scope(Scope::Project).unwrap();
+        (tmp, mem, dir)
+    }
+
+    fn new(key: &str, text: &str) -> NewRecord {
+        NewRecord {
+            key: key.into(),
+            text: text.into(),
+            category: Category::Decisions,
+            pinned: None,
+            importance: None,
+            keywords: None,
+            source: Source::Manual,
+            secrets: SecretPolicy::Refuse,
+            keep_generated: true,
+        }
+    }
+
+    #[test]
+    fn upsert_creates_then_updates_by_key() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let (a, created) = mem.upsert(&dir, new("db", "Use Postgres."))?;
+        assert!(created);
+        let (b, created) = mem.upsert(&dir, new("db", "Use SQLite."))?;
+        assert!(!created);
+        assert_eq!(a.record.meta.id, b.record.meta.id);
+        let text = std::fs::read_to_string(&b.path).unwrap();
+        assert!(text.contains("Use SQLite."), "{text}");
+        Ok(())
+    }
+
+    #[test]
+    fn generated_text_is_read_only_where_asked() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let mut agent = new("agent:x", "Builds run with make.");
+        agent.source = Source::Agent;
+        mem.upsert(&dir, agent)?;
+        let dirs = [dir.clone()];
+        let err = mem
+            .patch(
+                &dirs,
+                "agent:x",
+                Patch {
+                    text: Some("other".into()),
+                    keep_generated: true,
+                    ..Patch::default()
+                },
+            )
+            .unwrap_err();
+        assert!(matches!(err, Error::Conflict(_)), "{err}");
+        let err = mem.upsert(&dir, new("agent:x", "changed")).unwrap_err();
+        assert!(matches!(err, Error::Conflict(_)), "{err}");
+        // Pinning is allowed, and the same text is not a change.
+        let pinned = mem.patch(
+            &dirs,
+            "agent:x",
+            Patch {
+                pinned: Some(true),
+                keep_generated: true,
+                ..Patch::default()
+            },
+        )?;
+        assert!(pinned.record.meta.pinned);
+        assert_eq!(pinned.record.meta.source, Source::Agent);
+        Ok(())
+    }
+
+    #[test]
+    fn bad_input_leaves_nothing_on_disk() {
+        let (_t, mem, dir) = setup();
+        let mut bad = new("k", "x");
+        bad.importance = Some(101);
+        assert!(mem.upsert(&dir, bad).is_err());
+        assert!(mem.upsert(&dir, new("", "text")).is_err());
+        assert!(mem.upsert(&dir, new("k", &"w".repeat(2001))).is_err());
+        assert!(
+            !dir.records_dir().exists()
+                || std::fs::read_dir(dir.records_dir()).unwrap().all(|e| {
+                    e.unwrap()
+                        .path()
+                        .read_dir()
+                        .map(|mut d| d.next().is_none())
+                        .unwrap_or(true)
+                })
+        );
+    }
+
+    #[test]
+    fn list_orders_by_key_or_recency_after_pin_and_importance() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        mem.upsert(&dir, new("a", "older"))?;
+        mem.at(Timestamp::from_second(1_700_000_100).unwrap())
+            .upsert(&dir, new("b", "newer"))?;
+        let mut pinned = new("z", "pinned");
+        pinned.pinned = Some(true);
+        mem.upsert(&dir, pinned)?;
+        let dirs = [dir];
+        let keys = |o| -> Result<Vec<String>> {
+            Ok(mem
+                .list(&dirs, &ListFilter::default(), o)?
+                .into_iter()
+                .map(|l| l.key)
+                .collect())
+        };
+        assert_eq!(keys(ListOrder::Key)?, ["z", "a", "b"]);
+        assert_eq!(keys(ListOrder::Recent)?, ["z", "b", "a"]);
+        Ok(())
+    }
+}
