@@ -182,3 +182,5 @@ pub fn shared_data(sub: &str) -> Option<PathBuf> {
     eprintln!("skipped: ../shared/data not found ({})", path.display());
     None
 }
+
+pub mod server;

@@ -1,0 +1,460 @@
+//! The REST endpoints: translate HTTP to [`Memory`](crate::Memory) calls
+//! and back. Project memories live under `/api/projects/{project}/memories`
+//! (`{project}` is a name or id, as `--project` takes), the user's under
+//! `/api/user/memories`; both take the same bodies.
+
+use std::collections::HashMap;
+
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::routing::{get, patch};
+use axum::Router;
+use jiff::Timestamp;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::envelope::{Data, Fail, Reply};
+use super::{Shared, BODY_LIMIT};
+use crate::error::{Error, Result};
+use crate::index::{ListFilter, Listed, Located, SecretPolicy};
+use crate::memory::{ListOrder, NewRecord, Patch};
+use crate::recall::Request;
+use crate::records::{Category, Source, Status};
+use crate::render::{render_json, render_prompt, render_snippets, PromptOptions, Style};
+use crate::store::{Scope, ScopeDir};
+use crate::Memory;
+
+/// Every API route.
+pub fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/healthz", get(health))
+        .route("/api/projects", get(projects))
+        .route(
+            "/api/projects/{project}/memories",
+            get(project_list).post(project_create),
+        )
+        .route(
+            "/api/projects/{project}/memories/{id}",
+            patch(project_patch).delete(project_delete),
+        )
+        .route(
+            "/api/projects/{project}/memories/{id}/pin",
+            patch(project_pin),
+        )
+        .route("/api/projects/{project}/recall", get(project_recall))
+        .route("/api/user/memories", get(user_list).post(user_create))
+        .route(
+            "/api/user/memories/{id}",
+            patch(user_patch).delete(user_delete),
+        )
+        .route("/api/user/memories/{id}/pin", patch(user_pin))
+        .method_not_allowed_fallback(not_allowed)
+        .with_state(state)
+}
+
+/// Which scope a request is about.
+#[derive(Debug, Clone)]
+enum Place {
+    User,
+    Project(String),
+}
+
+/// Run `f` on tokio's blocking pool with a memory at the current time and
+/// the folder of `place`; writes hold the process's write lock.
+async fn blocking<T: Send + 'static>(
+    state: &Shared,
+    place: Place,
+    write: bool,
+    f: impl FnOnce(&Memory, &ScopeDir) -> Result<T> + Send + 'static,
+) -> std::result::Result<T, Fail> {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || {
+        let _lock = match write {
+            true => Some(state.writes.lock().unwrap_or_else(|p| p.into_inner())),
+            false => None,
+        };
+        let mem = state.memory.at(Timestamp::now());
+        let (mem, dir) = match place {
+            Place::User if write => {
+                let dir = mem.ensure_scope(Scope::User)?;
+                (mem, dir)
+            }
+            Place::User => {
+                let dir = mem.home.user();
+                (mem, dir)
+            }
+            Place::Project(p) => {
+                let project = mem.existing_project(&p)?;
+                (mem.with_project(&project.info.id), project.dir)
+            }
+        };
+        f(&mem, &dir)
+    })
+    .await
+    .map_err(|e| {
+        Fail(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the request failed: {e}"),
+        )
+    })?
+    .map_err(Fail::from)
+}
+
+/// Read a JSON body of at most [`BODY_LIMIT`] bytes.
+async fn json_body<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Body,
+) -> std::result::Result<T, Fail> {
+    let ctype = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !ctype
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("application/json")
+    {
+        return Err(Fail(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!(
+                "the body must be JSON, sent with `Content-Type: application/json` (got '{ctype}')"
+            ),
+        ));
+    }
+    let too_large = || {
+        Fail(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the body is larger than {} KiB; a memory's value holds at most 2,000 characters",
+                BODY_LIMIT / 1024
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > BODY_LIMIT) {
+        return Err(too_large());
+    }
+    let bytes = axum::body::to_bytes(body, BODY_LIMIT)
+        .await
+        .map_err(|_| too_large())?;
+    serde_json::from_slice(&bytes).map_err(|e| Fail::bad(format!("invalid JSON body: {e}")))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Create {
+    key: String,
+    value: String,
+    category: Option<String>,
+    pinned: Option<bool>,
+    importance: Option<i64>,
+    source: Option<String>,
+    keywords: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Update {
+    value: Option<String>,
+    category: Option<String>,
+    pinned: Option<bool>,
+    importance: Option<i64>,
+    status: Option<String>,
+    keywords: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pin {
+    pinned: bool,
+}
+
+fn importance(i: Option<i64>) -> Result<Option<u8>> {
+    match i {
+        None => Ok(None),
+        Some(i) if (0..=100).contains(&i) => Ok(Some(i as u8)),
+        Some(i) => Err(Error::invalid(format!(
+            "importance {i} is out of range 0-100"
+        ))),
+    }
+}
+
+fn category(c: Option<&str>) -> Result<Option<Category>> {
+    c.map(str::parse).transpose()
+}
+
+/// A memory as the API shows it.
+fn view(l: &Located) -> Value {
+    let m = &l.record.meta;
+    json!({
+        "id": m.id, "key": m.key, "value": l.record.body, "category": m.category.as_str(),
+        "scope": m.scope.as_str(), "source": m.source.as_str(), "pinned": m.pinned,
+        "importance": m.importance, "status": m.status.as_str(),
+        "created": m.created.to_string(), "updated": m.updated.to_string(),
+        "path": l.path.to_string_lossy(),
+    })
+}
+
+fn view_listed(l: &Listed) -> Value {
+    json!({
+        "id": l.id, "key": l.key, "value": l.text, "category": l.category,
+        "scope": l.scope.as_str(), "source": l.source, "pinned": l.pinned,
+        "importance": l.importance, "status": l.status, "updated": l.updated,
+        "path": l.path,
+    })
+}
+
+async fn health(State(state): State<Shared>) -> Reply {
+    Ok(Data::new(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "home": state.memory.home.root().to_string_lossy(),
+    })))
+}
+
+async fn projects(State(state): State<Shared>) -> Reply {
+    let rows = blocking(&state, Place::User, false, |mem, _| {
+        let mut out = Vec::new();
+        for p in mem.projects()? {
+            let dir = mem.home.project(&p.id);
+            let records = mem.count_records(&dir)?;
+            out.push(json!({"id": p.id, "name": p.name, "root": p.root, "records": records}));
+        }
+        Ok(out)
+    })
+    .await?;
+    Ok(Data::new(rows))
+}
+
+async fn list(state: Shared, place: Place, q: HashMap<String, String>) -> Reply {
+    let order = match place {
+        Place::User => ListOrder::Key,
+        Place::Project(_) => ListOrder::Recent,
+    };
+    let rows = blocking(&state, place, false, move |mem, dir| {
+        let filter = ListFilter {
+            category: category(q.get("category").map(String::as_str))?,
+            status: q.get("status").map(|s| s.parse()).transpose()?,
+            source: q.get("source").map(|s| s.parse()).transpose()?,
+        };
+        mem.list(std::slice::from_ref(dir), &filter, order)
+    })
+    .await?;
+    Ok(Data::new(rows.iter().map(view_listed).collect::<Vec<_>>()))
+}
+
+async fn create(state: Shared, place: Place, headers: HeaderMap, body: Body) -> Reply {
+    let c: Create = json_body(&headers, body).await?;
+    let (loc, created) = blocking(&state, place, true, move |mem, dir| {
+        let source: Source = c.source.as_deref().unwrap_or("manual").parse()?;
+        let category = match category(c.category.as_deref())? {
+            Some(cat) => cat,
+            None => crate::extract::remember::classify(&c.value).0,
+        };
+        let new = NewRecord {
+            key: c.key,
+            text: c.value,
+            category,
+            pinned: c.pinned,
+            importance: importance(c.importance)?,
+            keywords: c.keywords,
+            source,
+            secrets: SecretPolicy::Refuse,
+            keep_generated: true,
+        };
+        mem.upsert(dir, new)
+    })
+    .await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(Data(status, view(&loc)))
+}
+
+async fn update(state: Shared, place: Place, id: String, u: Update) -> Reply {
+    let loc = blocking(&state, place, true, move |mem, dir| {
+        let patch = Patch {
+            text: u.value,
+            category: category(u.category.as_deref())?,
+            pinned: u.pinned,
+            importance: importance(u.importance)?,
+            keywords: u.keywords,
+            status: u.status.as_deref().map(str::parse::<Status>).transpose()?,
+            secrets: SecretPolicy::Refuse,
+            keep_generated: true,
+        };
+        mem.patch(std::slice::from_ref(dir), &id, patch)
+    })
+    .await?;
+    Ok(Data::new(view(&loc)))
+}
+
+async fn remove(state: Shared, place: Place, id: String) -> Reply {
+    let loc = blocking(&state, place, true, move |mem, dir| {
+        mem.delete(std::slice::from_ref(dir), &id)
+    })
+    .await?;
+    Ok(Data::new(view(&loc)))
+}
+
+async fn project_list(
+    State(s): State<Shared>,
+    Path(project): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Reply {
+    list(s, Place::Project(project), q).await
+}
+
+async fn user_list(State(s): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Reply {
+    list(s, Place::User, q).await
+}
+
+async fn project_create(
+    State(s): State<Shared>,
+    Path(project): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    create(s, Place::Project(project), headers, body).await
+}
+
+async fn user_create(State(s): State<Shared>, headers: HeaderMap, body: Body) -> Reply {
+    create(s, Place::User, headers, body).await
+}
+
+async fn project_patch(
+    State(s): State<Shared>,
+    Path((project, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let u = json_body(&headers, body).await?;
+    update(s, Place::Project(project), id, u).await
+}
+
+async fn user_patch(
+    State(s): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let u = json_body(&headers, body).await?;
+    update(s, Place::User, id, u).await
+}
+
+async fn project_pin(
+    State(s): State<Shared>,
+    Path((project, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let p: Pin = json_body(&headers, body).await?;
+    let u = Update {
+        pinned: Some(p.pinned),
+        ..Update::default()
+    };
+    update(s, Place::Project(project), id, u).await
+}
+
+async fn user_pin(
+    State(s): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let p: Pin = json_body(&headers, body).await?;
+    let u = Update {
+        pinned: Some(p.pinned),
+        ..Update::default()
+    };
+    update(s, Place::User, id, u).await
+}
+
+async fn project_delete(
+    State(s): State<Shared>,
+    Path((project, id)): Path<(String, String)>,
+) -> Reply {
+    remove(s, Place::Project(project), id).await
+}
+
+async fn user_delete(State(s): State<Shared>, Path(id): Path<String>) -> Reply {
+    remove(s, Place::User, id).await
+}
+
+/// `GET /api/projects/{project}/recall?q=…&format=json|prompt|snippets&limit=N`:
+/// the CLI's recall over the project's and the user's scopes.
+async fn project_recall(
+    State(s): State<Shared>,
+    Path(project): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Reply {
+    let text = q.get("q").map(|t| t.trim().to_string()).unwrap_or_default();
+    if text.is_empty() {
+        return Err(Fail::bad("missing query: pass ?q=<what to look for>"));
+    }
+    let format = q
+        .get("format")
+        .map(String::as_str)
+        .unwrap_or("json")
+        .to_string();
+    if !matches!(format.as_str(), "json" | "prompt" | "snippets") {
+        return Err(Fail::bad(format!(
+            "unknown format '{format}': use json, prompt or snippets"
+        )));
+    }
+    let limit = match q.get("limit") {
+        None => None,
+        Some(l) => match l.parse::<usize>() {
+            Ok(n) if (1..=200).contains(&n) => Some(n),
+            _ => {
+                return Err(Fail::bad(format!(
+                    "limit '{l}' is not a number from 1 to 200"
+                )))
+            }
+        },
+    };
+    let data = blocking(&s, Place::Project(project), false, move |mem, _| {
+        let mut req = Request::new(text, limit.unwrap_or(mem.config.recall.limit), mem.now);
+        req.tuning = mem.config.recall.tuning.clone();
+        if format == "prompt" {
+            req.max_tokens = Some(crate::render::PROMPT_TOKENS);
+        }
+        let found = mem.recall(&req, None)?;
+        found.note_hits(mem.now.as_second());
+        let data = match format.as_str() {
+            "json" => serde_json::from_str(&render_json(&found.response, Some(&found.project)))?,
+            "prompt" => Value::String(render_prompt(
+                &found.response,
+                PromptOptions {
+                    max_tokens: crate::render::PROMPT_TOKENS,
+                },
+            )),
+            _ => Value::String(render_snippets(&found.response, Style::Plain)),
+        };
+        Ok(data)
+    })
+    .await?;
+    Ok(Data::new(data))
+}
+
+/// Any path no route takes.
+pub async fn not_found() -> Fail {
+    Fail(
+        StatusCode::NOT_FOUND,
+        "no such endpoint: see README (recall serve) for the API".into(),
+    )
+}
+
+async fn not_allowed() -> Fail {
+    Fail(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this endpoint does not take that method: see README (recall serve) for the API".into(),
+    )
+}

@@ -1,0 +1,132 @@
+//! The response envelope: `{"success": true, "data": …}` or
+//! `{"success": false, "error": "…"}`, and the mapping from library errors
+//! to HTTP statuses.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use crate::error::Error;
+
+/// A successful answer with its status.
+pub struct Data(pub StatusCode, pub Value);
+
+impl Data {
+    pub fn new(data: impl serde::Serialize) -> Data {
+        Data(
+            StatusCode::OK,
+            serde_json::to_value(data).unwrap_or(Value::Null),
+        )
+    }
+}
+
+impl IntoResponse for Data {
+    fn into_response(self) -> Response {
+        (self.0, axum::Json(json!({"success": true, "data": self.1}))).into_response()
+    }
+}
+
+/// A failed request: the status and a message that says what was wrong,
+/// where, and how to fix it.
+#[derive(Debug)]
+pub struct Fail(pub StatusCode, pub String);
+
+impl Fail {
+    pub fn bad(msg: impl Into<String>) -> Fail {
+        Fail(StatusCode::BAD_REQUEST, msg.into())
+    }
+}
+
+impl IntoResponse for Fail {
+    fn into_response(self) -> Response {
+        if self.0.is_server_error() {
+            tracing::error!("{} {}", self.0.as_u16(), self.1);
+        }
+        (
+            self.0,
+            axum::Json(json!({"success": false, "error": self.1})),
+        )
+            .into_response()
+    }
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        let status = match &e {
+            Error::Invalid(_) | Error::Secret { .. } => StatusCode::BAD_REQUEST,
+            Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::Conflict(_) => StatusCode::CONFLICT,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let msg = match &e {
+            Error::Secret { kind, location } => format!(
+                "refusing to store a secret: {kind} at {location}; remove it (describe where the secret lives instead) and send the request again"
+            ),
+            _ => error_chain(&e),
+        };
+        Fail(status, msg)
+    }
+}
+
+/// An error and its causes on one line, as the CLI prints them.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
+/// What a handler returns.
+pub type Reply = std::result::Result<Data, Fail>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_errors_map_to_statuses() {
+        let cases = [
+            (Error::invalid("bad"), 400),
+            (Error::NotFound("gone".into()), 404),
+            (Error::Conflict("auto".into()), 409),
+            (
+                Error::Secret {
+                    kind: "github-token".into(),
+                    location: "text, line 1".into(),
+                },
+                400,
+            ),
+            (
+                Error::io("cannot read", "/x", std::io::Error::other("disk on fire")),
+                500,
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(Fail::from(e).0.as_u16(), want);
+        }
+    }
+
+    #[test]
+    fn a_secret_refusal_does_not_suggest_a_cli_flag() {
+        let f = Fail::from(Error::Secret {
+            kind: "aws-key".into(),
+            location: "text, line 2".into(),
+        });
+        assert!(!f.1.contains("--redact"), "{}", f.1);
+        assert!(f.1.contains("aws-key"), "{}", f.1);
+    }
+
+    #[test]
+    fn io_errors_keep_their_cause() {
+        let f = Fail::from(Error::io(
+            "cannot read",
+            "/x/y.md",
+            std::io::Error::other("permission denied"),
+        ));
+        assert_eq!(f.1, "cannot read /x/y.md: permission denied");
+    }
+}

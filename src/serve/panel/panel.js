@@ -1,0 +1,248 @@
+// The recall memory panel. Plain DOM code, no framework and no build step.
+// Every string from the server is set with textContent, never as HTML.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+let token = sessionStorage.getItem("recall-token") || "";
+let current = null; // {kind: "project", id, name} or {kind: "user"}
+
+function base() {
+  return current.kind === "user"
+    ? "/api/user/memories"
+    : `/api/projects/${encodeURIComponent(current.id)}/memories`;
+}
+
+function say(text, isError) {
+  const s = $("#status");
+  s.textContent = text;
+  s.classList.toggle("error", !!isError);
+}
+
+// Call the API; returns `data` or throws an Error with the server's message.
+async function api(method, path, body) {
+  const headers = {};
+  if (token) headers["Authorization"] = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const resp = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let env = null;
+  try {
+    env = await resp.json();
+  } catch (_) {
+    throw new Error(`the server answered ${resp.status} without JSON`);
+  }
+  if (resp.status === 401) {
+    askToken();
+  }
+  if (!env.success) throw new Error(env.error || `request failed (${resp.status})`);
+  return env.data;
+}
+
+function askToken() {
+  const d = $("#token-dialog");
+  if (!d.open) d.showModal();
+}
+
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+
+async function loadScopes() {
+  const sel = $("#scope");
+  for (const o of [...sel.options]) if (o.value !== "user") o.remove();
+  let projects = [];
+  try {
+    projects = await api("GET", "/api/projects");
+  } catch (e) {
+    say(`Could not list projects: ${e.message}`, true);
+  }
+  for (const p of projects) {
+    const o = el("option", { value: `project:${p.id}`, text: `${p.name} (${p.records})` });
+    o.dataset.name = p.name;
+    sel.insertBefore(o, sel.firstChild);
+  }
+  const wanted = new URLSearchParams(location.search).get("project");
+  const match = projects.find((p) => p.id === wanted || p.name === wanted);
+  if (match) sel.value = `project:${match.id}`;
+  else if (projects.length) sel.value = `project:${projects[projects.length - 1].id}`;
+  else sel.value = "user";
+  choose();
+}
+
+function choose() {
+  const v = $("#scope").value;
+  if (v === "user") {
+    current = { kind: "user" };
+  } else {
+    const id = v.slice("project:".length);
+    current = { kind: "project", id, name: $("#scope").selectedOptions[0].dataset.name };
+  }
+  $("#hits").replaceChildren();
+  $("#q").disabled = current.kind === "user";
+  $("#q").placeholder = current.kind === "user"
+    ? "choose a project to search its memory"
+    : "a task, a question, an error message";
+  return loadEntries();
+}
+
+async function loadEntries() {
+  let rows;
+  try {
+    rows = await api("GET", base());
+  } catch (e) {
+    say(e.message, true);
+    return;
+  }
+  $("#count").textContent = `(${rows.length})`;
+  const list = $("#entries");
+  list.replaceChildren(...rows.map(entry));
+  if (!rows.length) list.append(el("li", { class: "empty", text: "No memories yet: add one below." }));
+}
+
+function day(ts) {
+  return (ts || "").slice(0, 10);
+}
+
+function entry(m) {
+  const editable = m.source === "manual";
+  const li = el("li", { class: `entry${m.pinned ? " pinned" : ""}`, "data-id": m.id, "data-key": m.key });
+  const head = el("div", { class: "head" },
+    el("span", { class: `badge ${m.source}`, text: m.source }),
+    m.pinned ? el("span", { class: "badge pin", text: "pinned" }) : null,
+    m.status === "archived" ? el("span", { class: "badge archived", text: "archived" }) : null,
+    el("code", { class: "key", text: m.key }),
+  );
+  const value = el("div", { class: "value", text: m.value });
+  const meta = el("div", { class: "meta",
+    text: `${m.category} · importance ${m.importance} · updated ${day(m.updated)}` });
+  const actions = el("div", { class: "actions" });
+  const pin = el("button", {
+    class: "secondary pin", type: "button", "aria-pressed": String(m.pinned),
+    "aria-label": `${m.pinned ? "Unpin" : "Pin"} ${m.key}`, text: m.pinned ? "Unpin" : "Pin",
+    onclick: () => act(() => api("PATCH", `${base()}/${encodeURIComponent(m.id)}/pin`, { pinned: !m.pinned }),
+      `${m.pinned ? "Unpinned" : "Pinned"} ${m.key}`),
+  });
+  actions.append(pin);
+  if (editable) {
+    actions.append(el("button", {
+      class: "secondary edit", type: "button", "aria-label": `Edit ${m.key}`, text: "Edit",
+      onclick: () => edit(li, value, m),
+    }));
+  }
+  const del = el("button", {
+    class: "secondary delete", type: "button", "aria-label": `Delete ${m.key}`, text: "Delete",
+    onclick: () => confirmDelete(actions, del, m),
+  });
+  actions.append(del);
+  li.append(head, value, meta,
+    editable ? null : el("div", { class: "readonly", text: `${m.source}-captured · read-only` }),
+    actions);
+  return li;
+}
+
+function confirmDelete(actions, del, m) {
+  del.hidden = true;
+  const yes = el("button", {
+    class: "danger confirm-delete", type: "button", "aria-label": `Really delete ${m.key}`, text: "Really delete",
+    onclick: () => act(() => api("DELETE", `${base()}/${encodeURIComponent(m.id)}`), `Deleted ${m.key}`),
+  });
+  const no = el("button", {
+    class: "secondary cancel", type: "button", text: "Keep",
+    onclick: () => { yes.remove(); no.remove(); del.hidden = false; del.focus(); },
+  });
+  actions.append(yes, no);
+  yes.focus();
+}
+
+function edit(li, value, m) {
+  const area = el("textarea", { "aria-label": `New value of ${m.key}`, maxlength: "2000" });
+  area.value = m.value;
+  const save = el("button", {
+    class: "save", type: "button", text: "Save",
+    onclick: () => act(() => api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { value: area.value }),
+      `Saved ${m.key}`),
+  });
+  const cancel = el("button", { class: "secondary", type: "button", text: "Cancel", onclick: () => loadEntries() });
+  const box = el("div", { class: "value" }, area, el("div", { class: "head" }, save, cancel));
+  value.replaceWith(box);
+  area.focus();
+}
+
+// Run a change, then reload the list and say what happened.
+async function act(change, done) {
+  try {
+    await change();
+    say(done);
+  } catch (e) {
+    say(e.message, true);
+  }
+  await loadEntries();
+}
+
+async function create(ev) {
+  ev.preventDefault();
+  const body = {
+    key: $("#new-key").value.trim(),
+    value: $("#new-value").value,
+    importance: Number($("#new-importance").value || 50),
+  };
+  const cat = $("#new-category").value;
+  if (cat) body.category = cat;
+  try {
+    const m = await api("POST", base(), body);
+    say(`Saved ${m.key}`);
+    $("#create-form").reset();
+    $("#new-key").focus();
+  } catch (e) {
+    say(e.message, true);
+  }
+  await loadEntries();
+}
+
+async function search(ev) {
+  ev.preventDefault();
+  const q = $("#q").value.trim();
+  const out = $("#hits");
+  if (!q || current.kind !== "project") return;
+  try {
+    const r = await api("GET",
+      `/api/projects/${encodeURIComponent(current.id)}/recall?format=json&limit=8&q=${encodeURIComponent(q)}`);
+    out.replaceChildren(...r.hits.map((h) => el("li", {},
+      el("strong", { text: h.title || h.id }),
+      el("div", { text: h.snippet.replaceAll("**", "") }),
+      el("div", { class: "src", text: `${h.kind} · ${h.scope} · score ${h.score.toFixed(2)} · ${source(h)}` }))));
+    if (!r.hits.length) out.append(el("li", { text: "No memory matched." }));
+  } catch (e) {
+    say(e.message, true);
+  }
+}
+
+function source(h) {
+  const s = h.source || {};
+  if (s.session_id) return `session ${s.session_id}`;
+  if (s.ticket_id) return `ticket ${s.ticket_id}`;
+  return s.path || h.id;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#scope").addEventListener("change", choose);
+  $("#create-form").addEventListener("submit", create);
+  $("#search-form").addEventListener("submit", search);
+  $("#token-form").addEventListener("submit", () => {
+    token = $("#token").value.trim();
+    sessionStorage.setItem("recall-token", token);
+    loadScopes();
+  });
+  loadScopes();
+});

@@ -1,0 +1,457 @@
+//! `recall serve` over real loopback HTTP: every endpoint, the envelope,
+//! every error status, upsert, ordering, one truth with the CLI, the Host
+//! check, the token, the body limit and shutdown.
+
+mod common;
+
+use common::server::Server;
+use common::Env;
+use serde_json::{json, Value};
+
+/// A server over a home whose project `alpha` exists (one CLI record).
+fn setup() -> (Env, Server) {
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    let server = Server::start(&env, &[]);
+    (env, server)
+}
+
+fn ok(v: &Value) -> &Value {
+    assert_eq!(v["success"], true, "{v}");
+    assert!(v.get("error").is_none(), "{v}");
+    &v["data"]
+}
+
+fn err(v: &Value) -> String {
+    assert_eq!(v["success"], false, "{v}");
+    assert!(v.get("data").is_none(), "{v}");
+    v["error"].as_str().unwrap().to_string()
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    ok(v)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const MEM: &str = "/api/projects/alpha/memories";
+
+#[test]
+fn health_and_projects() {
+    let (env, s) = setup();
+    let (code, v) = s.call("GET", "/healthz", None);
+    assert_eq!(code, 200);
+    assert_eq!(ok(&v)["status"], "ok");
+    let (code, v) = s.call("GET", "/api/projects", None);
+    assert_eq!(code, 200);
+    let p = &ok(&v)[0];
+    assert_eq!(p["name"], "alpha");
+    assert_eq!(p["records"], 1);
+    // A project answers to its id as well as its name.
+    let id = p["id"].as_str().unwrap();
+    let (code, v) = s.call("GET", &format!("/api/projects/{id}/memories"), None);
+    assert_eq!(code, 200);
+    assert_eq!(keys(&v), ["use-pnpm"]);
+    drop(env);
+}
+
+#[test]
+fn create_then_upsert_by_key_writes_the_file_the_cli_reads() {
+    let (env, s) = setup();
+    let body = json!({"key": "db", "value": "Use SQLite for the index.", "importance": 70});
+    let (code, v) = s.call("POST", MEM, Some(&body));
+    assert_eq!(code, 201, "{v}");
+    let m = ok(&v);
+    assert_eq!(m["source"], "manual");
+    assert_eq!(m["category"], "decisions");
+    let path = m["path"].as_str().unwrap().to_string();
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("Use SQLite for the index."));
+    // The same key again updates the same record (200, same id and file).
+    let body = json!({"key": "db", "value": "Use bundled SQLite.", "category": "principles"});
+    let (code, v) = s.call("POST", MEM, Some(&body));
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(ok(&v)["id"], m["id"]);
+    assert_eq!(ok(&v)["category"], "principles");
+    // The CLI sees it at once.
+    let got = env.run(&["record", "get", "db", "--format", "json"]);
+    assert!(got.contains("Use bundled SQLite."), "{got}");
+    // And the API sees a CLI write at once.
+    env.run(&["record", "update", "db", "--text", "Use SQLite 3.50."]);
+    let (_, v) = s.call("GET", MEM, None);
+    let db = ok(&v)
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "db")
+        .unwrap()
+        .clone();
+    assert_eq!(db["value"], "Use SQLite 3.50.");
+}
+
+#[test]
+fn patch_pin_and_delete() {
+    let (env, s) = setup();
+    let (_, v) = s.call("POST", MEM, Some(&json!({"key": "k", "value": "first"})));
+    let id = ok(&v)["id"].as_str().unwrap().to_string();
+    let path = ok(&v)["path"].as_str().unwrap().to_string();
+    let (code, v) = s.call(
+        "PATCH",
+        &format!("{MEM}/{id}"),
+        Some(&json!({"value": "second", "importance": 90})),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(ok(&v)["value"], "second");
+    assert_eq!(ok(&v)["importance"], 90);
+    assert!(std::fs::read_to_string(&path).unwrap().contains("second"));
+    let (code, v) = s.call(
+        "PATCH",
+        &format!("{MEM}/k/pin"),
+        Some(&json!({"pinned": true})),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(ok(&v)["pinned"], true);
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("pinned: true"));
+    let (code, v) = s.call("DELETE", &format!("{MEM}/{id}"), None);
+    assert_eq!(code, 200, "{v}");
+    assert!(!std::path::Path::new(&path).exists());
+    let out = env.cmd().args(["record", "get", "k"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn project_and_user_lists_have_their_orders() {
+    let (_env, s) = setup();
+    for (key, imp, pinned) in [
+        ("b", 50, false),
+        ("a", 50, false),
+        ("c", 90, false),
+        ("z", 10, true),
+    ] {
+        let body = json!({"key": key, "value": format!("value {key}"), "importance": imp, "pinned": pinned});
+        assert_eq!(s.call("POST", MEM, Some(&body)).0, 201);
+        assert_eq!(s.call("POST", "/api/user/memories", Some(&body)).0, 201);
+        // Updated times differ by at least one second in the index.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+    }
+    // Project: pinned, importance, most recently updated.
+    assert_eq!(
+        keys(&s.call("GET", MEM, None).1),
+        ["z", "c", "a", "b", "use-pnpm"]
+    );
+    // User: pinned, importance, key.
+    assert_eq!(
+        keys(&s.call("GET", "/api/user/memories", None).1),
+        ["z", "c", "a", "b"]
+    );
+}
+
+#[test]
+fn user_scope_endpoints() {
+    let (_env, s) = setup();
+    let body =
+        json!({"key": "editor", "value": "I prefer vim keybindings.", "category": "preferences"});
+    let (code, v) = s.call("POST", "/api/user/memories", Some(&body));
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(ok(&v)["scope"], "user");
+    let (code, v) = s.call(
+        "PATCH",
+        "/api/user/memories/editor/pin",
+        Some(&json!({"pinned": true})),
+    );
+    assert_eq!(code, 200, "{v}");
+    let (code, v) = s.call(
+        "PATCH",
+        "/api/user/memories/editor",
+        Some(&json!({"value": "I prefer helix."})),
+    );
+    assert_eq!(code, 200, "{v}");
+    let (code, _) = s.call("DELETE", "/api/user/memories/editor", None);
+    assert_eq!(code, 200);
+    assert_eq!(s.call("DELETE", "/api/user/memories/editor", None).0, 404);
+}
+
+#[test]
+fn recall_endpoint_in_every_format() {
+    let (_env, s) = setup();
+    s.call(
+        "POST",
+        MEM,
+        Some(&json!({"key": "db", "value": "The index is SQLite FTS5 with bm25."})),
+    );
+    let (code, v) = s.call(
+        "GET",
+        "/api/projects/alpha/recall?q=sqlite+bm25&format=json&limit=3",
+        None,
+    );
+    assert_eq!(code, 200, "{v}");
+    let doc = ok(&v);
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["hits"][0]["title"], "db");
+    let (_, v) = s.call(
+        "GET",
+        "/api/projects/alpha/recall?q=sqlite+bm25&format=prompt",
+        None,
+    );
+    assert!(
+        ok(&v).as_str().unwrap().contains("## Recalled context"),
+        "{v}"
+    );
+    let (_, v) = s.call(
+        "GET",
+        "/api/projects/alpha/recall?q=pnpm&format=snippets",
+        None,
+    );
+    assert!(ok(&v).as_str().unwrap().contains("use-pnpm"), "{v}");
+    let (code, v) = s.call(
+        "GET",
+        "/api/projects/alpha/recall?q=nothing+matches+xyzzy",
+        None,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(ok(&v)["hits"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn bad_input_gets_400_with_what_to_fix() {
+    let (_env, s) = setup();
+    let cases: [(&str, &str, Value, &str); 7] = [
+        (
+            "POST",
+            MEM,
+            json!({"value": "no key"}),
+            "missing field `key`",
+        ),
+        (
+            "POST",
+            MEM,
+            json!({"key": "", "value": "v"}),
+            "key is empty",
+        ),
+        (
+            "POST",
+            MEM,
+            json!({"key": "k", "value": "v", "importance": 101}),
+            "out of range 0-100",
+        ),
+        (
+            "POST",
+            MEM,
+            json!({"key": "k", "value": "v", "category": "nope"}),
+            "nope",
+        ),
+        (
+            "POST",
+            MEM,
+            json!({"key": "k", "value": "v", "colour": "red"}),
+            "unknown field `colour`",
+        ),
+        (
+            "POST",
+            MEM,
+            json!({"key": "k", "value": "x".repeat(2001)}),
+            "2000",
+        ),
+        (
+            "POST",
+            MEM,
+            json!({"key": "k", "value": "ghp_0123456789abcdefghijklmnopqrstuvwxyz"}),
+            "secret",
+        ),
+    ];
+    for (m, p, body, want) in cases {
+        let (code, v) = s.call(m, p, Some(&body));
+        assert_eq!(code, 400, "{body}: {v}");
+        let e = err(&v);
+        assert!(e.contains(want), "{body}: {e}");
+    }
+    let (code, t) = s.raw("POST", MEM, Some("{not json".into()), "application/json");
+    assert_eq!(code, 400);
+    assert!(t.contains("invalid JSON body"), "{t}");
+    for q in [
+        "/api/projects/alpha/recall",
+        "/api/projects/alpha/recall?q=x&format=xml",
+        "/api/projects/alpha/recall?q=x&limit=0",
+    ] {
+        let (code, v) = s.call("GET", q, None);
+        assert_eq!(code, 400, "{q}");
+        err(&v);
+    }
+    // No record file was written by any of them.
+    let (_, v) = s.call("GET", MEM, None);
+    assert_eq!(keys(&v), ["use-pnpm"]);
+}
+
+#[test]
+fn unknown_project_record_and_route_get_404() {
+    let (env, s) = setup();
+    let (code, v) = s.call("GET", "/api/projects/nope/memories", None);
+    assert_eq!(code, 404);
+    assert!(err(&v).contains("no project 'nope'"));
+    // Asking never creates the project.
+    assert!(!env.home().join("projects").read_dir().unwrap().any(|e| {
+        std::fs::read_to_string(e.unwrap().path().join("project.json"))
+            .unwrap_or_default()
+            .contains("\"nope\"")
+    }));
+    assert_eq!(
+        s.call(
+            "PATCH",
+            &format!("{MEM}/missing"),
+            Some(&json!({"value": "x"}))
+        )
+        .0,
+        404
+    );
+    assert_eq!(s.call("DELETE", &format!("{MEM}/missing"), None).0, 404);
+    let (code, v) = s.call("GET", "/api/nothing", None);
+    assert_eq!(code, 404);
+    err(&v);
+    let (code, t) = s.raw("PUT", MEM, Some("{}".into()), "application/json");
+    assert_eq!(code, 405);
+    assert!(t.contains("\"success\":false"), "{t}");
+}
+
+#[test]
+fn generated_values_are_read_only_but_can_be_pinned_and_deleted() {
+    let (_env, s) = setup();
+    let body = json!({"key": "auto-1", "value": "Tests run with cargo nextest.", "source": "auto"});
+    assert_eq!(s.call("POST", MEM, Some(&body)).0, 201);
+    let (code, v) = s.call(
+        "PATCH",
+        &format!("{MEM}/auto-1"),
+        Some(&json!({"value": "changed"})),
+    );
+    assert_eq!(code, 409, "{v}");
+    assert!(err(&v).contains("read-only"), "{v}");
+    let (code, _) = s.call(
+        "POST",
+        MEM,
+        Some(&json!({"key": "auto-1", "value": "changed"})),
+    );
+    assert_eq!(code, 409);
+    let (code, v) = s.call(
+        "PATCH",
+        &format!("{MEM}/auto-1/pin"),
+        Some(&json!({"pinned": true})),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(ok(&v)["source"], "auto");
+    assert_eq!(ok(&v)["value"], "Tests run with cargo nextest.");
+    assert_eq!(s.call("DELETE", &format!("{MEM}/auto-1"), None).0, 200);
+}
+
+#[test]
+fn body_limit_and_content_type() {
+    let (_env, s) = setup();
+    let big = format!("{{\"key\":\"k\",\"value\":\"{}\"}}", "a".repeat(70 * 1024));
+    let t = s.send_raw(
+        "POST",
+        MEM,
+        &[("Content-Type", "application/json")],
+        big.as_bytes(),
+    );
+    assert!(t.starts_with("HTTP/1.1 413"), "{t}");
+    assert!(t.contains("\"success\":false"), "{t}");
+    let (code, t) = s.raw(
+        "POST",
+        MEM,
+        Some("key=k&value=v".into()),
+        "application/x-www-form-urlencoded",
+    );
+    assert_eq!(code, 415, "{t}");
+}
+
+#[test]
+fn a_foreign_host_is_refused() {
+    let (_env, s) = setup();
+    let port = s.port().to_string();
+    let good = s.get_with_headers("/healthz", &[("Host", &format!("localhost:{port}"))]);
+    assert!(good.starts_with("HTTP/1.1 200"), "{good}");
+    for host in ["evil.example", "attacker.test:80", "127.0.0.1:1"] {
+        let r = s.get_with_headers("/api/projects", &[("Host", host)]);
+        assert!(r.starts_with("HTTP/1.1 421"), "{host}: {r}");
+        assert!(r.contains("DNS rebinding"), "{r}");
+    }
+    // CORS stays off.
+    let r = s.get_with_headers(
+        "/api/projects",
+        &[
+            ("Host", &format!("127.0.0.1:{port}")),
+            ("Origin", "http://evil.example"),
+        ],
+    );
+    assert!(
+        !r.to_ascii_lowercase()
+            .contains("access-control-allow-origin"),
+        "{r}"
+    );
+}
+
+#[test]
+fn the_token_guards_every_api_call() {
+    let env = Env::new();
+    env.add("decisions", "k", "v");
+    let token = "0123456789abcdef0123456789abcdef";
+    let s = Server::start(&env, &["--token", token]);
+    assert_eq!(s.call("GET", "/api/projects", None).0, 200);
+    let port = s.port().to_string();
+    let host = format!("127.0.0.1:{port}");
+    let none = s.get_with_headers("/api/projects", &[("Host", &host)]);
+    assert!(none.starts_with("HTTP/1.1 401"), "{none}");
+    let wrong = s.get_with_headers(
+        "/api/projects",
+        &[("Host", &host), ("Authorization", "Bearer nope")],
+    );
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    // The panel itself loads without it (it asks for the token).
+    let page = s.get_with_headers("/", &[("Host", &host)]);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+}
+
+#[test]
+fn a_public_address_without_a_token_is_refused() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .env_remove("RECALL_TOKEN")
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--token"), "{e}");
+}
+
+#[test]
+fn sigterm_stops_cleanly() {
+    let (_env, s) = setup();
+    assert_eq!(s.call("GET", "/healthz", None).0, 200);
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn the_panel_is_served_with_a_strict_policy() {
+    let (_env, s) = setup();
+    let port = s.port().to_string();
+    let host = format!("127.0.0.1:{port}");
+    let page = s.get_with_headers("/", &[("Host", &host)]);
+    assert!(
+        page.contains("content-security-policy: default-src 'none'"),
+        "{page}"
+    );
+    assert!(page.contains("<script src=\"/panel.js\""), "{page}");
+    let js = s.get_with_headers("/panel.js", &[("Host", &host)]);
+    assert!(js.contains("text/javascript"), "{js}");
+    assert!(
+        !js.contains("innerHTML"),
+        "the panel must set text, not HTML"
+    );
+}
