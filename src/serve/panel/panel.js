@@ -145,9 +145,8 @@ function entry(m) {
     onclick: () => confirmDelete(actions, del, m),
   });
   actions.append(del);
-  li.append(head, value, meta,
-    editable ? null : el("div", { class: "readonly", text: `${m.source}-captured · read-only` }),
-    actions);
+  const note = editable ? null : el("div", { class: "readonly", text: `${m.source}-captured · read-only` });
+  li.append(...[head, value, meta, note, actions].filter(Boolean));
   return li;
 }
 
