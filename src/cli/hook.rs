@@ -30,7 +30,7 @@ use serde_json::json;
 
 use super::args::{GlobalArgs, HookArgs};
 use super::context::Ctx;
-use crate::recall::{recall, Request, Target};
+use crate::recall::Request;
 use crate::render::{render_prompt, PromptOptions};
 use crate::store::{Db, ScopeDir};
 
@@ -177,12 +177,11 @@ fn prompt(ctx: &Ctx, text: &str) -> Result<String> {
     if text.trim().is_empty() {
         return Ok(String::new());
     }
-    let open = targets_for(ctx)?;
-    let targets: Vec<Target> = open.iter().map(|(dir, db)| Target { dir, db }).collect();
+    check_home(ctx.home.root())?;
     let mut req = Request::new(text, ctx.config.recall.limit, ctx.now);
     req.tuning = ctx.config.recall.tuning.clone();
     req.max_tokens = Some(super::query::PROMPT_TOKENS);
-    let resp = recall(&targets, &req)?;
+    let resp = ctx.recall_for_hook(&req)?;
     Ok(render_prompt(
         &resp,
         PromptOptions {

@@ -67,6 +67,20 @@ impl Memory {
         })
     }
 
+    /// Recall for a hook: the project's and the user's indexes read as they
+    /// are (no migration, no index created, no salience note), so the hook
+    /// path never writes and never waits.
+    pub fn recall_for_hook(&self, req: &Request) -> Result<Response> {
+        let mut open = Vec::new();
+        for dir in [self.project()?.dir, self.home.user()] {
+            if let Some(db) = self.open_for_read(&dir, false)? {
+                open.push((dir, db));
+            }
+        }
+        let targets: Vec<Target> = open.iter().map(|(dir, db)| Target { dir, db }).collect();
+        recall(&targets, req)
+    }
+
     /// Why a query found nothing: a budget too small for any hit, or what
     /// was searched, with counts.
     fn explain_no_hits(
