@@ -13,12 +13,13 @@
 //! Scenarios (each row of the table names its target; the run exits 1 when
 //! a target is missed):
 //! - **kill -9**: `--kills` times, one of `index`, `index --full`,
-//!   `reindex --full`, `record add|update|delete` and `extract` is started
-//!   on a seeded corpus and killed at a random moment. After every kill the
+//!   `reindex --full`, `record add|update|delete`, `extract` and `serve`
+//!   (a loop of `POST` writes) is started on a seeded corpus and killed at
+//!   a random moment. After every kill the
 //!   index passes `PRAGMA integrity_check`. At the end the jobs are re-run
 //!   once and: no `.recall-*.tmp` is left, every record file parses, every
-//!   record whose `record add` was acknowledged (exit 0) is found by
-//!   `record get`, the passage count equals a clean index of the same
+//!   record whose `record add` (exit 0) or `POST` (2xx) was acknowledged
+//!   is found by `record get`, the passage count equals a clean index of the same
 //!   corpus, and `doctor` passes.
 //! - **load**: 8 hook loops (`recall hook claude-code`, UserPromptSubmit),
 //!   one `index` loop over a growing corpus and one `record add` loop run
@@ -332,12 +333,28 @@ fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
     let mut r = Rng(seed | 1);
     let mut alive: BTreeMap<String, bool> = BTreeMap::new();
     let (mut corrupt, mut killed) = (0, 0);
+    let (mut serve_rounds, mut serve_acked) = (0, 0);
     for round in 0..kills {
         let key = format!("k{}", r.below(40));
         let text = format!(
             "decision {round}: use the {} queue for retries",
             r.below(1000)
         );
+        if r.below(8) == 7 {
+            let (acked, was_killed) = serve_round(w, &home, round, r.below(400))?;
+            serve_rounds += 1;
+            serve_acked += acked.len();
+            for k in acked {
+                alive.insert(k, true);
+            }
+            killed += usize::from(was_killed);
+            if let Some(db) = index_db(&home, "t") {
+                if db.exists() && !integrity_ok(&db) {
+                    corrupt += 1;
+                }
+            }
+            continue;
+        }
         let args: Vec<String> = match r.below(7) {
             0 => vec!["index".into(), corpus.display().to_string()],
             1 => vec![
@@ -434,6 +451,13 @@ fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
         ),
         row(
             "kill -9",
+            "of them `serve` rounds (acknowledged POSTs)",
+            format!("{serve_rounds} ({serve_acked})"),
+            "",
+            true,
+        ),
+        row(
+            "kill -9",
             "integrity_check failures",
             corrupt,
             "0",
@@ -475,6 +499,50 @@ fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
             doctor.status.success(),
         ),
     ])
+}
+
+/// One kill -9 round of `recall serve`: start it, `POST` upserts to project
+/// `t` until `ms` milliseconds have passed, then kill it. Returns the keys
+/// whose write was acknowledged (2xx) and whether the server was killed
+/// (rather than failing to start).
+fn serve_round(w: &World, home: &Path, round: usize, ms: u64) -> Result<(Vec<String>, bool)> {
+    use std::io::BufRead as _;
+    let mut child = w
+        .cmd(home)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().context("no stdout")?).read_line(&mut line)?;
+    let Some(url) = line.trim().strip_prefix("listening on ") else {
+        child.kill()?;
+        child.wait()?;
+        return Ok((vec![], false));
+    };
+    let base = url.trim_end_matches('/').to_string();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let deadline = Instant::now() + Duration::from_millis(ms);
+    let mut acked = Vec::new();
+    let mut n = 0;
+    while Instant::now() < deadline {
+        n += 1;
+        let key = format!("s{}", (round * 7 + n) % 40);
+        let body = format!("{{\"key\":\"{key}\",\"value\":\"served decision {round}-{n}\"}}");
+        let resp = agent
+            .post(format!("{base}/api/projects/t/memories"))
+            .header("Content-Type", "application/json")
+            .send(body);
+        if resp.is_ok_and(|r| r.status().is_success()) {
+            acked.push(key);
+        }
+    }
+    child.kill()?;
+    child.wait()?;
+    Ok((acked, true))
 }
 
 // ---------------------------------------------------------------- load
