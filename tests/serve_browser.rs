@@ -110,6 +110,26 @@ async fn wait_for(c: &Client, css: &str) -> fantoccini::elements::Element {
         .unwrap_or_else(|e| panic!("{css} never appeared: {e}"))
 }
 
+async fn click(c: &Client, css: &str) {
+    let e = c
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
+    e.click()
+        .await
+        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+}
+
+async fn type_into(c: &Client, css: &str, text: &str) {
+    let e = c
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
+    e.send_keys(text)
+        .await
+        .unwrap_or_else(|e| panic!("type into {css}: {e}"));
+}
+
 async fn wait_gone(c: &Client, css: &str) {
     let t0 = Instant::now();
     while !c.find_all(Locator::Css(css)).await.unwrap().is_empty() {
@@ -158,36 +178,16 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
             .contains("auto-captured · read-only"));
 
         // Create through the inline row.
-        c.find(Locator::Css("#new-key"))
-            .await
-            .unwrap()
-            .send_keys("db-engine")
-            .await
-            .unwrap();
-        c.find(Locator::Css("#new-value"))
-            .await
-            .unwrap()
-            .send_keys("The index is SQLite FTS5.")
-            .await
-            .unwrap();
-        c.find(Locator::Css("#create-form button[type=submit]"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        type_into(&c, "#new-key", "db-engine").await;
+        type_into(&c, "#new-value", "The index is SQLite FTS5.").await;
+        click(&c, "#create-form button[type=submit]").await;
         wait_for(&c, "li[data-key='db-engine']").await;
         let file = record_file(&env, "db-engine").expect("created file");
         assert!(file.contains("The index is SQLite FTS5."), "{file}");
         assert!(file.contains("source: manual"), "{file}");
 
         // Pin it: it moves to the top and the file says so.
-        c.find(Locator::Css("li[data-key='db-engine'] button.pin"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "li[data-key='db-engine'] button.pin").await;
         wait_for(&c, "li.pinned[data-key='db-engine']").await;
         let first = c.find(Locator::Css("#entries li")).await.unwrap();
         assert_eq!(
@@ -199,23 +199,13 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
             .contains("pinned: true"));
 
         // Edit its value.
-        c.find(Locator::Css("li[data-key='db-engine'] button.edit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "li[data-key='db-engine'] button.edit").await;
         let area = wait_for(&c, "li[data-key='db-engine'] textarea").await;
         area.clear().await.unwrap();
         area.send_keys("The index is SQLite FTS5 with bm25 ranking.")
             .await
             .unwrap();
-        c.find(Locator::Css("li[data-key='db-engine'] button.save"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "li[data-key='db-engine'] button.save").await;
         let t0 = Instant::now();
         while !record_file(&env, "db-engine")
             .unwrap()
@@ -230,18 +220,8 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
         wait_for(&c, "li[data-key='db-engine'] button.edit").await;
 
         // Search shows hits with their sources.
-        c.find(Locator::Css("#q"))
-            .await
-            .unwrap()
-            .send_keys("sqlite bm25")
-            .await
-            .unwrap();
-        c.find(Locator::Css("#search-form button"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        type_into(&c, "#q", "sqlite bm25").await;
+        click(&c, "#search-form button").await;
         let hit = wait_for(&c, "#hits li").await;
         assert!(hit.text().await.unwrap().contains("db-engine"));
 
@@ -260,25 +240,10 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
         std::fs::write(shots.join("panel.png"), png).unwrap();
 
         // Delete asks first; "Keep" cancels, "Really delete" deletes.
-        c.find(Locator::Css("li[data-key='db-engine'] button.delete"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        c.find(Locator::Css("li[data-key='db-engine'] button.cancel"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "li[data-key='db-engine'] button.delete").await;
+        click(&c, "li[data-key='db-engine'] button.cancel").await;
         assert!(record_file(&env, "db-engine").is_some());
-        c.find(Locator::Css("li[data-key='db-engine'] button.delete"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "li[data-key='db-engine'] button.delete").await;
         c.find(Locator::Css(
             "li[data-key='db-engine'] button.confirm-delete",
         ))

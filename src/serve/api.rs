@@ -349,17 +349,22 @@ async fn user_patch(
     update(s, Place::User, id, u).await
 }
 
+/// A pin body as the update it stands for.
+async fn pin_body(headers: &HeaderMap, body: Body) -> std::result::Result<Update, Fail> {
+    let p: Pin = json_body(headers, body).await?;
+    Ok(Update {
+        pinned: Some(p.pinned),
+        ..Update::default()
+    })
+}
+
 async fn project_pin(
     State(s): State<Shared>,
     Path((project, id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
-    let p: Pin = json_body(&headers, body).await?;
-    let u = Update {
-        pinned: Some(p.pinned),
-        ..Update::default()
-    };
+    let u = pin_body(&headers, body).await?;
     update(s, Place::Project(project), id, u).await
 }
 
@@ -369,11 +374,7 @@ async fn user_pin(
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
-    let p: Pin = json_body(&headers, body).await?;
-    let u = Update {
-        pinned: Some(p.pinned),
-        ..Update::default()
-    };
+    let u = pin_body(&headers, body).await?;
     update(s, Place::User, id, u).await
 }
 
