@@ -192,8 +192,8 @@ impl Memory {
         if old {
             drop(db);
             self.open_synced(dir)?;
-            eprintln!(
-                "recall: upgraded {} from schema {version} to {SCHEMA_VERSION}; run `recall index` again to re-read sessions as per-message passages",
+            tracing::warn!(
+                "upgraded {} from schema {version} to {SCHEMA_VERSION}; run `recall index` again to re-read sessions as per-message passages",
                 path.display()
             );
             return Ok(Some(Db::open(&path, OpenMode::ReadOnly)?));
