@@ -34,7 +34,8 @@
 //!   a Claude Code line's cwd and branch, a ticket, `record add --redact`,
 //!   `remember --redact`, a record file written by hand, extraction); every
 //!   byte under the home (except the hand-written file itself), every output
-//!   format and the hook output are searched for them.
+//!   format, the hook output and `recall serve`'s answers (a refused write,
+//!   both lists, recall in every format) are searched for them.
 //! - **isolation**: projects with colliding names (`my.app`, `my-app`,
 //!   the same name in two folders) each get a marker; a query in each must
 //!   find its own marker and none of the others'.
@@ -501,11 +502,9 @@ fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
     ])
 }
 
-/// One kill -9 round of `recall serve`: start it, `POST` upserts to project
-/// `t` until `ms` milliseconds have passed, then kill it. Returns the keys
-/// whose write was acknowledged (2xx) and whether the server was killed
-/// (rather than failing to start).
-fn serve_round(w: &World, home: &Path, round: usize, ms: u64) -> Result<(Vec<String>, bool)> {
+/// `recall serve` on a free loopback port: the child and its base URL, or
+/// `None` (the child reaped) when it did not start.
+fn start_serve(w: &World, home: &Path) -> Result<Option<(std::process::Child, String)>> {
     use std::io::BufRead as _;
     let mut child = w
         .cmd(home)
@@ -515,16 +514,33 @@ fn serve_round(w: &World, home: &Path, round: usize, ms: u64) -> Result<(Vec<Str
         .spawn()?;
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.as_mut().context("no stdout")?).read_line(&mut line)?;
-    let Some(url) = line.trim().strip_prefix("listening on ") else {
-        child.kill()?;
-        child.wait()?;
-        return Ok((vec![], false));
-    };
-    let base = url.trim_end_matches('/').to_string();
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    match line.trim().strip_prefix("listening on ") {
+        Some(url) => Ok(Some((child, url.trim_end_matches('/').to_string()))),
+        None => {
+            child.kill()?;
+            child.wait()?;
+            Ok(None)
+        }
+    }
+}
+
+/// An HTTP client that returns error statuses instead of failing on them.
+fn http_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()
-        .into();
+        .into()
+}
+
+/// One kill -9 round of `recall serve`: start it, `POST` upserts to project
+/// `t` until `ms` milliseconds have passed, then kill it. Returns the keys
+/// whose write was acknowledged (2xx) and whether the server was killed
+/// (rather than failing to start).
+fn serve_round(w: &World, home: &Path, round: usize, ms: u64) -> Result<(Vec<String>, bool)> {
+    let Some((mut child, base)) = start_serve(w, home)? else {
+        return Ok((vec![], false));
+    };
+    let agent = http_agent();
     let deadline = Instant::now() + Duration::from_millis(ms);
     let mut acked = Vec::new();
     let mut n = 0;
@@ -868,6 +884,58 @@ fn fuzzing(inputs: u64, seed: u64) -> Result<Vec<Row>> {
 
 // ---------------------------------------------------------------- secrets
 
+/// What `recall serve` answers about the secrets home: a refused write of
+/// a secret, both lists and recall in every format. Every body, concatenated.
+fn served(w: &World, home: &Path, project: &str, planted: &[String]) -> Result<String> {
+    let Some((mut child, base)) = start_serve(w, home)? else {
+        bail!("recall serve did not start on the secrets home");
+    };
+    let agent = http_agent();
+    let mut out = String::new();
+    let mut body = |r: Result<ureq::http::Response<ureq::Body>, ureq::Error>| -> Result<()> {
+        out.push_str(&r?.body_mut().read_to_string()?);
+        Ok(())
+    };
+    let write =
+        serde_json::json!({"key": "api-leak", "value": format!("the key is {}", planted[3])});
+    body(
+        agent
+            .post(format!("{base}/api/projects/{project}/memories"))
+            .header("Content-Type", "application/json")
+            .send(write.to_string()),
+    )?;
+    body(
+        agent
+            .get(format!("{base}/api/projects/{project}/memories"))
+            .call(),
+    )?;
+    body(agent.get(format!("{base}/api/user/memories")).call())?;
+    for fmt in ["json", "prompt", "snippets"] {
+        for q in [
+            "deploy+credential+rotate",
+            "leaked+token",
+            "Deploy+with+set",
+            "CI+uploads",
+        ] {
+            body(
+                agent
+                    .get(format!(
+                        "{base}/api/projects/{project}/recall?q={q}&format={fmt}"
+                    ))
+                    .call(),
+            )?;
+        }
+    }
+    child.kill()?;
+    child.wait()?;
+    // 1 refused write, then 2 lists and 12 recalls that must have answered.
+    let answered = out.matches("\"success\":true").count();
+    if answered != 14 {
+        bail!("recall serve answered {answered} of 14 reads on the secrets home: {out}");
+    }
+    Ok(out)
+}
+
 fn secrets(w: &World) -> Result<Vec<Row>> {
     let home = w.root.join("secrets/home");
     let proj = w.root.join("secrets/project");
@@ -971,6 +1039,12 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
         .unwrap()
         .write_all(payload.to_string().as_bytes())?;
     outputs.push_str(&String::from_utf8_lossy(&child.wait_with_output()?.stdout));
+    outputs.push_str(&served(
+        w,
+        &home,
+        dir["id"].as_str().unwrap_or(""),
+        &planted,
+    )?);
     let mut stored = BTreeSet::new();
     for e in walkdir::WalkDir::new(&home).into_iter().flatten() {
         if !e.file_type().is_file() || e.path() == hand {
@@ -1018,7 +1092,7 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
         ),
         row(
             "secrets",
-            "secrets in query and hook output",
+            "secrets in query, hook and server output",
             shown,
             "0",
             shown == 0,
