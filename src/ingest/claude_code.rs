@@ -2,7 +2,7 @@
 //! and `<session>/subagents/agent-*.jsonl`).
 //!
 //! Owns turning one Claude Code JSONL file (or the appended tail of one) into
-//! a [`ParsedSession`]. Lines are decoded by [`util::read_lines`] into
+//! a [`ParsedSession`]. Lines are decoded by `util::read_lines` into
 //! borrowed, lenient structs: unknown fields (`toolUseResult`, `usage`,
 //! `thinking`, progress `data`, ...) are skipped without being materialised.
 //!

@@ -2,7 +2,7 @@
 //!
 //! Owns turning one Codex rollout (or the appended tail of one) into a
 //! [`ParsedSession`]. Lines are `{timestamp, type, payload}`; each is decoded
-//! by [`util::read_lines`] into one borrowed, lenient struct (`Item`) whose
+//! by `util::read_lines` into one borrowed, lenient struct (`Item`) whose
 //! `payload` is the same struct again, so every payload kind is read in a
 //! single pass without `serde_json::Value` (encrypted reasoning, base
 //! instructions and token counts are skipped unread).

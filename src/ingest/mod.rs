@@ -2,9 +2,9 @@
 //! for the index writer. Parsers never touch SQL or the index.
 //!
 //! - format parsers: [`claude_code`], [`codex`], [`neutral`], [`chatlog`], [`ticket`]
-//! - [`detect`]: choosing a parser from a file's content
+//! - [`detect`](mod@detect): choosing a parser from a file's content
 //! - [`noise`] and [`chunk`]: tool-noise reduction and chunking
-//! - [`prepare`]: one source from bytes to redacted chunks, incrementally
+//! - [`prepare`](mod@prepare): one source from bytes to redacted chunks, incrementally
 //! - [`discover`]: finding sources on disk
 
 pub mod chatlog;

@@ -2,7 +2,7 @@
 //! and across records, session chunks and tickets. Returns plain data;
 //! `render` turns it into text.
 //!
-//! Flow: [`sanitize`] (text → terms) → [`plan`] (terms weighted and
+//! Flow: [`sanitize`](mod@sanitize) (text → terms) → [`plan`] (terms weighted and
 //! selected per table by document frequency) → `candidates` (bm25 per
 //! table, session chunks cut to their best window by `passage`) → `rank`
 //! (normalise, fuse, boost, merge, dedupe) → [`Response`].

@@ -4,7 +4,7 @@
 //!
 //! Statistics come from the writer-kept `term_stats` table (one probe per
 //! term; see `store::terms`). On an index whose statistics are missing or
-//! stale they are counted with FTS5 instead, up to caps (see [`doc_freqs`]).
+//! stale they are counted with FTS5 instead, up to caps (see `doc_freqs`).
 //!
 //! Cost model ([`search_cost`]): an OR query merges the doclists of its
 //! terms and bm25 visits every term for every row matched, so its cost is
