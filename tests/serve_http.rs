@@ -455,3 +455,53 @@ fn the_panel_is_served_with_a_strict_policy() {
         "the panel must set text, not HTML"
     );
 }
+
+/// Review finding: `%2Fetc` as a project name reached `/etc/project.json`.
+#[test]
+fn r_a_project_name_with_a_slash_is_refused() {
+    let (_env, s) = setup();
+    for p in ["%2Fetc", "..%2F..%2Fetc", "a%2Fb"] {
+        let (code, v) = s.call("GET", &format!("/api/projects/{p}/memories"), None);
+        assert_eq!(code, 400, "{p}: {v}");
+        assert!(err(&v).contains("no slashes"), "{v}");
+    }
+}
+
+/// Review finding: a wrong method on the panel's routes got an empty 405,
+/// and `/healthz` (open without a token) told anyone the home's path.
+#[test]
+fn r_every_answer_is_an_envelope_and_health_says_nothing_private() {
+    let (env, s) = setup();
+    let (code, t) = s.raw("POST", "/", Some("{}".into()), "application/json");
+    assert_eq!(code, 405);
+    assert!(t.contains("\"success\":false"), "{t}");
+    let (_, v) = s.call("GET", "/healthz", None);
+    assert!(!v.to_string().contains(env.home().to_str().unwrap()), "{v}");
+}
+
+/// Review finding: a client that sends half a request kept a stopped
+/// server alive forever; now requests in flight get a grace period.
+#[test]
+fn r_a_half_sent_request_does_not_keep_a_stopped_server_alive() {
+    use std::io::Write as _;
+    let (_env, mut s) = setup();
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port())).unwrap();
+    c.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: kill(2) on our own child has no memory effects.
+    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(30),
+            "the server did not stop"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(0));
+    drop(c);
+}

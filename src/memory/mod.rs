@@ -111,6 +111,14 @@ impl Memory {
     /// A project that already exists in this home, by name or id; a
     /// front end addressing projects by name must not create one by a typo.
     pub fn existing_project(&self, name_or_id: &str) -> Result<Project> {
+        // A name or id is one path component: `/etc` or `../x` must not
+        // reach outside the home's projects folder.
+        let t = name_or_id.trim();
+        if t.is_empty() || t == "." || t == ".." || t.contains(['/', '\\', '\0']) {
+            return Err(Error::invalid(format!(
+                "'{name_or_id}' is not a project name or id (they contain no slashes); list them with `recall project list` (or GET /api/projects)"
+            )));
+        }
         let p = Project::resolve(&self.home, Some(name_or_id), &self.cwd)?;
         if !p.dir.root.join("project.json").exists() {
             return Err(Error::NotFound(format!(
@@ -267,6 +275,17 @@ mod tests {
         assert_eq!(p.info.name, "app");
         assert_eq!(mem.existing_project(&p.info.id)?.info.id, p.info.id);
         Ok(())
+    }
+
+    /// Review finding: `/api/projects/%2Fetc/memories` read `/etc/project.json`.
+    #[test]
+    fn r_project_names_cannot_leave_the_home() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = memory(tmp.path());
+        for bad in ["/etc", "../x", "a/b", "..", "a\\b", ""] {
+            let err = mem.existing_project(bad).unwrap_err();
+            assert!(matches!(err, Error::Invalid(_)), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -116,6 +116,22 @@ fn clean_keywords(k: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// Why a write of `source` may not change `existing`'s text.
+fn conflict(existing: &Record, source: Source) -> Error {
+    match existing.meta.source {
+        Source::Manual => Error::Conflict(format!(
+            "record '{}' was written by a person; an {} write does not change its text: use another key",
+            existing.meta.key,
+            source.as_str()
+        )),
+        other => Error::Conflict(format!(
+            "record '{}' is {}-captured and its text is read-only here; pin, unpin or delete it, or write a manual record under another key",
+            existing.meta.key,
+            other.as_str()
+        )),
+    }
+}
+
 /// A generated record's text is read-only where `keep` says so.
 fn refuse_generated(r: &Record, keep: bool) -> Result<()> {
     if keep && r.meta.source != Source::Manual {
@@ -221,14 +237,35 @@ impl Memory {
     pub fn upsert(&self, dir: &ScopeDir, new: NewRecord) -> Result<(Located, bool)> {
         self.check_new(dir.scope, &new)?;
         let keywords = new.keywords.map(clean_keywords);
+        let fields = |r: &mut Record| {
+            if let Some(p) = new.pinned {
+                r.meta.pinned = p;
+            }
+            if let Some(i) = new.importance {
+                r.meta.importance = i;
+            }
+            if let Some(k) = keywords.clone() {
+                r.meta.keywords = k;
+            }
+        };
         self.with_store(dir, |store| {
-            if let Some(found) = store
+            let found = store
                 .find(&new.key)?
-                .filter(|f| f.record.meta.key == new.key)
+                .filter(|f| f.record.meta.key == new.key);
+            if let Some(found) =
+                found.filter(|f| new.keep_generated && f.record.meta.source != new.source)
             {
+                // Another writer's record: its text stays theirs, and so
+                // does its source (a same-text write must not turn an
+                // `auto` record into an editable `manual` one).
                 if found.record.body != new.text.trim() {
-                    refuse_generated(&found.record, new.keep_generated)?;
+                    return Err(conflict(&found.record, new.source));
                 }
+                let mut r = found.record;
+                r.meta.category = new.category;
+                fields(&mut r);
+                r.meta.updated = self.now;
+                return Ok((store.save(r, Some(&found.path), new.secrets)?, false));
             }
             store.upsert(
                 &new.key,
@@ -238,15 +275,7 @@ impl Memory {
                     if new.source != Source::Manual {
                         r.meta.source = new.source;
                     }
-                    if let Some(p) = new.pinned {
-                        r.meta.pinned = p;
-                    }
-                    if let Some(i) = new.importance {
-                        r.meta.importance = i;
-                    }
-                    if let Some(k) = keywords {
-                        r.meta.keywords = k;
-                    }
+                    fields(r);
                 },
                 new.secrets,
                 self.now,
@@ -377,6 +406,42 @@ mod tests {
         )?;
         assert!(pinned.record.meta.pinned);
         assert_eq!(pinned.record.meta.source, Source::Agent);
+        Ok(())
+    }
+
+    /// Review finding: re-posting an auto record's own text (to change its
+    /// importance) turned it `manual`, and then its text was editable.
+    #[test]
+    fn r_same_text_upsert_keeps_a_generated_records_source() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let mut auto = new("auto-1", "Tests run with nextest.");
+        auto.source = Source::Auto;
+        mem.upsert(&dir, auto)?;
+        let mut same = new("auto-1", "Tests run with nextest.");
+        same.importance = Some(90);
+        let (loc, created) = mem.upsert(&dir, same)?;
+        assert!(!created);
+        assert_eq!(loc.record.meta.source, Source::Auto);
+        assert_eq!(loc.record.meta.importance, 90);
+        let dirs = [dir.clone()];
+        let err = mem
+            .patch(
+                &dirs,
+                "auto-1",
+                Patch {
+                    text: Some("edited".into()),
+                    keep_generated: true,
+                    ..Patch::default()
+                },
+            )
+            .unwrap_err();
+        assert!(matches!(err, Error::Conflict(_)), "{err}");
+        // And an agent write does not take over a person's record.
+        mem.upsert(&dir, new("mine", "A person wrote this."))?;
+        let mut agent = new("mine", "An agent's version.");
+        agent.source = Source::Agent;
+        let err = mem.upsert(&dir, agent).unwrap_err();
+        assert!(err.to_string().contains("written by a person"), "{err}");
         Ok(())
     }
 

@@ -50,7 +50,6 @@ pub fn router(state: Shared) -> Router {
             patch(user_patch).delete(user_delete),
         )
         .route("/api/user/memories/{id}/pin", patch(user_pin))
-        .method_not_allowed_fallback(not_allowed)
         .with_state(state)
 }
 
@@ -209,11 +208,12 @@ fn view_listed(l: &Listed) -> Value {
     })
 }
 
-async fn health(State(state): State<Shared>) -> Reply {
+/// Open to anyone who can reach the server (no token), so it says nothing
+/// about the home.
+async fn health() -> Reply {
     Ok(Data::new(json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
-        "home": state.memory.home.root().to_string_lossy(),
     })))
 }
 
@@ -427,8 +427,9 @@ async fn project_recall(
         if format == "prompt" {
             req.max_tokens = Some(crate::render::PROMPT_TOKENS);
         }
+        // A GET has no side effects: no salience note (any web page can
+        // make a browser send this request, so it must not move ranking).
         let found = mem.recall(&req, None)?;
-        found.note_hits(mem.now.as_second());
         let data = match format.as_str() {
             "json" => serde_json::from_str(&render_json(&found.response, Some(&found.project)))?,
             "prompt" => Value::String(render_prompt(
@@ -453,7 +454,8 @@ pub async fn not_found() -> Fail {
     )
 }
 
-async fn not_allowed() -> Fail {
+/// A path some route takes, with a method it does not.
+pub async fn not_allowed() -> Fail {
     Fail(
         StatusCode::METHOD_NOT_ALLOWED,
         "this endpoint does not take that method: see README (recall serve) for the API".into(),

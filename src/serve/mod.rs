@@ -23,6 +23,9 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::Memory;
 
+/// How long requests in flight may run after SIGINT or SIGTERM.
+const GRACE: Duration = Duration::from_secs(10);
+
 /// The largest request body, in bytes (larger gets 413).
 pub const BODY_LIMIT: usize = 64 * 1024;
 
@@ -91,15 +94,34 @@ pub fn run(memory: Memory, opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -
         let app = api::router(state.clone())
             .merge(panel::router())
             .fallback(api::not_found)
+            .method_not_allowed_fallback(api::not_allowed)
             .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
                 guard::guard,
             ));
         ready(bound);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(|e| Error::io("the server stopped on", bound.to_string(), e))?;
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let graceful = axum::serve(listener, app).with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            let _ = stop_tx.send(true);
+        });
+        // A connection that never finishes its request (or a client that
+        // never reads) must not keep a stopped server alive: after the
+        // signal, requests in flight get GRACE to finish.
+        let deadline = async move {
+            let mut rx = stop_rx;
+            while !*rx.borrow() {
+                if rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            tokio::time::sleep(GRACE).await;
+            tracing::warn!("connections still open {} s after the stop signal; closing them", GRACE.as_secs());
+        };
+        tokio::select! {
+            r = graceful => r.map_err(|e| Error::io("the server stopped on", bound.to_string(), e))?,
+            _ = deadline => {},
+        }
         // In-flight requests have finished: their writes are whole.
         drop(state.writes.lock());
         Ok(())

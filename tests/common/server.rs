@@ -156,6 +156,9 @@ impl Server {
     }
 
     fn terminate(&mut self) -> (Option<i32>, String) {
+        if let Ok(Some(st)) = self.child.try_wait() {
+            return (st.code(), String::new());
+        }
         // SAFETY: kill(2) on our own child's pid has no memory effects.
         unsafe {
             libc::kill(self.child.id() as i32, libc::SIGTERM);
