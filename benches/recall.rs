@@ -1407,10 +1407,11 @@ fn weights(w: &[f64]) -> String {
 fn chunk_sql(expr: &str, t: &Tuning) -> String {
     let w = weights(&t.chunk_columns);
     format!(
-        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, f.body, f.title \
-         FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score, body, title FROM chunks_fts \
+        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, b.body, b.title \
+         FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score FROM chunks_fts \
                WHERE chunks_fts MATCH '{}' ORDER BY bm25(chunks_fts, {w}) LIMIT {}) f \
-         JOIN chunks c ON c.rowid = f.rowid JOIN sources s ON s.id = c.source_id;",
+         JOIN chunks c ON c.rowid = f.rowid JOIN chunks_fts b ON b.rowid = f.rowid \
+         JOIN sources s ON s.id = c.source_id;",
         expr.replace('\'', "''"),
         t.candidates
     )

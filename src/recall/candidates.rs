@@ -70,10 +70,11 @@ pub fn records(
     };
     let w = weights(&req.tuning, Table::Records);
     let sql = format!(
-        "SELECT r.rowid, r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, r.hits, r.last_hit, f.score, f.body
-         FROM (SELECT rowid, -bm25(records_fts, {w}) AS score, body FROM records_fts
+        "SELECT r.rowid, r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, r.hits, r.last_hit, f.score, b.body
+         FROM (SELECT rowid, -bm25(records_fts, {w}) AS score FROM records_fts
                WHERE records_fts MATCH ?1 ORDER BY bm25(records_fts, {w}) LIMIT ?2) f
          JOIN records r ON r.rowid = f.rowid
+         JOIN records_fts b ON b.rowid = f.rowid
          WHERE r.status = 'active' AND (r.expires IS NULL OR r.expires > ?3)
            AND (?4 IS NULL OR r.category = ?4)
            AND (?5 IS NULL OR r.updated >= ?5) AND (?6 IS NULL OR r.updated <= ?6)"
@@ -160,10 +161,11 @@ pub fn chunks(
     };
     let w = weights(&req.tuning, Table::Chunks);
     let sql = format!(
-        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, f.body, f.title
-         FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score, body, title FROM chunks_fts
+        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, b.body, b.title
+         FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score FROM chunks_fts
                WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts, {w}) LIMIT ?2) f
          JOIN chunks c ON c.rowid = f.rowid
+         JOIN chunks_fts b ON b.rowid = f.rowid
          JOIN sources s ON s.id = c.source_id
          WHERE (?3 IS NULL OR c.session_id = ?3)
            AND (?4 IS NULL OR coalesce(c.last_ts, c.first_ts) >= ?4)
@@ -243,10 +245,11 @@ pub fn tickets(
     };
     let w = weights(&req.tuning, Table::Tickets);
     let sql = format!(
-        "SELECT t.rowid, t.ticket_id, t.part, NULL, t.created, t.updated, t.hits, t.last_hit, s.path, f.score, f.body, f.title
-         FROM (SELECT rowid, -bm25(tickets_fts, {w}) AS score, body, title FROM tickets_fts
+        "SELECT t.rowid, t.ticket_id, t.part, NULL, t.created, t.updated, t.hits, t.last_hit, s.path, f.score, b.body, b.title
+         FROM (SELECT rowid, -bm25(tickets_fts, {w}) AS score FROM tickets_fts
                WHERE tickets_fts MATCH ?1 ORDER BY bm25(tickets_fts, {w}) LIMIT ?2) f
          JOIN tickets t ON t.rowid = f.rowid
+         JOIN tickets_fts b ON b.rowid = f.rowid
          JOIN sources s ON s.id = t.source_id
          WHERE (?3 IS NULL OR coalesce(t.updated, t.created) >= ?3)
            AND (?4 IS NULL OR coalesce(t.created, t.updated) <= ?4)"
