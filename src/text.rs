@@ -110,7 +110,7 @@ thread_local! {
 #[derive(Default)]
 struct StemCache {
     /// Word as written -> its stem when that differs from the lowercase word.
-    map: std::collections::HashMap<Box<str>, Option<Box<str>>>,
+    map: std::collections::HashMap<Box<str>, Option<Box<str>>, foldhash::fast::RandomState>,
 }
 
 impl StemCache {

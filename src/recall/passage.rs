@@ -6,7 +6,10 @@
 //! session hit is the best-scoring run of whole messages that fits
 //! `window_chars`, and its `message_ids` are exactly the messages shown.
 
-use std::collections::HashMap;
+/// Maps hashed on every scored word: foldhash, not SipHash (these keys are
+/// words of the index, not attacker-chosen table sizes; SipHash was 5% of a
+/// query's instructions at 1,000,000 passages).
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 use super::hit::{HL_CLOSE, HL_OPEN};
 use super::plan::Weighted;
@@ -48,7 +51,7 @@ thread_local! {
     /// candidates with one scorer per table and again to calibrate the
     /// lists, and the same words recur across candidates: stemming was a
     /// tenth of a query's CPU at 1,000,000 passages.
-    static STEMS: std::cell::RefCell<HashMap<String, String>> = std::cell::RefCell::new(HashMap::new());
+    static STEMS: std::cell::RefCell<HashMap<String, String>> = std::cell::RefCell::new(HashMap::default());
 }
 
 /// `f` of the stem of the lowercase word `w`, from the thread's cache.
@@ -91,8 +94,8 @@ pub struct Scorer {
     by_word: HashMap<String, Vec<usize>>,
     /// Stem matchers by stem.
     by_stem: HashMap<String, Vec<usize>>,
-    /// The first two characters of every stem: only a word starting so is
-    /// stemmed (English stems share the word's first two letters).
+    /// The first two characters of every stem, sorted: only a word starting
+    /// so is stemmed (English stems share the word's first two letters).
     stem_starts: Vec<(char, char)>,
     /// First bytes of the `by_word` keys: most words are rejected by one
     /// array read instead of a hash.
@@ -118,8 +121,8 @@ impl Scorer {
             })
             .filter(|m| !m.words.is_empty())
             .collect();
-        let mut by_word: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut by_stem: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_word: HashMap<String, Vec<usize>> = HashMap::default();
+        let mut by_stem: HashMap<String, Vec<usize>> = HashMap::default();
         let mut stem_starts = Vec::new();
         let mut first_bytes = [false; 256];
         for (i, m) in matchers.iter().enumerate() {
@@ -136,7 +139,12 @@ impl Scorer {
             matchers,
             by_word,
             by_stem,
-            stem_starts,
+            stem_starts: {
+                // Sorted for a binary search per scored word.
+                stem_starts.sort_unstable();
+                stem_starts.dedup();
+                stem_starts
+            },
             first_bytes,
         }
     }
@@ -167,7 +175,7 @@ impl Scorer {
                     }
                 }
             }
-            if !self.by_stem.is_empty() && self.stem_starts.contains(&start2(&w)) {
+            if !self.by_stem.is_empty() && self.stem_starts.binary_search(&start2(&w)).is_ok() {
                 let found = with_stem(&w, |s| self.by_stem.get(s));
                 if let Some(ms) = found {
                     out.extend(ms.iter().map(|&mi| (i, mi, self.matchers[mi].weight)));
