@@ -94,9 +94,7 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
         secrets: policy(a.redact),
         keep_generated: false,
     };
-    // Validate before touching disk, so bad input leaves nothing behind.
-    ctx.check_new(scope, &new)?;
-    let (loc, created) = ctx.upsert(&ctx.ensure_scope(scope)?, new)?;
+    let (loc, created) = ctx.upsert_in(scope, new)?;
     let verb = if created { "added" } else { "updated" };
     outln!("{verb} {} {}", loc.record.meta.id, loc.path.display());
     Ok(0)

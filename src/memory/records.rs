@@ -116,6 +116,11 @@ fn clean_keywords(k: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// Whether a scope folder has records or an index to look in.
+pub(super) fn has_store(dir: &ScopeDir) -> bool {
+    dir.records_dir().exists() || dir.index_path().exists()
+}
+
 /// Why a write of `source` may not change `existing`'s text.
 fn conflict(existing: &Record, source: Source) -> Error {
     match existing.meta.source {
@@ -169,10 +174,7 @@ impl Memory {
         order: ListOrder,
     ) -> Result<Vec<Listed>> {
         let mut rows: Vec<Listed> = Vec::new();
-        for dir in dirs {
-            if !dir.records_dir().exists() && !dir.index_path().exists() {
-                continue;
-            }
+        for dir in dirs.iter().filter(|d| has_store(d)) {
             rows.extend(self.with_store(dir, |s| s.list(filter))?);
         }
         rows.sort_by(|x, y| {
@@ -196,18 +198,15 @@ impl Memory {
         id_or_key: &str,
         f: impl FnOnce(&mut RecordStore, Located) -> Result<T>,
     ) -> Result<T> {
-        for dir in dirs {
-            if !dir.records_dir().exists() && !dir.index_path().exists() {
-                continue;
-            }
-            let mut db = self.open_synced(dir)?;
-            let mut store = RecordStore {
-                dir,
-                conn: db.writer()?,
-                limits: self.limits(),
-            };
-            if let Some(loc) = store.find(id_or_key)? {
-                return f(&mut store, loc);
+        let mut f = Some(f);
+        for dir in dirs.iter().filter(|d| has_store(d)) {
+            let done = self.with_store(dir, |store| match store.find(id_or_key)? {
+                // `f` is still there: the loop returns after its one call.
+                Some(loc) => f.take().expect("f is called once")(store, loc).map(Some),
+                None => Ok(None),
+            })?;
+            if let Some(v) = done {
+                return Ok(v);
             }
         }
         Err(Error::NotFound(format!(
@@ -236,6 +235,19 @@ impl Memory {
     /// whether it was created.
     pub fn upsert(&self, dir: &ScopeDir, new: NewRecord) -> Result<(Located, bool)> {
         self.check_new(dir.scope, &new)?;
+        self.write_new(dir, new)
+    }
+
+    /// [`upsert`](Self::upsert) into a scope that may not exist yet: the
+    /// input is checked first, so bad input leaves nothing on disk, not
+    /// even the scope's folder.
+    pub fn upsert_in(&self, scope: Scope, new: NewRecord) -> Result<(Located, bool)> {
+        self.check_new(scope, &new)?;
+        self.write_new(&self.ensure_scope(scope)?, new)
+    }
+
+    /// The write of an upsert whose input was checked.
+    fn write_new(&self, dir: &ScopeDir, new: NewRecord) -> Result<(Located, bool)> {
         let keywords = new.keywords.map(clean_keywords);
         let fields = |r: &mut Record| {
             if let Some(p) = new.pinned {
@@ -284,8 +296,8 @@ impl Memory {
     }
 
     /// Validate a new record (fields, limits, secrets) without touching
-    /// disk, so a caller can refuse bad input before creating a scope.
-    pub fn check_new(&self, scope: Scope, new: &NewRecord) -> Result<()> {
+    /// disk.
+    fn check_new(&self, scope: Scope, new: &NewRecord) -> Result<()> {
         if let Some(i) = new.importance {
             check_importance(i)?;
         }

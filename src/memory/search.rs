@@ -140,7 +140,7 @@ impl Memory {
                 status: Some(Status::Active),
                 ..ListFilter::default()
             };
-            if !dir.index_path().exists() && !dir.records_dir().exists() {
+            if !super::records::has_store(&dir) {
                 continue;
             }
             let records = self.list(&[dir], &filter, super::ListOrder::Recent)?;
