@@ -1159,6 +1159,13 @@ fn adjacent_windows_of_one_session_merge() {
     // Eight 35-word filler messages, then three short matching messages,
     // then filler. Each message is its own passage, so m8, m9 and m10 are
     // three candidates that touch: they must come back as one hit.
+    // Context of at most 300 characters a side: one filler message.
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nlead_context_chars = 300\ncontext_chars = 300\n",
+    )
+    .unwrap();
     let mut body = session_line("sess-merge", "merge");
     for i in 0..8 {
         let words: Vec<String> = (0..35).map(|k| format!("p{i}q{k}")).collect();
@@ -1247,6 +1254,57 @@ fn adjacent_windows_of_one_session_merge() {
         text.contains("resumed") && text.contains("verified"),
         "{text}"
     );
+}
+
+#[test]
+fn the_best_session_hit_gets_the_lead_context_and_later_hits_less() {
+    // README: the best session hit gets `lead_context_chars` (600) of
+    // neighbouring text on each side, every later one `context_chars`
+    // (150). Messages of 95 characters (about 105 with the speaker): five
+    // fit on each side of the lead hit, one on each side of the next.
+    let env = Env::new();
+    let mut paths = Vec::new();
+    for (name, matched) in [
+        (
+            "otter",
+            "the pelican ledger reconcile failed: pelican ledger totals drift",
+        ),
+        ("heron", "the pelican ledger was mentioned once"),
+    ] {
+        let mut body = session_line(&format!("sess-{name}"), name);
+        for i in 0..13 {
+            let text = if i == 6 {
+                matched.to_string()
+            } else {
+                let filler: Vec<String> = (0..8).map(|k| format!("{name}{i}w{k}")).collect();
+                let filler = filler.join(" ");
+                format!("{filler} {}", "x".repeat(94 - filler.len()))
+            };
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            body += &msg(&format!("{name}-m{i}"), role, "2021-03-01T10:00:00Z", &text);
+        }
+        let p = env.tmp.path().join(format!("{name}.jsonl"));
+        std::fs::write(&p, body).unwrap();
+        paths.push(p);
+    }
+    let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    index(&env, &refs);
+    let (code, v) = query_json(&env, &["--kind", "session", "pelican ledger reconcile"]);
+    assert_eq!(code, 0);
+    let cited = |h: &Value| -> Vec<String> {
+        h["source"]["message_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    let want = |name: &str, r: std::ops::RangeInclusive<i32>| -> Vec<String> {
+        r.map(|i| format!("{name}-m{i}")).collect()
+    };
+    assert_eq!(hits(&v).len(), 2, "{v:#}");
+    assert_eq!(cited(&hits(&v)[0]), want("otter", 1..=11), "{v:#}");
+    assert_eq!(cited(&hits(&v)[1]), want("heron", 5..=7), "{v:#}");
 }
 
 #[test]
@@ -1659,7 +1717,7 @@ fn r_session_hit_timestamps_bound_the_messages_shown() {
     std::fs::create_dir_all(env.home()).unwrap();
     std::fs::write(
         env.home().join("config.toml"),
-        "[recall.tuning]\nwindow_chars = 200\n",
+        "[recall.tuning]\nwindow_chars = 200\nlead_context_chars = 150\n",
     )
     .unwrap();
     let mut body = session_line("sess-times", "times");

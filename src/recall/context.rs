@@ -2,10 +2,11 @@
 //! needed to understand it. A hit is one message (or one passage of a long
 //! message); the messages just before it and just after it (most often the
 //! reply that holds the answer) are added, nearest first, while each side's
-//! added text stays within `context_chars`. So a chat of short turns shows
-//! the exchange around the match, while a long assistant reply never crowds
-//! out the user's short statement. The hit then cites every message its
-//! text shows.
+//! added text stays within a number of characters: `lead_context_chars` for
+//! the best session hit, `context_chars` for the others (`search::recall`
+//! chooses). So a chat of short turns shows the exchange around the match,
+//! while a long assistant reply never crowds out the user's short
+//! statement. The hit then cites every message its text shows.
 //!
 //! Expansion happens while hits are selected (`rank::select`): an expanded
 //! hit that would pass the token budget is kept unexpanded, so context

@@ -46,9 +46,13 @@ pub struct Tuning {
     pub window_chars: usize,
     /// Most hits from one session.
     pub per_session: usize,
-    /// A session hit's neighbouring message is added to its text when it
-    /// has at most this many characters (0 turns context off).
+    /// Context of a session hit: its neighbouring messages, nearest first,
+    /// while each side's added text stays within this many characters (0
+    /// turns context off). The best session hit gets `lead_context_chars`
+    /// instead.
     pub context_chars: usize,
+    /// Context on each side of the best session hit (see `context_chars`).
+    pub lead_context_chars: usize,
     /// Session evidence: a session hit's score gains this share of the
     /// mean of its session's next two best hits, so a session with several
     /// matching messages outranks one lucky message.
@@ -86,7 +90,8 @@ impl Default for Tuning {
             candidates: 60,
             window_chars: 800,
             per_session: 5,
-            context_chars: 300,
+            context_chars: 150,
+            lead_context_chars: 600,
             session_share: 0.3,
             max_jaccard: 0.8,
             weight_record: 1.0,
@@ -274,9 +279,20 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
             .total_cmp(&a.hit.score)
             .then_with(|| a.hit.id.cmp(&b.hit.id))
     });
-    let context_chars = req.tuning.context_chars;
+    // The best session hit is the likeliest place of the answer, and the
+    // messages around it the likeliest place of the rest (most often the
+    // reply after it): it gets `lead_context_chars` of context on each
+    // side. Every later session hit gets `context_chars`, so a prompt
+    // budget holds more distinct hits instead of the margins of weak ones.
+    let mut lead = true;
     let mut expand = |c: &Candidate, shown: &dyn Fn(i64) -> bool| -> Option<Candidate> {
         let t = targets.get(c.target)?;
+        c.range?;
+        let context_chars = if std::mem::take(&mut lead) {
+            req.tuning.lead_context_chars
+        } else {
+            req.tuning.context_chars
+        };
         t.db.with_conn(|conn| super::context::expand(conn, c, context_chars, shown))
             .unwrap_or_else(|e| {
                 tracing::debug!("no context for {}: {e}", c.hit.id);
