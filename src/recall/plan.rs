@@ -247,7 +247,7 @@ pub fn table_docs(conn: &Connection, table: Table) -> Result<i64> {
 
 /// Weight `terms` by their statistics in `table` and choose the ones to
 /// search within `budget` doclist entries (see the module doc).
-#[tracing::instrument(level = "debug", skip(conn, terms), fields(terms = terms.len()))]
+#[tracing::instrument(level = "debug", skip(conn, terms), fields(terms = terms.len(), searched, postings))]
 pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Result<Plan> {
     let (docs, dfs) = term_dfs(conn, table, terms)?;
     if docs == 0 {
@@ -295,6 +295,9 @@ pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Res
         }
     }
     let cost = search_cost(searched.len(), postings, docs);
+    let span = tracing::Span::current();
+    span.record("searched", searched.len());
+    span.record("postings", postings);
     Ok(Plan {
         terms: searched,
         scoring,
