@@ -84,15 +84,21 @@ fn boost(kind: TermKind) -> f64 {
 pub fn pooled<'a>(plans: impl IntoIterator<Item = &'a Plan>) -> Vec<Weighted> {
     let mut docs = 0i64;
     let mut out: Vec<Weighted> = Vec::new();
+    // Where each term is in `out` (a ticket has hundreds of terms).
+    let mut at: HashMap<&Term, usize> = HashMap::new();
     for p in plans {
         docs = docs.saturating_add(p.docs);
         for w in &p.scoring {
-            match out.iter_mut().find(|o| o.term == w.term) {
-                Some(o) => {
+            match at.get(&w.term) {
+                Some(&i) => {
+                    let o = &mut out[i];
                     o.df = o.df.saturating_add(w.df);
                     o.exact &= w.exact;
                 }
-                None => out.push(w.clone()),
+                None => {
+                    at.insert(&w.term, out.len());
+                    out.push(w.clone());
+                }
             }
         }
     }

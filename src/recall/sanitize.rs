@@ -20,7 +20,7 @@ use crate::text::{camel_parts, stem, words};
 pub const MAX_TERMS: usize = 4096;
 
 /// What a term is; identifiers and phrases get a boost in ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TermKind {
     /// An ordinary word.
@@ -35,7 +35,7 @@ pub enum TermKind {
 }
 
 /// One search term: lowercase text made of `unicode61` words.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Term {
     pub text: String,
     pub kind: TermKind,
