@@ -14,7 +14,7 @@ type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState
 use super::hit::{HL_CLOSE, HL_OPEN};
 use super::plan::Weighted;
 use super::sanitize::TermKind;
-use crate::text::stem;
+use crate::text::with_stem;
 
 /// A word of a text: its byte range.
 struct Token {
@@ -41,34 +41,6 @@ fn tokens(text: &str) -> Vec<Token> {
         }
     }
     out
-}
-
-/// Most words a thread's stem cache holds before it starts over.
-const STEM_CACHE: usize = 50_000;
-
-thread_local! {
-    /// Stems of the words scored on this thread. One query scores its
-    /// candidates with one scorer per table and again to calibrate the
-    /// lists, and the same words recur across candidates: stemming was a
-    /// tenth of a query's CPU at 1,000,000 passages.
-    static STEMS: std::cell::RefCell<HashMap<String, String>> = std::cell::RefCell::new(HashMap::default());
-}
-
-/// `f` of the stem of the lowercase word `w`, from the thread's cache.
-fn with_stem<T>(w: &str, f: impl FnOnce(&str) -> T) -> T {
-    STEMS.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some(s) = cache.get(w) {
-            return f(s);
-        }
-        let s = stem(w).into_owned();
-        let out = f(&s);
-        if cache.len() >= STEM_CACHE {
-            cache.clear();
-        }
-        cache.insert(w.to_string(), s);
-        out
-    })
 }
 
 /// Whether `word` lowercased equals `lower` (already lowercase).

@@ -286,7 +286,8 @@ pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Res
         .map(|w| w.term.text.as_str())
         .collect();
     for w in &scoring {
-        if w.term.kind == TermKind::Word && stems.contains(crate::text::stem(&w.term.text).as_ref())
+        if w.term.kind == TermKind::Word
+            && crate::text::with_stem(&w.term.text, |s| stems.contains(s))
         {
             continue;
         }

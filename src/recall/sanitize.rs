@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use super::stopwords::is_stopword;
-use crate::text::{camel_parts, stem, words};
+use crate::text::{camel_parts, with_stem, words};
 
 /// At most this many distinct terms leave the sanitizer, bounding the
 /// memory and planning work of a pasted log or book. Which terms are
@@ -118,9 +118,11 @@ pub fn extract_terms(query: &str) -> Vec<Term> {
     };
     for w in chosen {
         push(w.clone(), TermKind::Word, &mut out);
-        let s = stem(w);
-        if s != w.as_str() && s.chars().count() > 1 {
-            push(s.into_owned(), TermKind::Stem, &mut out);
+        let s = with_stem(w, |s| {
+            (s != w.as_str() && s.chars().count() > 1).then(|| s.to_string())
+        });
+        if let Some(s) = s {
+            push(s, TermKind::Stem, &mut out);
         }
     }
     out.truncate(MAX_TERMS);
