@@ -3,6 +3,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // SAFETY: the first statement of `main`: no other thread exists yet.
+    unsafe { recall::store::configure_process() };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

@@ -18,7 +18,7 @@ mod migrate;
 mod project;
 mod terms;
 
-pub use db::{bound_wal, immutable_uri, Db, OpenMode, WAL_LIMIT};
+pub use db::{bound_wal, configure_process, immutable_uri, Db, OpenMode, WAL_LIMIT};
 pub use fsutil::{
     atomic_write, create_private_dir, file_mtime_ns, is_temp_name, remove_orphan_temps, sync_parent,
 };
