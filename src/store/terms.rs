@@ -202,6 +202,10 @@ pub fn lookup(conn: &Connection, t: Table, terms: &[&str]) -> Result<Option<(i64
     let Some(docs) = current_docs(conn, t)? else {
         return Ok(None);
     };
+    if docs == 0 {
+        // An empty table counts nothing: no probe per term.
+        return Ok(Some((0, vec![0; terms.len()])));
+    }
     let json = serde_json::to_string(terms)?;
     let mut st = conn.prepare_cached(
         "SELECT s.term, s.df FROM term_stats s
