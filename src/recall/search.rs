@@ -82,8 +82,8 @@ pub struct Tuning {
     pub coverage_power: f64,
     /// Passage scores: weight of the bonus for query words found near each
     /// other (see `passage::Scorer::with_proximity`; 0 turns it off). 1.0
-    /// against 0: BEAM +0.009, BEAM merged +0.012, SciFact +0.002, LoCoMo
-    /// -0.004 (0.5 and 2.0 gave the same shape).
+    /// against 0: BEAM +0.006, BEAM merged +0.010, SciFact +0.001, LoCoMo
+    /// -0.003 (2.0 gave the same shape, with SciFact -0.001).
     pub proximity: f64,
 }
 
