@@ -358,6 +358,15 @@ mod tests {
         (tmp, mem, dir)
     }
 
+    /// A text edit by the API, where generated text is read-only.
+    fn edit(text: &str) -> Patch {
+        Patch {
+            text: Some(text.into()),
+            keep_generated: true,
+            ..Patch::default()
+        }
+    }
+
     fn new(key: &str, text: &str) -> NewRecord {
         NewRecord {
             key: key.into(),
@@ -392,17 +401,7 @@ mod tests {
         agent.source = Source::Agent;
         mem.upsert(&dir, agent)?;
         let dirs = [dir.clone()];
-        let err = mem
-            .patch(
-                &dirs,
-                "agent:x",
-                Patch {
-                    text: Some("other".into()),
-                    keep_generated: true,
-                    ..Patch::default()
-                },
-            )
-            .unwrap_err();
+        let err = mem.patch(&dirs, "agent:x", edit("other")).unwrap_err();
         assert!(matches!(err, Error::Conflict(_)), "{err}");
         let err = mem.upsert(&dir, new("agent:x", "changed")).unwrap_err();
         assert!(matches!(err, Error::Conflict(_)), "{err}");
@@ -436,17 +435,7 @@ mod tests {
         assert_eq!(loc.record.meta.source, Source::Auto);
         assert_eq!(loc.record.meta.importance, 90);
         let dirs = [dir.clone()];
-        let err = mem
-            .patch(
-                &dirs,
-                "auto-1",
-                Patch {
-                    text: Some("edited".into()),
-                    keep_generated: true,
-                    ..Patch::default()
-                },
-            )
-            .unwrap_err();
+        let err = mem.patch(&dirs, "auto-1", edit("edited")).unwrap_err();
         assert!(matches!(err, Error::Conflict(_)), "{err}");
         // And an agent write does not take over a person's record.
         mem.upsert(&dir, new("mine", "A person wrote this."))?;

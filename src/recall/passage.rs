@@ -228,6 +228,9 @@ impl Scorer {
     /// The nearness bonus of [`Scorer::with_proximity`], before its weight.
     /// `found` is in token order.
     fn nearness(&self, found: &[(usize, usize, f64)]) -> f64 {
+        if found.len() < 2 {
+            return 0.0;
+        }
         // One entry per token and query word, however many forms matched.
         let mut at: Vec<(usize, usize)> = found
             .iter()

@@ -269,12 +269,7 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         rank::boost(c, &req.tuning, now);
     }
     rank::session_evidence(&mut all, req.tuning.session_share);
-    all.sort_by(|a, b| {
-        b.hit
-            .score
-            .total_cmp(&a.hit.score)
-            .then_with(|| a.hit.id.cmp(&b.hit.id))
-    });
+    all.sort_by(best_first);
     // The best session hit is the likeliest place of the answer, and the
     // messages around it the likeliest place of the rest (most often the
     // reply after it): it gets `lead_context_chars` of context on each
@@ -328,6 +323,15 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     })
 }
 
+/// Highest score first; ties by id, so the order never depends on input
+/// order.
+fn best_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.hit
+        .score
+        .total_cmp(&a.hit.score)
+        .then_with(|| a.hit.id.cmp(&b.hit.id))
+}
+
 /// Hits of a list whose coverage is judged: its best, by the list's own
 /// scores. A list is judged by what it would show, and scoring its other
 /// candidates again was 3% of a ticket query's instructions at 1,000,000
@@ -339,12 +343,7 @@ const COVERAGE_TOP: usize = 10;
 /// `list` holds normalised scores.
 fn coverage(list: &[Candidate], judge: &Scorer) -> f64 {
     let mut best: Vec<&Candidate> = list.iter().collect();
-    best.sort_by(|a, b| {
-        b.hit
-            .score
-            .total_cmp(&a.hit.score)
-            .then_with(|| a.hit.id.cmp(&b.hit.id))
-    });
+    best.sort_by(|a, b| best_first(a, b));
     best.iter()
         .take(COVERAGE_TOP)
         .map(|c| judge.score(&c.hit.text))
