@@ -178,6 +178,43 @@ fn user_scope_endpoints() {
 }
 
 #[test]
+fn bad_writes_to_a_new_user_scope_leave_no_folder() {
+    let (env, s) = setup();
+    let user = env.home().join("user");
+    assert!(!user.exists());
+    let secret = format!("token ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5");
+    let bad = [
+        json!({"key": "k", "value": "v", "category": "nonsense"}),
+        json!({"key": "k", "value": "v", "importance": 101}),
+        json!({"key": "k", "value": "v", "source": "robot"}),
+        json!({"key": "", "value": "v"}),
+        json!({"key": "k", "value": secret}),
+    ];
+    for body in bad {
+        let (code, v) = s.call("POST", "/api/user/memories", Some(&body));
+        assert_eq!(code, 400, "{body}: {v}");
+        assert!(!user.exists(), "{body} created {}", user.display());
+    }
+    for (method, path, body) in [
+        ("PATCH", "/api/user/memories/k", Some(json!({"value": "w"}))),
+        (
+            "PATCH",
+            "/api/user/memories/k/pin",
+            Some(json!({"pinned": true})),
+        ),
+        ("DELETE", "/api/user/memories/k", None),
+    ] {
+        let (code, v) = s.call(method, path, body.as_ref());
+        assert_eq!(code, 404, "{method} {path}: {v}");
+        assert!(!user.exists(), "{method} {path} created the user folder");
+    }
+    // A good write creates the scope.
+    let good = json!({"key": "k", "value": "I prefer tabs."});
+    assert_eq!(s.call("POST", "/api/user/memories", Some(&good)).0, 201);
+    assert!(user.is_dir());
+}
+
+#[test]
 fn recall_endpoint_in_every_format() {
     let (_env, s) = setup();
     s.call(

@@ -93,9 +93,19 @@ fn authorized(req: &Request, token: &str) -> bool {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
+        .and_then(bearer)
         .unwrap_or("");
     constant_time_eq(given.as_bytes(), token.as_bytes())
+}
+
+/// The credentials of a `Bearer` authorization value. The scheme name is
+/// case-insensitive and may be followed by several spaces (RFC 9110
+/// section 11.1), so `bearer <token>` is the same as `Bearer <token>`.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| rest.trim_start_matches(' '))
 }
 
 /// Compare without returning early on the first difference.
@@ -110,6 +120,16 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive() {
+        for ok in ["Bearer tok", "bearer tok", "BEARER tok", "Bearer   tok"] {
+            assert_eq!(bearer(ok), Some("tok"), "{ok}");
+        }
+        for bad in ["Basic tok", "Bearertok", "tok", "", "Bearer"] {
+            assert_eq!(bearer(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn loopback_hosts() {
