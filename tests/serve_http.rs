@@ -447,6 +447,13 @@ fn the_token_guards_every_api_call() {
         &[("Host", &host), ("Authorization", "Bearer nope")],
     );
     assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    // The scheme name is case-insensitive (RFC 9110 11.1).
+    let lower = format!("bearer {token}");
+    let fine = s.get_with_headers(
+        "/api/projects",
+        &[("Host", &host), ("Authorization", &lower)],
+    );
+    assert!(fine.starts_with("HTTP/1.1 200"), "{fine}");
     // The panel itself loads without it (it asks for the token).
     let page = s.get_with_headers("/", &[("Host", &host)]);
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
@@ -514,6 +521,26 @@ fn r_every_answer_is_an_envelope_and_health_says_nothing_private() {
     assert!(t.contains("\"success\":false"), "{t}");
     let (_, v) = s.call("GET", "/healthz", None);
     assert!(!v.to_string().contains(env.home().to_str().unwrap()), "{v}");
+}
+
+/// Review finding: a path segment that is not UTF-8 got a plain-text 400.
+#[test]
+fn r_a_path_that_is_not_utf8_gets_an_envelope() {
+    let (_env, s) = setup();
+    for (method, path, body) in [
+        ("GET", "/api/projects/%FF/memories", None),
+        ("DELETE", "/api/user/memories/%C3%28", None),
+        (
+            "PATCH",
+            "/api/projects/alpha/memories/%FF/pin",
+            Some(r#"{"pinned":true}"#.to_string()),
+        ),
+    ] {
+        let (code, t) = s.raw(method, path, body, "application/json");
+        assert_eq!(code, 400, "{path}: {t}");
+        let v: Value = serde_json::from_str(&t).unwrap_or_else(|e| panic!("{path}: {e}: {t}"));
+        assert!(err(&v).contains("UTF-8"), "{path}: {v}");
+    }
 }
 
 /// Review finding: a client that sends half a request kept a stopped

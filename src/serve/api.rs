@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::routing::{get, patch};
 use axum::Router;
@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::envelope::{Data, Fail, Reply};
+use super::envelope::{Data, Fail, PathParam, QueryParam, Reply};
 use super::{Shared, BODY_LIMIT};
 use crate::error::{Error, Result};
 use crate::index::{ListFilter, Listed, Located, SecretPolicy};
@@ -306,19 +306,22 @@ async fn remove(state: Shared, place: Place, id: String) -> Reply {
 
 async fn project_list(
     State(s): State<Shared>,
-    Path(project): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    PathParam(project): PathParam<String>,
+    QueryParam(q): QueryParam<HashMap<String, String>>,
 ) -> Reply {
     list(s, Place::Project(project), q).await
 }
 
-async fn user_list(State(s): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Reply {
+async fn user_list(
+    State(s): State<Shared>,
+    QueryParam(q): QueryParam<HashMap<String, String>>,
+) -> Reply {
     list(s, Place::User, q).await
 }
 
 async fn project_create(
     State(s): State<Shared>,
-    Path(project): Path<String>,
+    PathParam(project): PathParam<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
@@ -331,7 +334,7 @@ async fn user_create(State(s): State<Shared>, headers: HeaderMap, body: Body) ->
 
 async fn project_patch(
     State(s): State<Shared>,
-    Path((project, id)): Path<(String, String)>,
+    PathParam((project, id)): PathParam<(String, String)>,
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
@@ -341,7 +344,7 @@ async fn project_patch(
 
 async fn user_patch(
     State(s): State<Shared>,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
@@ -360,7 +363,7 @@ async fn pin_body(headers: &HeaderMap, body: Body) -> std::result::Result<Update
 
 async fn project_pin(
     State(s): State<Shared>,
-    Path((project, id)): Path<(String, String)>,
+    PathParam((project, id)): PathParam<(String, String)>,
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
@@ -370,7 +373,7 @@ async fn project_pin(
 
 async fn user_pin(
     State(s): State<Shared>,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
@@ -380,12 +383,12 @@ async fn user_pin(
 
 async fn project_delete(
     State(s): State<Shared>,
-    Path((project, id)): Path<(String, String)>,
+    PathParam((project, id)): PathParam<(String, String)>,
 ) -> Reply {
     remove(s, Place::Project(project), id).await
 }
 
-async fn user_delete(State(s): State<Shared>, Path(id): Path<String>) -> Reply {
+async fn user_delete(State(s): State<Shared>, PathParam(id): PathParam<String>) -> Reply {
     remove(s, Place::User, id).await
 }
 
@@ -393,8 +396,8 @@ async fn user_delete(State(s): State<Shared>, Path(id): Path<String>) -> Reply {
 /// the CLI's recall over the project's and the user's scopes.
 async fn project_recall(
     State(s): State<Shared>,
-    Path(project): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    PathParam(project): PathParam<String>,
+    QueryParam(q): QueryParam<HashMap<String, String>>,
 ) -> Reply {
     let text = q.get("q").map(|t| t.trim().to_string()).unwrap_or_default();
     if text.is_empty() {

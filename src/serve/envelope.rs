@@ -2,8 +2,11 @@
 //! `{"success": false, "error": "…"}`, and the mapping from library errors
 //! to HTTP statuses.
 
+use axum::extract::{FromRequestParts, Path, Query};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::error::Error;
@@ -128,5 +131,40 @@ mod tests {
             std::io::Error::other("permission denied"),
         ));
         assert_eq!(f.1, "cannot read /x/y.md: permission denied");
+    }
+}
+
+/// axum's `Path`, rejecting a bad path (say, `%FF` that is not UTF-8) with
+/// the JSON envelope instead of a plain-text body.
+pub struct PathParam<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParam<T> {
+    type Rejection = Fail;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Fail> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(t)) => Ok(PathParam(t)),
+            Err(e) => Err(Fail(
+                e.status(),
+                format!("bad URL path {}: {}", parts.uri.path(), e.body_text()),
+            )),
+        }
+    }
+}
+
+/// axum's `Query`, rejecting a bad query string with the JSON envelope.
+pub struct QueryParam<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for QueryParam<T> {
+    type Rejection = Fail;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Fail> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(t)) => Ok(QueryParam(t)),
+            Err(e) => Err(Fail(
+                e.status(),
+                format!("bad query string: {}", e.body_text()),
+            )),
+        }
     }
 }
