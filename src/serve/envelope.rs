@@ -86,6 +86,41 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// What a handler returns.
 pub type Reply = std::result::Result<Data, Fail>;
 
+/// axum's `Path`, rejecting a bad path (say, `%FF` that is not UTF-8) with
+/// the JSON envelope instead of a plain-text body.
+pub struct PathParam<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParam<T> {
+    type Rejection = Fail;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Fail> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(t)) => Ok(PathParam(t)),
+            Err(e) => Err(Fail(
+                e.status(),
+                format!("bad URL path {}: {}", parts.uri.path(), e.body_text()),
+            )),
+        }
+    }
+}
+
+/// axum's `Query`, rejecting a bad query string with the JSON envelope.
+pub struct QueryParam<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for QueryParam<T> {
+    type Rejection = Fail;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Fail> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(t)) => Ok(QueryParam(t)),
+            Err(e) => Err(Fail(
+                e.status(),
+                format!("bad query string: {}", e.body_text()),
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,40 +166,5 @@ mod tests {
             std::io::Error::other("permission denied"),
         ));
         assert_eq!(f.1, "cannot read /x/y.md: permission denied");
-    }
-}
-
-/// axum's `Path`, rejecting a bad path (say, `%FF` that is not UTF-8) with
-/// the JSON envelope instead of a plain-text body.
-pub struct PathParam<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParam<T> {
-    type Rejection = Fail;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Fail> {
-        match Path::<T>::from_request_parts(parts, state).await {
-            Ok(Path(t)) => Ok(PathParam(t)),
-            Err(e) => Err(Fail(
-                e.status(),
-                format!("bad URL path {}: {}", parts.uri.path(), e.body_text()),
-            )),
-        }
-    }
-}
-
-/// axum's `Query`, rejecting a bad query string with the JSON envelope.
-pub struct QueryParam<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for QueryParam<T> {
-    type Rejection = Fail;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Fail> {
-        match Query::<T>::from_request_parts(parts, state).await {
-            Ok(Query(t)) => Ok(QueryParam(t)),
-            Err(e) => Err(Fail(
-                e.status(),
-                format!("bad query string: {}", e.body_text()),
-            )),
-        }
     }
 }
