@@ -17,6 +17,7 @@ mod salience;
 pub mod sanitize;
 mod search;
 mod stopwords;
+pub mod summary;
 
 pub use hit::{Hit, HitKind, HitSource, HL_CLOSE, HL_OPEN};
 pub use salience::record_hits;

@@ -1,0 +1,100 @@
+//! What a session starts with before any question: a scope's most
+//! important records and its latest sessions, read straight from the
+//! index (`recall hook` on SessionStart renders them).
+
+use rusqlite::Connection;
+
+use crate::error::Result;
+
+/// A record as the start-of-session summary lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopRecord {
+    pub key: String,
+    pub category: String,
+    pub body: String,
+}
+
+/// A session as the start-of-session summary lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecentSession {
+    pub id: String,
+    /// Empty when the session has no title.
+    pub title: String,
+    pub launcher: String,
+    /// Unix seconds of its last message, when known.
+    pub last_ts: Option<i64>,
+}
+
+/// The `limit` active, unexpired records that matter most: pinned first,
+/// then by importance, then the most recently updated.
+pub fn top_records(c: &Connection, limit: usize) -> Result<Vec<TopRecord>> {
+    let mut st = c.prepare_cached(
+        "SELECT r.key, r.category, f.body FROM records r JOIN records_fts f ON f.rowid = r.rowid
+         WHERE r.status = 'active' AND (r.expires IS NULL OR r.expires > strftime('%s','now'))
+         ORDER BY r.pinned DESC, r.importance DESC, r.updated DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| {
+        Ok(TopRecord {
+            key: r.get(0)?,
+            category: r.get(1)?,
+            body: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The `limit` latest top-level sessions, newest first, one per session
+/// id: two files can carry one session (a copy, a resumed transcript), and
+/// the newest title and time win.
+pub fn recent_sessions(c: &Connection, limit: usize) -> Result<Vec<RecentSession>> {
+    let mut st = c.prepare_cached(
+        "SELECT session_id, coalesce(title, ''), launcher, last_ts FROM (
+             SELECT session_id, title, launcher, last_ts,
+                    row_number() OVER (PARTITION BY session_id
+                                       ORDER BY coalesce(last_ts, first_ts, 0) DESC) AS n,
+                    coalesce(last_ts, first_ts, 0) AS t
+             FROM sessions WHERE parent_id IS NULL)
+         WHERE n = 1 ORDER BY t DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| {
+        Ok(RecentSession {
+            id: r.get(0)?,
+            title: r.get(1)?,
+            launcher: r.get(2)?,
+            last_ts: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue probe: "Recent sessions" listed a session twice
+    /// when two files carried its id).
+    #[test]
+    fn r_a_session_in_two_files_is_listed_once() {
+        let mut c = Connection::open_in_memory().unwrap();
+        crate::store::migrate_for_tests(&mut c);
+        c.execute_batch("PRAGMA foreign_keys=OFF;").unwrap();
+        for (src, sid, title, last) in [
+            (1, "s-1", "old copy", 100),
+            (2, "s-1", "resumed", 200),
+            (3, "s-2", "other", 150),
+        ] {
+            c.execute(
+                "INSERT INTO sessions(source_id, session_id, title, launcher, last_ts)
+                 VALUES(?1, ?2, ?3, 'claude-code', ?4)",
+                rusqlite::params![src, sid, title, last],
+            )
+            .unwrap();
+        }
+        let got = recent_sessions(&c, 5).unwrap();
+        let ids: Vec<&str> = got.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["s-1", "s-2"], "{got:?}");
+        assert_eq!(got[0].title, "resumed");
+        assert_eq!(got[0].last_ts, Some(200));
+        assert_eq!(recent_sessions(&c, 1).unwrap().len(), 1);
+    }
+}
