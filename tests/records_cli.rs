@@ -76,6 +76,40 @@ fn upsert_by_key_updates_instead_of_duplicating() {
         .contains("Use SQLite with WAL."));
 }
 
+/// Review finding: an upsert looked the key up and then wrote, with nothing
+/// holding the two together across processes, so concurrent adds of one new
+/// key made two records with that key.
+#[test]
+fn r_concurrent_adds_of_one_new_key_make_one_record() {
+    let env = Env::new();
+    env.add("decisions", "seed", "The project exists.");
+    for round in 0..3 {
+        let key = format!("same-{round}");
+        let children: Vec<_> = (0..8)
+            .map(|i| {
+                let mut c = env.std_cmd();
+                c.args(["record", "add", "--category", "decisions", "--key", &key])
+                    .arg(format!("text {i}"))
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null());
+                c.spawn().unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let files = record_files(&env.home());
+        let named: Vec<_> = files
+            .iter()
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&key))
+            .collect();
+        assert_eq!(named.len(), 1, "{named:?}");
+        let list = env.run(&["record", "list"]);
+        let rows = list.lines().filter(|l| l.starts_with(&key)).count();
+        assert_eq!(rows, 1, "{list}");
+    }
+}
+
 #[test]
 fn reclassify_moves_the_file() {
     let env = Env::new();

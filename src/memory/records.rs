@@ -156,6 +156,9 @@ impl Memory {
         dir: &ScopeDir,
         f: impl FnOnce(&mut RecordStore) -> Result<T>,
     ) -> Result<T> {
+        // Held across the sync, the look-up and the write (see
+        // `ScopeDir::lock_records`).
+        let _lock = dir.lock_records()?;
         let mut db = self.open_synced(dir)?;
         let mut store = RecordStore {
             dir,

@@ -93,6 +93,48 @@ impl ScopeDir {
     pub fn index_path(&self) -> PathBuf {
         self.root.join("index.db")
     }
+
+    /// Wait for, then hold, the scope's record lock (`<scope>/records.lock`,
+    /// an advisory `flock`): one record change at a time across processes,
+    /// so the look-up and the write of an upsert are one step, and two
+    /// processes adding one new key make one record, not two. Released when
+    /// the guard drops (or the process dies). `None` when the scope cannot
+    /// be written at all (a read-only home), where no change can race.
+    pub fn lock_records(&self) -> Result<Option<RecordsLock>> {
+        let path = self.root.join("records.lock");
+        let opened = match create_private_dir(&self.root) {
+            Err(Error::Io { source, .. }) => Err(source),
+            Err(e) => return Err(e),
+            Ok(()) => {
+                let mut o = std::fs::OpenOptions::new();
+                o.create(true).truncate(false).write(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+                o.open(&path)
+            }
+        };
+        let file = match opened {
+            Ok(f) => f,
+            Err(e) if read_only(&e) => return Ok(None),
+            Err(e) => return Err(Error::io("cannot open", path, e)),
+        };
+        file.lock().map_err(|e| Error::io("cannot lock", path, e))?;
+        Ok(Some(RecordsLock { _file: file }))
+    }
+}
+
+/// Whether `e` says that nothing can be written there.
+fn read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+/// A held [`ScopeDir::lock_records`] lock.
+#[derive(Debug)]
+pub struct RecordsLock {
+    _file: std::fs::File,
 }
 
 /// The resolved home folder.
