@@ -424,6 +424,9 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
         Scope::User => (scopes.user.0, &mut *scopes.user.1),
     };
     let key = auto_key(&c.key);
+    // One record change at a time per scope, across processes (see
+    // `ScopeDir::lock_records`): an API or MCP write of this key waits.
+    let _lock = dir.lock_records()?;
     let mut store = RecordStore {
         dir,
         conn,
