@@ -21,7 +21,9 @@
 //! the `recall` binary (path, size, mtime) that indexed it: reusing an index
 //! built by another build prints a warning, since a changed indexer makes
 //! the reused index stale. Queries run one `recall` process each, on
-//! `--workers` threads (2 by default).
+//! `--workers` threads (2 by default), with `--no-salience`: no question
+//! shifts the ranking of another, in this run or a later one that reuses
+//! the index.
 //!
 //! # LoCoMo (`locomo10.json`)
 //!

@@ -497,6 +497,10 @@ fn a_query_leaves_the_index_untouched_and_salience_is_folded_later() {
             .unwrap_or(0)
     };
     let wal_before = wal(&dir);
+    // `--no-salience` notes nothing at all.
+    let out = env.run(&["query", "--no-salience", "--format", "json", "quokka cache"]);
+    assert!(out.contains("quokka"), "{out}");
+    assert!(!dir.join("hits.log").exists());
     let v = env.query_json("alpha", "quokka cache");
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(std::fs::read(dir.join("index.db")).unwrap(), before);

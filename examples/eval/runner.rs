@@ -157,9 +157,12 @@ impl Recall {
     }
 
     fn run_query(&self, project: &str, question: &str, limit: usize) -> Result<Value> {
+        // `--no-salience`: a question must not shift the ranking of the
+        // next ones (nor of a later run reusing this index).
         let mut child = self
             .command(project)
-            .args(["query", "--format", "json", "--limit", &limit.to_string()])
+            .args(["query", "--format", "json", "--no-salience"])
+            .args(["--limit", &limit.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -175,6 +175,12 @@ pub struct QueryArgs {
     /// Only chunks of this session
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+
+    /// Do not note the hits as used: later rankings stay as they were
+    /// (evaluation runs and scripted checks that must not learn from
+    /// their own queries)
+    #[arg(long)]
+    pub no_salience: bool,
 }
 
 impl QueryArgs {
@@ -198,6 +204,7 @@ impl QueryArgs {
         given(self.since.is_some(), "--since");
         given(self.until.is_some(), "--until");
         given(self.session.is_some(), "--session");
+        given(self.no_salience, "--no-salience");
         out
     }
 }

@@ -76,7 +76,9 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
-    found.note_hits(ctx.now.as_second());
+    if !a.no_salience {
+        found.note_hits(ctx.now.as_second());
+    }
     if let Some(why) = &found.no_hits {
         eprintln!("recall: {why}");
     }
