@@ -458,7 +458,7 @@ fn stale_term_statistics_still_answer_and_are_repaired() {
     );
     let db = env.project_dir().join("index.db");
     let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch("DELETE FROM table_stats; DELETE FROM term_stats;")
+    c.execute_batch("DELETE FROM table_stats; DELETE FROM term_df;")
         .unwrap();
     drop(c);
     let v = env.query_json("alpha", "narwhal exporter timeout");
@@ -472,7 +472,7 @@ fn stale_term_statistics_still_answer_and_are_repaired() {
     let c = rusqlite::Connection::open(&db).unwrap();
     let df: i64 = c
         .query_row(
-            "SELECT df FROM term_stats WHERE tbl = 'chunks' AND term = 'narwhal'",
+            "SELECT chunks FROM term_df WHERE term = 'narwhal'",
             [],
             |r| r.get(0),
         )

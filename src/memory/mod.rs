@@ -200,8 +200,14 @@ impl Memory {
         if old {
             drop(db);
             self.open_synced(dir)?;
+            // Schema 4 also changed how sessions are cut into passages,
+            // which only a new `index` run applies to old transcripts.
+            let hint = match version < 4 {
+                true => "; run `recall index` again to re-read sessions as per-message passages",
+                false => "",
+            };
             tracing::warn!(
-                "upgraded {} from schema {version} to {SCHEMA_VERSION}; run `recall index` again to re-read sessions as per-message passages",
+                "upgraded {} from schema {version} to {SCHEMA_VERSION}{hint}",
                 path.display()
             );
             return Ok(Some(Db::open(&path, OpenMode::ReadOnly)?));

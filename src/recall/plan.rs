@@ -2,7 +2,7 @@
 //! are in one table, and choose which ones FTS5 searches within a cost
 //! budget.
 //!
-//! Statistics come from the writer-kept `term_stats` table (one probe per
+//! Statistics come from the writer-kept `term_df` table (one probe per
 //! term; see `store::terms`). On an index whose statistics are missing or
 //! stale they are counted with FTS5 instead, up to caps (see `doc_freqs`).
 //!
@@ -201,15 +201,41 @@ pub fn search_cost(terms: usize, postings: i64, docs: i64) -> i64 {
 /// rows.
 const TERM_DOCS: i64 = 1000;
 
+/// The words of a query's terms and their exact counts in every table,
+/// looked up once for all the tables a query plans: one b-tree probe per
+/// word (see `store::terms::lookup_all`).
+pub struct WordCounts<'a> {
+    /// Sorted, distinct.
+    words: Vec<&'a str>,
+    counts: crate::store::TermCounts,
+}
+
+impl<'a> WordCounts<'a> {
+    pub fn load(conn: &Connection, terms: &'a [Term]) -> Result<WordCounts<'a>> {
+        let mut words: Vec<&str> = terms.iter().flat_map(|t| words(&t.text)).collect();
+        words.sort_unstable();
+        words.dedup();
+        let counts = crate::store::term_lookup_all(conn, &words)?;
+        Ok(WordCounts { words, counts })
+    }
+}
+
 /// Document frequencies of `terms` (for a phrase, of its rarest word) and
-/// the table's row count: exact from `term_stats` when it is current, else
-/// counted with FTS5 up to caps.
-fn term_dfs(conn: &Connection, table: Table, terms: &[Term]) -> Result<(i64, Vec<(i64, bool)>)> {
-    let mut uniq: Vec<&str> = terms.iter().flat_map(|t| words(&t.text)).collect();
-    uniq.sort_unstable();
-    uniq.dedup();
-    if let Some((docs, dfs)) = crate::store::term_lookup(conn, table, &uniq)? {
-        let by_word: HashMap<&str, i64> = uniq.iter().copied().zip(dfs).collect();
+/// the table's row count: exact from the term statistics when they are
+/// current, else counted with FTS5 up to caps.
+fn term_dfs(
+    conn: &Connection,
+    table: Table,
+    terms: &[Term],
+    counts: &WordCounts,
+) -> Result<(i64, Vec<(i64, bool)>)> {
+    if let Some((docs, dfs)) = counts.counts.get(table) {
+        let by_word: HashMap<&str, i64> = counts
+            .words
+            .iter()
+            .copied()
+            .zip(dfs.iter().copied())
+            .collect();
         let per_term = |t: &Term| {
             let df = words(&t.text)
                 .filter_map(|w| by_word.get(w).copied())
@@ -253,9 +279,21 @@ pub fn table_docs(conn: &Connection, table: Table) -> Result<i64> {
 
 /// Weight `terms` by their statistics in `table` and choose the ones to
 /// search within `budget` doclist entries (see the module doc).
-#[tracing::instrument(level = "debug", skip(conn, terms), fields(terms = terms.len(), searched, postings))]
 pub fn plan(conn: &Connection, table: Table, terms: &[Term], budget: i64) -> Result<Plan> {
-    let (docs, dfs) = term_dfs(conn, table, terms)?;
+    plan_with(conn, table, terms, budget, &WordCounts::load(conn, terms)?)
+}
+
+/// [`plan`] with the words' counts already looked up (for every table at
+/// once: see [`WordCounts`]).
+#[tracing::instrument(level = "debug", name = "plan", skip(conn, terms, counts), fields(terms = terms.len(), searched, postings))]
+pub fn plan_with(
+    conn: &Connection,
+    table: Table,
+    terms: &[Term],
+    budget: i64,
+    counts: &WordCounts,
+) -> Result<Plan> {
+    let (docs, dfs) = term_dfs(conn, table, terms, counts)?;
     if docs == 0 {
         return Ok(Plan::default());
     }
@@ -424,20 +462,31 @@ mod tests {
         Ok(())
     }
 
-    /// With current `term_stats` the plan uses them, not FTS5 counting.
+    /// With current term statistics the plan uses them, not FTS5 counting.
     #[test]
     fn current_statistics_are_used() -> Result<()> {
         let c = tickets(&["alpha beta", "beta gamma", "beta"])?;
         crate::store::repair_term_stats(&c)?;
         // A row the statistics do not know about would make them stale;
         // instead change a count by hand to see which source answers.
-        c.execute(
-            "UPDATE term_stats SET df = 2 WHERE tbl = 'tickets' AND term = 'alpha'",
-            [],
-        )?;
+        c.execute("UPDATE term_df SET tickets = 2 WHERE term = 'alpha'", [])?;
         let p = plan(&c, Table::Tickets, &extract_terms("alpha beta"), 1_000)?;
         let alpha = p.scoring.iter().find(|w| w.term.text == "alpha").unwrap();
         assert_eq!((alpha.df, alpha.exact), (2, true));
+        assert_eq!(p.docs, 3);
+        Ok(())
+    }
+
+    /// An index from schema 4 (its counts in `term_stats`, no `term_df`),
+    /// read as it is by a hook, plans by counting with FTS5.
+    #[test]
+    fn an_index_without_term_df_is_planned_by_counting() -> Result<()> {
+        let c = tickets(&["alpha beta", "beta gamma", "beta"])?;
+        crate::store::repair_term_stats(&c)?;
+        c.execute_batch("DROP TABLE term_df;")?;
+        let p = plan(&c, Table::Tickets, &extract_terms("alpha beta"), 1_000)?;
+        let df = |t: &str| p.scoring.iter().find(|w| w.term.text == t).map(|w| w.df);
+        assert_eq!((df("alpha"), df("beta")), (Some(1), Some(3)));
         assert_eq!(p.docs, 3);
         Ok(())
     }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::candidates::{self, Candidate};
 use super::hit::{Hit, HitKind};
 use super::passage::Scorer;
-use super::plan::{plan, pooled, share, table_docs, Plan, Table, Weighted};
+use super::plan::{plan_with, pooled, share, table_docs, Plan, Table, Weighted, WordCounts};
 use super::rank;
 use super::sanitize::extract_terms;
 use crate::error::Result;
@@ -213,16 +213,18 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let mut plans: Vec<Vec<(Table, Plan)>> = Vec::with_capacity(targets.len());
     for (ti, t) in targets.iter().enumerate() {
         plans.push(t.db.with_conn(|c| {
+            let tp = Instant::now();
+            // Every table's counts of the question's words, in one pass.
+            let counts = WordCounts::load(c, &terms)?;
             let mut out = Vec::new();
             for (i, &(kind, table)) in TABLES.iter().enumerate() {
                 if !req.wants(kind) {
                     continue;
                 }
-                let tp = Instant::now();
                 let budget = share(req.tuning.plan_budget, sizes[ti][i], total);
-                out.push((table, plan(c, table, &terms, budget)?));
-                plan_ms += ms(tp);
+                out.push((table, plan_with(c, table, &terms, budget, &counts)?));
             }
+            plan_ms += ms(tp);
             Ok(out)
         })?);
     }

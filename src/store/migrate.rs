@@ -18,6 +18,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0004_term_stats",
         include_str!("../../schema/0004_term_stats.sql"),
     ),
+    (
+        "0005_term_df",
+        include_str!("../../schema/0005_term_df.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
@@ -75,6 +79,43 @@ mod tests {
                 [],
             )?;
         }
+        Ok(())
+    }
+
+    /// 0005 moves the counts of `term_stats` (by table, term) into
+    /// `term_df` (by term), summing nothing away.
+    #[test]
+    fn term_counts_survive_the_move_to_one_row_per_term() -> Result<()> {
+        let mut c = Connection::open_in_memory()?;
+        for (i, (_, sql)) in MIGRATIONS.iter().take(4).enumerate() {
+            c.execute_batch(sql)?;
+            c.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        c.execute_batch(
+            "INSERT INTO term_stats(tbl, term, df) VALUES
+               ('records', 'alpha', 3), ('chunks', 'alpha', 7),
+               ('tickets', 'beta', 2), ('chunks', 'gamma', 1);",
+        )?;
+        assert_eq!(migrate(&mut c)?, 4);
+        let mut st =
+            c.prepare("SELECT term, records, chunks, tickets FROM term_df ORDER BY term")?;
+        let rows: Vec<(String, i64, i64, i64)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        assert_eq!(
+            rows,
+            [
+                ("alpha".to_string(), 3, 7, 0),
+                ("beta".to_string(), 0, 0, 2),
+                ("gamma".to_string(), 0, 1, 0),
+            ]
+        );
+        let old: i64 = c.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'term_stats'",
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(old, 0);
         Ok(())
     }
 }

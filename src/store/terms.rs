@@ -1,12 +1,13 @@
-//! Term statistics (`schema/0004_term_stats.sql`): how many rows of each
-//! FTS table contain each term, kept exactly by the single writer in the
-//! same transaction as the rows, so the query planner pays one b-tree probe
-//! per term instead of walking FTS5 doclists.
+//! Term statistics (`schema/0004_term_stats.sql`, `0005_term_df.sql`): how
+//! many rows of each FTS table contain each term, kept exactly by the
+//! single writer in the same transaction as the rows, so the query planner
+//! pays one b-tree probe per term (for every table at once) instead of
+//! walking FTS5 doclists.
 //!
 //! Writers collect changes in a [`TermDeltas`] while they insert and delete
 //! FTS rows and call [`TermDeltas::flush`] before committing. Readers call
-//! [`lookup`], which answers `None` when the counts are missing or stale
-//! (an index from before schema 4), so the planner can fall back to
+//! [`lookup_all`] (or [`lookup`] for one table), which answers `None` for a
+//! table whose counts are missing or stale (an index from before schema 5), so the planner can fall back to
 //! counting with FTS5. [`repair`] recounts stale tables; the write path runs
 //! it when it opens an index.
 
@@ -131,24 +132,33 @@ impl TermDeltas {
     }
 
     /// Write the collected changes inside the caller's transaction and
-    /// forget them. Terms whose count reaches zero are deleted.
+    /// forget them. A term whose counts all reach zero is deleted.
     pub fn flush(&mut self, tx: &Connection) -> Result<()> {
         if !self.touched.iter().any(|t| *t) {
             return Ok(());
         }
-        {
-            let mut up = tx.prepare_cached(
-                "INSERT INTO term_stats(tbl, term, df) VALUES(?1, ?2, ?3)
-                 ON CONFLICT(tbl, term) DO UPDATE SET df = df + excluded.df",
-            )?;
-            for ((t, term), by) in self.terms.drain() {
-                if by != 0 {
-                    up.execute(params![t.meta(), term, by])?;
-                }
+        let mut fell = Vec::new();
+        for ((t, term), by) in self.terms.drain() {
+            if by == 0 {
+                continue;
+            }
+            let sql = format!(
+                "INSERT INTO term_df(term, {c}) VALUES(?1, ?2)
+                 ON CONFLICT(term) DO UPDATE SET {c} = {c} + excluded.{c}",
+                c = t.meta()
+            );
+            tx.prepare_cached(&sql)?.execute(params![term, by])?;
+            if by < 0 {
+                fell.push(term);
             }
         }
-        tx.prepare_cached("DELETE FROM term_stats WHERE df <= 0")?
-            .execute([])?;
+        let mut gone = tx.prepare_cached(
+            "DELETE FROM term_df
+             WHERE term = ?1 AND records <= 0 AND chunks <= 0 AND tickets <= 0",
+        )?;
+        for term in fell {
+            gone.execute([term])?;
+        }
         for t in Table::ALL {
             if std::mem::take(&mut self.touched[t.index()]) {
                 let by = std::mem::take(&mut self.docs[t.index()]);
@@ -173,15 +183,17 @@ fn max_rowid(conn: &Connection, t: Table) -> Result<i64> {
 }
 
 /// The stored row count of `t`, or `None` when its counts are missing or
-/// stale. An index from before schema 4 has no statistics tables at all.
+/// stale. An index from before schema 5 has no `term_df` (one from before
+/// schema 4 no statistics at all): a hook reads such an index as it is,
+/// without migrating it, so its counts are missing.
 pub fn current_docs(conn: &Connection, t: Table) -> Result<Option<i64>> {
-    let has_table: bool = conn
+    let tables: i64 = conn
         .prepare_cached(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'table_stats'",
+            "SELECT count(*) FROM sqlite_master
+             WHERE type = 'table' AND name IN ('table_stats', 'term_df')",
         )?
-        .query_row([], |r| r.get::<_, i64>(0))?
-        > 0;
-    if !has_table {
+        .query_row([], |r| r.get(0))?;
+    if tables < 2 {
         return Ok(None);
     }
     let stored: Option<(i64, i64)> = conn
@@ -196,38 +208,77 @@ pub fn current_docs(conn: &Connection, t: Table) -> Result<Option<i64>> {
     })
 }
 
-/// Document frequencies of `terms` in `t` (absent terms are 0), with the
+/// Document frequencies of `words` in `t` (absent words are 0), with the
 /// table's row count; `None` when the counts are missing or stale.
-pub fn lookup(conn: &Connection, t: Table, terms: &[&str]) -> Result<Option<(i64, Vec<i64>)>> {
-    let Some(docs) = current_docs(conn, t)? else {
-        return Ok(None);
-    };
-    if docs == 0 {
-        // An empty table counts nothing: no probe per term.
-        return Ok(Some((0, vec![0; terms.len()])));
+pub fn lookup(conn: &Connection, t: Table, words: &[&str]) -> Result<Option<(i64, Vec<i64>)>> {
+    Ok(lookup_all(conn, words)?.take(t))
+}
+
+/// Every table's counts of some words (see [`lookup_all`]).
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// By table: the row count and each word's document frequency, in the
+    /// order the words were given; `None` when missing or stale.
+    tables: [Option<(i64, Vec<i64>)>; 3],
+}
+
+impl Counts {
+    /// The counts of `t`.
+    pub fn take(&mut self, t: Table) -> Option<(i64, Vec<i64>)> {
+        self.tables[t.index()].take()
     }
-    let json = serde_json::to_string(terms)?;
-    let mut st = conn.prepare_cached(
-        "SELECT s.term, s.df FROM term_stats s
-         WHERE s.tbl = ?1 AND s.term IN (SELECT value FROM json_each(?2))",
-    )?;
-    let mut found: HashMap<String, i64> = HashMap::with_capacity(terms.len());
-    let rows = st.query_map(params![t.meta(), json], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    for row in rows {
-        let (term, df): (String, i64) = row?;
-        found.insert(term, df);
+
+    /// The counts of `t`, borrowed.
+    pub fn get(&self, t: Table) -> Option<(i64, &[i64])> {
+        self.tables[t.index()]
+            .as_ref()
+            .map(|(docs, dfs)| (*docs, dfs.as_slice()))
     }
-    let dfs = terms
-        .iter()
-        .map(|w| found.get(*w).copied().unwrap_or(0))
-        .collect();
-    Ok(Some((docs, dfs)))
+}
+
+/// Document frequencies of `words` in every table, one probe per word.
+pub fn lookup_all(conn: &Connection, words: &[&str]) -> Result<Counts> {
+    let mut docs = [None; 3];
+    for t in Table::ALL {
+        docs[t.index()] = current_docs(conn, t)?;
+    }
+    let mut found: HashMap<String, [i64; 3]> = HashMap::new();
+    // An empty (or stale) table needs no probe: only probe when some
+    // current table has rows.
+    if docs.iter().any(|d| d.is_some_and(|n| n > 0)) && !words.is_empty() {
+        let json = serde_json::to_string(words)?;
+        let mut st = conn.prepare_cached(
+            "SELECT term, records, chunks, tickets FROM term_df
+             WHERE term IN (SELECT value FROM json_each(?1))",
+        )?;
+        let rows = st.query_map([json], |r| {
+            Ok((r.get(0)?, [r.get(1)?, r.get(2)?, r.get(3)?]))
+        })?;
+        for row in rows {
+            let (term, dfs): (String, [i64; 3]) = row?;
+            found.insert(term, dfs);
+        }
+    }
+    let mut out = Counts::default();
+    for t in Table::ALL {
+        out.tables[t.index()] = docs[t.index()].map(|n| {
+            let dfs = words
+                .iter()
+                .map(|w| found.get(*w).map_or(0, |d| d[t.index()]))
+                .collect();
+            (n, dfs)
+        });
+    }
+    Ok(out)
 }
 
 /// Recount `t` from its stored FTS rows, replacing its counts.
 pub fn recount(conn: &Connection, t: Table) -> Result<()> {
-    conn.prepare_cached("DELETE FROM term_stats WHERE tbl = ?1")?
-        .execute([t.meta()])?;
+    conn.execute_batch(&format!(
+        "UPDATE term_df SET {c} = 0 WHERE {c} != 0;
+         DELETE FROM term_df WHERE records <= 0 AND chunks <= 0 AND tickets <= 0;",
+        c = t.meta()
+    ))?;
     conn.prepare_cached("DELETE FROM table_stats WHERE tbl = ?1")?
         .execute([t.meta()])?;
     let mut d = TermDeltas::default();
@@ -312,7 +363,7 @@ mod tests {
         assert_eq!(df(&c, "loader")?, 1);
         assert_eq!(lookup(&c, Table::Tickets, &[])?.map(|x| x.0), Some(1));
         let left: i64 = c.query_row(
-            "SELECT count(*) FROM term_stats WHERE term = 'flaky'",
+            "SELECT count(*) FROM term_df WHERE term = 'flaky'",
             [],
             |r| r.get(0),
         )?;
