@@ -11,6 +11,7 @@
 //! counting with FTS5. [`repair`] recounts stale tables; the write path runs
 //! it when it opens an index.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -62,15 +63,21 @@ impl Table {
     }
 }
 
-/// The distinct lowercase terms of one row's columns.
-fn row_terms(cols: &[&str]) -> HashSet<String> {
-    let mut out = HashSet::new();
+/// Maps and sets hashed once per word of every indexed row: foldhash, not
+/// SipHash (seeded per process; SipHash was a tenth of `recall index`).
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type Set<K> = HashSet<K, foldhash::fast::RandomState>;
+
+/// The distinct lowercase terms of one row's columns, borrowed from the
+/// columns unless a word has to be lowercased.
+fn row_terms<'a>(cols: &[&'a str]) -> Set<Cow<'a, str>> {
+    let mut out = Set::default();
     for c in cols {
         for w in words(c) {
             if w.chars().any(char::is_uppercase) {
-                out.insert(w.to_lowercase());
-            } else if !out.contains(w) {
-                out.insert(w.to_string());
+                out.insert(Cow::Owned(w.to_lowercase()));
+            } else {
+                out.insert(Cow::Borrowed(w));
             }
         }
     }
@@ -80,7 +87,8 @@ fn row_terms(cols: &[&str]) -> HashSet<String> {
 /// Changes to the counts made by one transaction, not yet written.
 #[derive(Debug, Default)]
 pub struct TermDeltas {
-    terms: HashMap<(Table, String), i64>,
+    /// By table: each term's change.
+    terms: [Map<String, i64>; 3],
     docs: [i64; 3],
     touched: [bool; 3],
 }
@@ -97,8 +105,15 @@ impl TermDeltas {
     }
 
     fn change(&mut self, t: Table, cols: &[&str], by: i64) {
+        let terms = &mut self.terms[t.index()];
         for term in row_terms(cols) {
-            *self.terms.entry((t, term)).or_default() += by;
+            // A term seen before costs no allocation.
+            match terms.get_mut(term.as_ref()) {
+                Some(n) => *n += by,
+                None => {
+                    terms.insert(term.into_owned(), by);
+                }
+            }
         }
         self.docs[t.index()] += by;
         self.touched[t.index()] = true;
@@ -138,18 +153,21 @@ impl TermDeltas {
             return Ok(());
         }
         let mut fell = Vec::new();
-        for ((t, term), by) in self.terms.drain() {
-            if by == 0 {
-                continue;
-            }
+        for t in Table::ALL {
             let sql = format!(
                 "INSERT INTO term_df(term, {c}) VALUES(?1, ?2)
                  ON CONFLICT(term) DO UPDATE SET {c} = {c} + excluded.{c}",
                 c = t.meta()
             );
-            tx.prepare_cached(&sql)?.execute(params![term, by])?;
-            if by < 0 {
-                fell.push(term);
+            let mut up = tx.prepare_cached(&sql)?;
+            for (term, by) in self.terms[t.index()].drain() {
+                if by == 0 {
+                    continue;
+                }
+                up.execute(params![term, by])?;
+                if by < 0 {
+                    fell.push(term);
+                }
             }
         }
         let mut gone = tx.prepare_cached(
@@ -289,7 +307,7 @@ pub fn recount(conn: &Connection, t: Table) -> Result<()> {
         0,
     )?;
     // `remove_rows` counted every row as removed; turn that into adding.
-    for v in d.terms.values_mut() {
+    for v in d.terms[t.index()].values_mut() {
         *v = -*v;
     }
     d.docs[t.index()] = -d.docs[t.index()];
