@@ -7,8 +7,8 @@
 //! Writers collect changes in a [`TermDeltas`] while they insert and delete
 //! FTS rows and call [`TermDeltas::flush`] before committing. Readers call
 //! [`lookup_all`] (or [`lookup`] for one table), which answers `None` for a
-//! table whose counts are missing or stale (an index from before schema 5), so the planner can fall back to
-//! counting with FTS5. [`repair`] recounts stale tables; the write path runs
+//! table whose counts are missing or stale (an index from before schema 5),
+//! so the planner can fall back to counting with FTS5. [`repair`] recounts stale tables; the write path runs
 //! it when it opens an index.
 
 use std::borrow::Cow;
@@ -63,8 +63,8 @@ impl Table {
     }
 }
 
-/// Maps and sets hashed once per word of every indexed row: foldhash, not
-/// SipHash (seeded per process; SipHash was a tenth of `recall index`).
+/// Maps and sets hashed once per word of every indexed row: foldhash
+/// (seeded per process), not the slower SipHash.
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type Set<K> = HashSet<K, foldhash::fast::RandomState>;
 
