@@ -202,9 +202,10 @@ impl Memory {
             self.open_synced(dir)?;
             // Schema 4 also changed how sessions are cut into passages,
             // which only a new `index` run applies to old transcripts.
-            let hint = match version < 4 {
-                true => "; run `recall index` again to re-read sessions as per-message passages",
-                false => "",
+            let hint = if version < 4 {
+                "; run `recall index` again to re-read sessions as per-message passages"
+            } else {
+                ""
             };
             tracing::warn!(
                 "upgraded {} from schema {version} to {SCHEMA_VERSION}{hint}",
