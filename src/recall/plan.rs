@@ -218,6 +218,11 @@ impl<'a> WordCounts<'a> {
         let counts = crate::store::term_lookup_all(conn, &words)?;
         Ok(WordCounts { words, counts })
     }
+
+    /// Rows in `table` when its counts are current.
+    pub fn docs(&self, table: Table) -> Option<i64> {
+        self.counts.get(table).map(|(docs, _)| docs)
+    }
 }
 
 /// Document frequencies of `terms` (for a phrase, of its rarest word) and

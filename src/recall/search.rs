@@ -191,21 +191,31 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let mut timings = BTreeMap::new();
     let mut shown: Vec<Weighted> = Vec::new();
     let (mut plan_ms, mut fetch_ms) = (0.0, 0.0);
-    // One cost budget for the whole query, shared by the tables in
-    // proportion to their size: a table ten times larger gets ten times
+    // Every table's counts of the question's words, one probe per word,
+    // with the tables' sizes (exact beside the counts, else the largest
+    // rowid). One cost budget for the whole query is shared by the tables
+    // in proportion to their size: a table ten times larger gets ten times
     // the work, so a large session index cannot be starved by the records
     // and a small record list costs little.
+    let tp = Instant::now();
+    let mut counts = Vec::with_capacity(targets.len());
     let mut sizes = Vec::with_capacity(targets.len());
     for t in targets {
-        sizes.push(t.db.with_conn(|c| {
+        let (c, s) = t.db.with_conn(|c| {
+            let counts = WordCounts::load(c, &terms)?;
             let mut s = [0i64; 3];
             for (i, &(kind, table)) in TABLES.iter().enumerate() {
                 if req.wants(kind) {
-                    s[i] = table_docs(c, table)?;
+                    s[i] = match counts.docs(table) {
+                        Some(n) => n,
+                        None => table_docs(c, table)?,
+                    };
                 }
             }
-            Ok(s)
-        })?);
+            Ok((counts, s))
+        })?;
+        counts.push(c);
+        sizes.push(s);
     }
     let total: i64 = sizes.iter().flatten().sum();
     // Plan every table first: the question's weights over all of them
@@ -213,21 +223,17 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let mut plans: Vec<Vec<(Table, Plan)>> = Vec::with_capacity(targets.len());
     for (ti, t) in targets.iter().enumerate() {
         plans.push(t.db.with_conn(|c| {
-            let tp = Instant::now();
-            // Every table's counts of the question's words, in one pass.
-            let counts = WordCounts::load(c, &terms)?;
             let mut out = Vec::new();
             for (i, &(kind, table)) in TABLES.iter().enumerate() {
-                if !req.wants(kind) {
-                    continue;
+                if req.wants(kind) {
+                    let budget = share(req.tuning.plan_budget, sizes[ti][i], total);
+                    out.push((table, plan_with(c, table, &terms, budget, &counts[ti])?));
                 }
-                let budget = share(req.tuning.plan_budget, sizes[ti][i], total);
-                out.push((table, plan_with(c, table, &terms, budget, &counts)?));
             }
-            plan_ms += ms(tp);
             Ok(out)
         })?);
     }
+    plan_ms += ms(tp);
     for (_, p) in plans.iter().flatten() {
         for w in &p.terms {
             if !shown.iter().any(|s| s.term == w.term) {

@@ -6,7 +6,7 @@
 //!
 //! Writers collect changes in a [`TermDeltas`] while they insert and delete
 //! FTS rows and call [`TermDeltas::flush`] before committing. Readers call
-//! [`lookup_all`] (or [`lookup`] for one table), which answers `None` for a
+//! [`lookup_all`], which answers `None` for a
 //! table whose counts are missing or stale (an index from before schema 5),
 //! so the planner can fall back to counting with FTS5. [`repair`] recounts stale tables; the write path runs
 //! it when it opens an index.
@@ -226,12 +226,6 @@ pub fn current_docs(conn: &Connection, t: Table) -> Result<Option<i64>> {
     })
 }
 
-/// Document frequencies of `words` in `t` (absent words are 0), with the
-/// table's row count; `None` when the counts are missing or stale.
-pub fn lookup(conn: &Connection, t: Table, words: &[&str]) -> Result<Option<(i64, Vec<i64>)>> {
-    Ok(lookup_all(conn, words)?.take(t))
-}
-
 /// Every table's counts of some words (see [`lookup_all`]).
 #[derive(Debug, Default)]
 pub struct Counts {
@@ -241,12 +235,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    /// The counts of `t`.
-    pub fn take(&mut self, t: Table) -> Option<(i64, Vec<i64>)> {
-        self.tables[t.index()].take()
-    }
-
-    /// The counts of `t`, borrowed.
+    /// The counts of `t`: its row count and the words' frequencies.
     pub fn get(&self, t: Table) -> Option<(i64, &[i64])> {
         self.tables[t.index()]
             .as_ref()
@@ -355,6 +344,13 @@ mod tests {
         )?;
         d.add(Table::Tickets, &["T", body, "", ""]);
         Ok(())
+    }
+
+    /// One table's counts of `words`.
+    fn lookup(c: &Connection, t: Table, words: &[&str]) -> Result<Option<(i64, Vec<i64>)>> {
+        Ok(lookup_all(c, words)?
+            .get(t)
+            .map(|(docs, dfs)| (docs, dfs.to_vec())))
     }
 
     fn df(c: &Connection, term: &str) -> Result<i64> {
