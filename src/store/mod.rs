@@ -103,21 +103,18 @@ impl ScopeDir {
     /// be written at all (a read-only home), where no change can race.
     pub fn lock_records(&self) -> Result<Option<RecordsLock>> {
         let path = self.root.join("records.lock");
-        let opened = match create_private_dir(&self.root) {
-            Err(Error::Io { source, .. }) => Err(source),
-            Err(e) => return Err(e),
-            Ok(()) => {
-                let mut o = std::fs::OpenOptions::new();
-                o.create(true).truncate(false).write(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-                o.open(&path)
-            }
-        };
+        let opened = create_private_dir(&self.root).and_then(|()| {
+            let mut o = std::fs::OpenOptions::new();
+            o.create(true).truncate(false).write(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+            o.open(&path)
+                .map_err(|e| Error::io("cannot open", &path, e))
+        });
         let file = match opened {
             Ok(f) => f,
-            Err(e) if read_only(&e) => return Ok(None),
-            Err(e) => return Err(Error::io("cannot open", path, e)),
+            Err(Error::Io { source, .. }) if read_only(&source) => return Ok(None),
+            Err(e) => return Err(e),
         };
         file.lock().map_err(|e| Error::io("cannot lock", path, e))?;
         Ok(Some(RecordsLock { _file: file }))
