@@ -120,7 +120,7 @@ thread_local! {
 #[derive(Default)]
 struct StemCache {
     /// Word as written -> its stem when that differs from the lowercase word.
-    map: std::collections::HashMap<Box<str>, Option<Box<str>>, foldhash::fast::RandomState>,
+    map: hashbrown::HashMap<Box<str>, Option<Box<str>>, foldhash::fast::RandomState>,
 }
 
 impl StemCache {
@@ -129,16 +129,17 @@ impl StemCache {
 
     /// The stem of `word` if it differs from the lowercase word.
     fn changed_stem(&mut self, word: &str) -> Option<&str> {
-        if !self.map.contains_key(word) {
-            if self.map.len() >= Self::MAX {
-                self.map.clear();
-            }
-            let lower = word.to_lowercase();
-            let s = stem(&lower);
-            let changed = (s != lower).then(|| Box::from(s.as_ref()));
-            self.map.insert(Box::from(word), changed);
+        if self.map.len() >= Self::MAX && !self.map.contains_key(word) {
+            self.map.clear();
         }
-        self.map.get(word).and_then(|s| s.as_deref())
+        self.map
+            .entry_ref(word)
+            .or_insert_with(|| {
+                let lower = word.to_lowercase();
+                let s = stem(&lower);
+                (s != lower).then(|| Box::from(s.as_ref()))
+            })
+            .as_deref()
     }
 }
 
