@@ -1,7 +1,9 @@
 //! The indexing pipeline: stat every source, skip the unchanged ones on the
 //! stat alone, prepare the rest on rayon threads, and write them from one
 //! thread in batched transactions. A bounded channel between the two keeps
-//! memory flat whatever the size of the corpus.
+//! memory flat whatever the size of the corpus. The single writer is the
+//! bottleneck, so everything that does not need the database (parsing,
+//! chunking, counting terms, encoding JSON columns) happens before it.
 
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
@@ -11,7 +13,7 @@ use rayon::prelude::*;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::sources::{delete_source, load_sources, write_source};
+use super::sources::{delete_source, load_sources, write_source, Ready};
 use super::Progress;
 use crate::error::Result;
 use crate::ingest::discover::Input;
@@ -177,25 +179,26 @@ fn write_all(
     if jobs.is_empty() {
         return Ok(());
     }
-    let (tx, rx) = sync_channel::<Prepared>(CHANNEL_BOUND);
+    let (tx, rx) = sync_channel::<Ready>(CHANNEL_BOUND);
     std::thread::scope(|scope| -> Result<()> {
         scope.spawn(move || {
             jobs.into_par_iter().for_each_with(tx, |tx, job| {
                 // The writer stopped (an error): nothing left to do.
-                let _ = tx.send(prepare(&job, opts));
+                let _ = tx.send(Ready::new(prepare(&job, opts)));
             });
         });
         let mut pending = (0usize, 0usize);
         let mut since_commit = Instant::now();
         let mut txn = conn.transaction()?;
         let mut stats = TermDeltas::default();
-        for p in rx {
+        for ready in rx {
+            let p = &ready.prepared;
             progress.inc(p.size.max(0) as u64);
-            account(&p, report, report_line);
+            account(p, report, report_line);
             if matches!(p.action, Action::Failed | Action::Skipped) {
                 continue;
             }
-            let w = write_source(&txn, &p, run.now, &mut stats)?;
+            let w = write_source(&txn, ready, run.now, &mut stats)?;
             report.chunks += w.chunks;
             report.tickets += w.tickets;
             progress.set_message(format!("{} chunks", report.chunks));

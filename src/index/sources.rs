@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::error::Result;
-use crate::ingest::{Action, ChunkOut, Continuation, Prepared, SessionOut, SourceState, TicketOut};
-use crate::store::{Table, TermDeltas};
+use crate::ingest::chunk::Chunk;
+use crate::ingest::{Action, Continuation, Prepared, SessionOut, SourceState, TicketOut};
+use crate::store::{RowTerms, Table, TermDeltas};
 
 /// Every stored source, by path.
 pub fn load_sources(conn: &Connection) -> Result<HashMap<String, SourceState>> {
@@ -43,6 +44,60 @@ pub fn load_sources(conn: &Connection) -> Result<HashMap<String, SourceState>> {
     Ok(map)
 }
 
+/// A prepared source with what the writer would otherwise compute itself:
+/// the term counts of its chunks' text (see [`RowTerms`]) and each chunk's
+/// JSON columns. Made by the thread that prepared the source.
+#[derive(Debug)]
+pub struct Ready {
+    pub prepared: Prepared,
+    chunk_terms: RowTerms,
+    chunk_json: Result<Vec<ChunkJson>>,
+}
+
+/// A chunk's JSON columns.
+#[derive(Debug)]
+struct ChunkJson {
+    message_ids: String,
+    spans: String,
+    roles: String,
+    speakers: String,
+}
+
+impl ChunkJson {
+    fn new(k: &Chunk) -> Result<ChunkJson> {
+        let roles: Vec<&str> = k.roles.iter().map(|r| r.as_str()).collect();
+        // `[[start, end, msg, id, ts], ...]`: compact, and read back by
+        // recall (which also reads the older four-element form).
+        let spans: Vec<_> = k
+            .spans
+            .iter()
+            .map(|s| (s.start, s.end, s.msg, &s.id, s.ts))
+            .collect();
+        Ok(ChunkJson {
+            message_ids: serde_json::to_string(&k.message_ids)?,
+            spans: serde_json::to_string(&spans)?,
+            roles: serde_json::to_string(&roles)?,
+            speakers: serde_json::to_string(&k.speakers)?,
+        })
+    }
+}
+
+impl Ready {
+    pub fn new(prepared: Prepared) -> Ready {
+        let chunks = prepared.session.as_ref().map_or(&[][..], |s| &s.chunks);
+        let mut chunk_terms = RowTerms::default();
+        for c in chunks {
+            chunk_terms.count(&[&c.chunk.text, &c.aux]);
+        }
+        let chunk_json = chunks.iter().map(|c| ChunkJson::new(&c.chunk)).collect();
+        Ready {
+            prepared,
+            chunk_terms,
+            chunk_json,
+        }
+    }
+}
+
 /// What writing one source added.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Written {
@@ -54,10 +109,15 @@ pub struct Written {
 /// rows, if any, stay as they were).
 pub fn write_source(
     tx: &Transaction,
-    p: &Prepared,
+    ready: Ready,
     now: i64,
     stats: &mut TermDeltas,
 ) -> Result<Written> {
+    let Ready {
+        prepared: ref p,
+        chunk_terms,
+        chunk_json,
+    } = ready;
     let format = p.format.map(|f| f.as_str()).unwrap_or("unknown");
     let kind = p.format.map(|f| match f.kind() {
         crate::ingest::Kind::Session => "session",
@@ -78,15 +138,7 @@ pub fn write_source(
     };
     let new_messages = p.session.as_ref().map_or(0, |s| s.new_messages) as i64;
     let state = serde_json::to_string(&p.cont)?;
-    tx.prepare_cached(
-        "INSERT INTO sources(path, kind, format, size, mtime, hash, parser_version, offset, messages, state, indexed_at)
-         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
-         ON CONFLICT(path) DO UPDATE SET kind=excluded.kind, format=excluded.format, size=excluded.size,
-           mtime=excluded.mtime, hash=excluded.hash, parser_version=excluded.parser_version,
-           offset=excluded.offset, messages=excluded.messages, state=excluded.state, indexed_at=excluded.indexed_at",
-    )?
-    .execute(params![
-        p.path,
+    let values = params![
         kind.unwrap_or("session"),
         format,
         p.size,
@@ -96,14 +148,36 @@ pub fn write_source(
         p.offset,
         prior_messages + new_messages,
         state,
-        now
-    ])?;
-    let source_id: i64 = tx
-        .prepare_cached("SELECT id FROM sources WHERE path=?1")?
-        .query_row([&p.path], |r| r.get(0))?;
+        now,
+        p.path,
+    ];
+    // An UPDATE of a known row or a plain INSERT, never an upsert: see
+    // `write_session` on statement journals.
+    let source_id = match existing {
+        Some((id, _)) => {
+            tx.prepare_cached(
+                "UPDATE sources SET kind=?1, format=?2, size=?3, mtime=?4, hash=?5, parser_version=?6,
+                   offset=?7, messages=?8, state=?9, indexed_at=?10 WHERE path=?11",
+            )?
+            .execute(values)?;
+            id
+        }
+        None => {
+            tx.prepare_cached(
+                "INSERT INTO sources(kind, format, size, mtime, hash, parser_version, offset, messages, state, indexed_at, path)
+                 VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+            )?
+            .execute(values)?;
+            tx.last_insert_rowid()
+        }
+    };
     let mut w = Written::default();
     if let Some(s) = &p.session {
-        w.chunks = write_session(tx, source_id, s, &p.cont, append, stats)?;
+        let chunks = Chunks {
+            terms: chunk_terms,
+            json: chunk_json?,
+        };
+        w.chunks = write_session(tx, source_id, s, &p.cont, append, chunks, stats)?;
     }
     for t in &p.tickets {
         write_ticket(tx, source_id, t, stats)?;
@@ -151,12 +225,19 @@ pub fn delete_source(tx: &Connection, id: i64, stats: &mut TermDeltas) -> Result
     Ok(())
 }
 
+/// What [`Ready`] computed for a session's chunks, in chunk order.
+struct Chunks {
+    terms: RowTerms,
+    json: Vec<ChunkJson>,
+}
+
 fn write_session(
     tx: &Transaction,
     source_id: i64,
     s: &SessionOut,
     cont: &Continuation,
     append: bool,
+    chunks: Chunks,
     stats: &mut TermDeltas,
 ) -> Result<usize> {
     let session_id = cont.session_id.clone().unwrap_or_else(|| s.meta.id.clone());
@@ -169,8 +250,16 @@ fn write_session(
         )?
         .execute(params![source_id, s.new_messages as i64, last, first])?;
     } else {
+        // A plain INSERT: `clear_source` removed the old row. A statement
+        // that may change several rows (an upsert, `INSERT OR REPLACE`
+        // with foreign keys) opens a statement journal, and SQLite then
+        // asks every FTS5 table written in the transaction for a
+        // savepoint, which writes out FTS5's in-memory hash as a new
+        // segment. Once per source, that made most of the writer's FTS5
+        // time merging small segments (100 MB of transcripts: 1.50 s ->
+        // 1.43 s without it).
         tx.prepare_cached(
-            "INSERT OR REPLACE INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages)
+            "INSERT INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages)
              VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
         )?
         .execute(params![
@@ -194,7 +283,7 @@ fn write_session(
     let first_seq: i64 = tx
         .prepare_cached("SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE source_id=?1")?
         .query_row([source_id], |r| r.get(0))?;
-    for (i, c) in s.chunks.iter().enumerate() {
+    for (i, (c, json)) in s.chunks.iter().zip(&chunks.json).enumerate() {
         insert_chunk(
             tx,
             source_id,
@@ -202,10 +291,10 @@ fn write_session(
             first_seq + i as i64,
             &title,
             s,
-            c,
+            (&c.chunk, &c.aux, json),
         )?;
-        stats.add(Table::Chunks, &[&title, &c.chunk.text, &c.aux]);
     }
+    stats.add_rows(Table::Chunks, chunks.terms, &title);
     Ok(s.chunks.len())
 }
 
@@ -216,10 +305,8 @@ fn insert_chunk(
     seq: i64,
     title: &str,
     s: &SessionOut,
-    c: &ChunkOut,
+    (k, aux, json): (&Chunk, &str, &ChunkJson),
 ) -> Result<()> {
-    let k = &c.chunk;
-    let roles: Vec<&str> = k.roles.iter().map(|r| r.as_str()).collect();
     tx.prepare_cached(
         "INSERT INTO chunks(source_id, session_id, seq, msg_first, msg_last, message_ids, spans, roles, speakers,
             first_ts, last_ts, launcher, cwd, git_branch)
@@ -231,10 +318,10 @@ fn insert_chunk(
         seq,
         k.msg_first as i64,
         k.msg_last as i64,
-        serde_json::to_string(&k.message_ids)?,
-        spans_json(&k.spans),
-        serde_json::to_string(&roles)?,
-        serde_json::to_string(&k.speakers)?,
+        json.message_ids,
+        json.spans,
+        json.roles,
+        json.speakers,
         k.first_ts,
         k.last_ts,
         s.launcher.as_str(),
@@ -243,7 +330,7 @@ fn insert_chunk(
     ])?;
     let rowid = tx.last_insert_rowid();
     tx.prepare_cached("INSERT INTO chunks_fts(rowid, title, body, aux) VALUES(?1,?2,?3,?4)")?
-        .execute(params![rowid, title, k.text, c.aux])?;
+        .execute(params![rowid, title, k.text, aux])?;
     Ok(())
 }
 
@@ -277,16 +364,6 @@ fn write_ticket(
         stats.add(Table::Tickets, &[&k.title, body, &k.labels.join(" "), aux]);
     }
     Ok(())
-}
-
-/// `[[start, end, msg, id, ts], ...]`: compact, and read back by recall
-/// (which also reads the older four-element form).
-fn spans_json(spans: &[crate::ingest::chunk::Span]) -> String {
-    let v: Vec<serde_json::Value> = spans
-        .iter()
-        .map(|s| serde_json::json!([s.start, s.end, s.msg, s.id, s.ts]))
-        .collect();
-    serde_json::Value::Array(v).to_string()
 }
 
 /// Rebuild the inverted indexes of session chunks and tickets from their

