@@ -22,6 +22,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0005_term_df",
         include_str!("../../schema/0005_term_df.sql"),
     ),
+    (
+        "0006_fts_hashsize",
+        include_str!("../../schema/0006_fts_hashsize.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
@@ -64,6 +68,7 @@ pub(crate) fn migrate_for_tests(conn: &mut Connection) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::OptionalExtension;
 
     #[test]
     fn all_migrations_apply_to_an_empty_database() -> Result<()> {
@@ -116,6 +121,35 @@ mod tests {
             |r| r.get(0),
         )?;
         assert_eq!(old, 0);
+        Ok(())
+    }
+
+    /// 0006 gives the session and ticket tables a 32 MB FTS5 hash, on a new
+    /// index and on an upgraded one; records keep the default.
+    #[test]
+    fn batch_tables_get_a_large_fts_hash_and_records_keep_the_default() -> Result<()> {
+        let hashsize = |c: &Connection, t: &str| -> Result<Option<i64>> {
+            Ok(c.query_row(
+                &format!("SELECT v FROM {t}_config WHERE k = 'hashsize'"),
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+        };
+        let mut upgraded = Connection::open_in_memory()?;
+        for (i, (_, sql)) in MIGRATIONS.iter().take(5).enumerate() {
+            upgraded.execute_batch(sql)?;
+            upgraded.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        assert_eq!(hashsize(&upgraded, "chunks_fts")?, None);
+        assert_eq!(migrate(&mut upgraded)?, 5);
+        let mut fresh = Connection::open_in_memory()?;
+        migrate(&mut fresh)?;
+        for c in [&upgraded, &fresh] {
+            assert_eq!(hashsize(c, "chunks_fts")?, Some(32 << 20));
+            assert_eq!(hashsize(c, "tickets_fts")?, Some(32 << 20));
+            assert_eq!(hashsize(c, "records_fts")?, None);
+        }
         Ok(())
     }
 }
