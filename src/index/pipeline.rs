@@ -182,10 +182,16 @@ fn write_all(
     let (tx, rx) = sync_channel::<Ready>(CHANNEL_BOUND);
     std::thread::scope(|scope| -> Result<()> {
         scope.spawn(move || {
-            jobs.into_par_iter().for_each_with(tx, |tx, job| {
-                // The writer stopped (an error): nothing left to do.
-                let _ = tx.send(Ready::new(prepare(&job, opts)));
-            });
+            let send_all = move || {
+                jobs.into_par_iter().for_each_with(tx, |tx, job| {
+                    // The writer stopped (an error): nothing left to do.
+                    let _ = tx.send(Ready::new(prepare(&job, opts)));
+                });
+            };
+            match preparers() {
+                Some(pool) => pool.install(send_all),
+                None => send_all(),
+            }
         });
         let mut pending = (0usize, 0usize);
         let mut since_commit = Instant::now();
@@ -219,6 +225,21 @@ fn write_all(
         txn.commit()?;
         Ok(())
     })
+}
+
+/// The threads that prepare sources: every core but one, which is left to
+/// the writer. The single writer is the bottleneck, and with a preparer on
+/// every core it shared its core with one: on 2 cores, 100 MB of
+/// transcripts took 1.04 s with two preparers and 0.97 s with one (median
+/// of 8). `None` (use rayon's global pool) when the pool cannot be built.
+fn preparers() -> Option<rayon::ThreadPool> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(cores.saturating_sub(1).max(1))
+        .thread_name(|i| format!("recall-prepare-{i}"))
+        .build()
+        .map_err(|e| tracing::debug!("no preparer pool: {e}"))
+        .ok()
 }
 
 /// Count a prepared source and show its problems.
