@@ -864,3 +864,62 @@ fn index_jobs_run_at_the_configured_niceness() {
     std::fs::write(env.home().join("config.toml"), "[index]\nnice = 0\n").unwrap();
     assert!(!run(&["index", "--full", path.to_str().unwrap()]).contains("running at nice"));
 }
+
+/// The term counts the indexer keeps as it writes (chunk counts made on the
+/// preparing threads, the session title added by the writer, appended
+/// transcripts, tickets) equal a recount from the stored rows, which is
+/// what `index --full` ends with.
+#[test]
+fn kept_term_counts_equal_a_recount_after_index_and_append() {
+    let env = Env::new();
+    let corpus = env.tmp.path().join("corpus");
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for dir in ["formats", "demo/sessions", "demo/tickets"] {
+        for e in std::fs::read_dir(data.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, corpus.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let dump = || -> Vec<(String, i64, i64, i64)> {
+        let db = env.project_dir().join("index.db");
+        let c = rusqlite::Connection::open(db).unwrap();
+        let mut st = c
+            .prepare(
+                "SELECT term, records, chunks, tickets FROM term_df
+                 UNION ALL SELECT '#' || tbl, docs, 0, 0 FROM table_stats ORDER BY 1",
+            )
+            .unwrap();
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    let corpus_arg = corpus.to_str().unwrap();
+    env.run(&["index", corpus_arg]);
+    // A transcript grows: the new messages are appended under the title
+    // stored for the session, and one of them repeats a title word.
+    let grown = corpus.join("neutral.jsonl");
+    let mut text = std::fs::read_to_string(&grown).unwrap();
+    text.push_str(
+        r#"{"role": "user", "id": "u-900", "content": "Reload is still Flaky: the ΣΊΣΥΦΟΣ watcher restarts"}"#,
+    );
+    text.push('\n');
+    std::fs::write(&grown, text).unwrap();
+    let out = env.run(&["index", "--json", corpus_arg]);
+    assert!(out.contains(r#""appended":1"#), "{out}");
+    let kept = dump();
+    assert!(kept.iter().any(|r| r.0 == "flaky" && r.2 > 1), "{kept:?}");
+    assert!(
+        kept.iter().any(|r| r.0 == "#tickets" && r.1 > 0),
+        "{kept:?}"
+    );
+    env.run(&["index", "--full", corpus_arg]);
+    let recounted = dump();
+    let differ: Vec<_> = kept
+        .iter()
+        .filter(|r| !recounted.contains(r))
+        .chain(recounted.iter().filter(|r| !kept.contains(r)))
+        .collect();
+    assert!(differ.is_empty(), "kept vs recounted rows: {differ:?}");
+}
