@@ -1455,3 +1455,44 @@ fn r_extract_of_an_unknown_session_is_an_error() {
     );
     assert!(stderr.contains("recall extract --status"), "{stderr}");
 }
+
+/// Extract runs of different sessions that propose the same fact at the
+/// same time make one record, not one file each: the check for an
+/// existing key and the write happen under the scope's records lock.
+#[test]
+fn r_concurrent_extracts_of_one_new_key_make_one_record() {
+    let env = env();
+    let sessions: Vec<String> = (0..6).map(|i| format!("par{i}")).collect();
+    for s in &sessions {
+        indexed_session(&env, s);
+    }
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "principles",
+        "shared rule",
+        "Every flaky test gets a tracking issue before it is retried.",
+        0.9,
+    )]);
+    let cmd = extractor("facts.py");
+    let children: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let mut c = env.std_cmd();
+            c.args(["extract", "--json", "--extractor-cmd", &cmd, "--session", s])
+                .envs(fake.vars())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(auto_keys(&env), ["auto:shared-rule"]);
+    assert_eq!(record_files(&env.home()).len(), 1);
+}
