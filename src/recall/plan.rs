@@ -235,17 +235,10 @@ fn term_dfs(
     counts: &WordCounts,
 ) -> Result<(i64, Vec<(i64, bool)>)> {
     if let Some((docs, dfs)) = counts.counts.get(table) {
-        let by_word: HashMap<&str, i64> = counts
-            .words
-            .iter()
-            .copied()
-            .zip(dfs.iter().copied())
-            .collect();
+        // `counts.words` is sorted and holds every word of `terms`.
+        let df_of = |w: &str| counts.words.binary_search(&w).ok().map(|i| dfs[i]);
         let per_term = |t: &Term| {
-            let df = words(&t.text)
-                .filter_map(|w| by_word.get(w).copied())
-                .min()
-                .unwrap_or(0);
+            let df = words(&t.text).filter_map(df_of).min().unwrap_or(0);
             (df, true)
         };
         return Ok((docs, terms.iter().map(per_term).collect()));

@@ -6,10 +6,10 @@
 //!
 //! Writers collect changes in a [`TermDeltas`] while they insert and delete
 //! FTS rows and call [`TermDeltas::flush`] before committing. Readers call
-//! [`lookup_all`], which answers `None` for a
-//! table whose counts are missing or stale (an index from before schema 5),
-//! so the planner can fall back to counting with FTS5. [`repair`] recounts stale tables; the write path runs
-//! it when it opens an index.
+//! [`lookup_all`], which answers `None` for a table whose counts are
+//! missing or stale (an index from before schema 5), so the planner can
+//! fall back to counting with FTS5. [`repair`] recounts stale tables; the
+//! write path runs it when it opens an index.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -68,20 +68,20 @@ impl Table {
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type Set<K> = HashSet<K, foldhash::fast::RandomState>;
 
+/// A word as it is counted: lowercase, borrowed unless it had capitals.
+/// Every counting path goes through here, so adds and removes agree.
+fn folded(w: &str) -> Cow<'_, str> {
+    if w.chars().any(char::is_uppercase) {
+        Cow::Owned(w.to_lowercase())
+    } else {
+        Cow::Borrowed(w)
+    }
+}
+
 /// The distinct lowercase terms of one row's columns, borrowed from the
 /// columns unless a word has to be lowercased.
 fn row_terms<'a>(cols: &[&'a str]) -> Set<Cow<'a, str>> {
-    let mut out = Set::default();
-    for c in cols {
-        for w in words(c) {
-            if w.chars().any(char::is_uppercase) {
-                out.insert(Cow::Owned(w.to_lowercase()));
-            } else {
-                out.insert(Cow::Borrowed(w));
-            }
-        }
-    }
-    out
+    cols.iter().flat_map(|c| words(c)).map(folded).collect()
 }
 
 /// Add `by` to `term`'s count; a term seen before costs no allocation.
@@ -112,15 +112,8 @@ impl RowTerms {
         self.rows += 1;
         let row = self.rows;
         for c in cols {
-            for w in words(c) {
-                let lower;
-                let term = if w.chars().any(char::is_uppercase) {
-                    lower = w.to_lowercase();
-                    lower.as_str()
-                } else {
-                    w
-                };
-                match self.terms.get_mut(term) {
+            for term in words(c).map(folded) {
+                match self.terms.get_mut(term.as_ref()) {
                     Some((n, last)) => {
                         if *last != row {
                             *n += 1;
@@ -128,7 +121,7 @@ impl RowTerms {
                         }
                     }
                     None => {
-                        self.terms.insert(term.to_owned(), (1, row));
+                        self.terms.insert(term.into_owned(), (1, row));
                     }
                 }
             }
@@ -280,15 +273,25 @@ fn max_rowid(conn: &Connection, t: Table) -> Result<i64> {
 /// schema 4 no statistics at all): a hook reads such an index as it is,
 /// without migrating it, so its counts are missing.
 pub fn current_docs(conn: &Connection, t: Table) -> Result<Option<i64>> {
+    if !has_count_tables(conn)? {
+        return Ok(None);
+    }
+    stored_docs(conn, t)
+}
+
+/// Whether the index has the count tables (schema 5 and later).
+fn has_count_tables(conn: &Connection) -> Result<bool> {
     let tables: i64 = conn
         .prepare_cached(
             "SELECT count(*) FROM sqlite_master
              WHERE type = 'table' AND name IN ('table_stats', 'term_df')",
         )?
         .query_row([], |r| r.get(0))?;
-    if tables < 2 {
-        return Ok(None);
-    }
+    Ok(tables == 2)
+}
+
+/// [`current_docs`] of an index known to have the count tables.
+fn stored_docs(conn: &Connection, t: Table) -> Result<Option<i64>> {
     let stored: Option<(i64, i64)> = conn
         .prepare_cached("SELECT docs, max_rowid FROM table_stats WHERE tbl = ?1")?
         .query_row([t.meta()], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -321,8 +324,10 @@ impl Counts {
 /// Document frequencies of `words` in every table, one probe per word.
 pub fn lookup_all(conn: &Connection, words: &[&str]) -> Result<Counts> {
     let mut docs = [None; 3];
-    for t in Table::ALL {
-        docs[t.index()] = current_docs(conn, t)?;
+    if has_count_tables(conn)? {
+        for t in Table::ALL {
+            docs[t.index()] = stored_docs(conn, t)?;
+        }
     }
     let mut found: HashMap<String, [i64; 3]> = HashMap::new();
     // An empty (or stale) table needs no probe: only probe when some
