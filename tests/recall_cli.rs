@@ -1810,6 +1810,66 @@ fn records_matching_one_common_word_do_not_outrank_the_answer() {
     assert_eq!(first(&v)["kind"], "record", "{v:#}");
 }
 
+/// The long-turn failure of issue #8: a long assistant reply that repeats
+/// the question's words outranked the user's short statement that holds
+/// the fact. Passage scores are normalised by length (`length_norm`), so
+/// the statement comes first; with the normalisation off, the reply does.
+#[test]
+fn a_short_statement_outranks_a_long_reply_that_repeats_the_question() {
+    let env = Env::new();
+    // Unrelated sessions, so that the question's words are rare.
+    for (i, topic) in [
+        "the release notes",
+        "a flaky test",
+        "the cache size",
+        "lunch",
+        "the logo",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let line = serde_json::json!({"role": "user", "content": format!("Can we talk about {topic} tomorrow?")});
+        let reply = serde_json::json!({"role": "assistant", "content": format!("Sure, {topic} is on my list.")});
+        env.index_transcript(
+            &format!("other-{i}.jsonl"),
+            &[&line.to_string(), &reply.to_string()],
+        );
+    }
+    env.index_transcript(
+        "fact.jsonl",
+        &[r#"{"role":"user","content":"Just so you know, my daily commute takes 45 minutes each way by train."}"#],
+    );
+    let filler = "There are many ways to think about this, and the right answer depends on your situation and the time you have. ";
+    let reply = format!(
+        "A daily commute is common. {filler}How long a daily commute feels depends on the train, the bus or the car. \
+         {filler}{filler}Some people use their daily commute to read; others find it tiring. {filler}"
+    );
+    let line = serde_json::json!({"role": "assistant", "content": reply}).to_string();
+    env.index_transcript(
+        "advice.jsonl",
+        &[
+            r#"{"role":"user","content":"Any tips for travelling?"}"#,
+            &line,
+        ],
+    );
+    let q = "How long is my daily commute?";
+    let first_session = |v: &serde_json::Value| {
+        v["hits"][0]["source"]["path"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let v = env.query_json("alpha", q);
+    assert!(first_session(&v).ends_with("fact.jsonl"), "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nlength_norm = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first_session(&v).ends_with("advice.jsonl"), "{v:#}");
+}
+
 /// Regression (issue probe: `RECALL_LOG=debug` showed almost nothing): each
 /// phase of a query is a span whose close line gives its time; without the
 /// variable, stderr stays quiet.

@@ -21,6 +21,8 @@ pub struct Candidate {
     pub bm25: f64,
     /// The Rust passage score of the returned text.
     pub passage: f64,
+    /// Words of the text `passage` was computed on.
+    pub words: usize,
     /// Times returned before, and when last (unix seconds).
     pub times_hit: i64,
     pub last_hit: Option<i64>,
@@ -94,7 +96,7 @@ pub fn records(
             let key: String = r.get(2)?;
             let body: String = r.get(11)?;
             let updated: i64 = r.get(7)?;
-            let passage = scorer.score(&format!("{key}\n{body}"));
+            let (passage, words) = scorer.score_counted(&format!("{key}\n{body}"));
             Ok(Candidate {
                 hit: Hit {
                     rank: 0,
@@ -117,6 +119,7 @@ pub fn records(
                 },
                 bm25: r.get(10)?,
                 passage,
+                words,
                 times_hit: r.get(8)?,
                 last_hit: r.get(9)?,
                 target: 0,
@@ -219,6 +222,7 @@ pub fn chunks(
                 },
                 bm25: r.get(9)?,
                 passage: win.score,
+                words: win.words,
                 times_hit: r.get(6)?,
                 last_hit: r.get(7)?,
                 target: 0,
@@ -262,7 +266,7 @@ pub fn tickets(
         let body: String = r.get(10)?;
         let updated: Option<i64> = r.get(5)?;
         let created: Option<i64> = r.get(4)?;
-        let passage = scorer.score(&format!("{title}\n{body}"));
+        let (passage, words) = scorer.score_counted(&format!("{title}\n{body}"));
         let text = crate::text::truncate_chars(&body, req.tuning.window_chars * 2).to_string();
         Ok(Candidate {
             hit: Hit {
@@ -292,6 +296,7 @@ pub fn tickets(
             },
             bm25: r.get(9)?,
             passage,
+            words,
             times_hit: r.get(6)?,
             last_hit: r.get(7)?,
             target: 0,

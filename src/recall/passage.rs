@@ -255,6 +255,12 @@ impl Scorer {
     /// A saturating term-frequency score: each term adds its weight times
     /// tf / (tf + 1), so repeating one word cannot dominate.
     pub fn score(&self, text: &str) -> f64 {
+        self.score_counted(text).0
+    }
+
+    /// [`Scorer::score`] and the number of words of `text`, the length the
+    /// score is normalised by (`rank::normalise_length`).
+    pub fn score_counted(&self, text: &str) -> (f64, usize) {
         let toks = tokens(text);
         let mut tf = vec![0usize; self.matchers.len()];
         let found = self.matches(text, &toks);
@@ -267,9 +273,9 @@ impl Scorer {
             .map(|(&f, m)| m.weight * f as f64 / (f as f64 + 1.0))
             .sum();
         if self.proximity <= 0.0 {
-            return terms;
+            return (terms, toks.len());
         }
-        terms + self.proximity * self.nearness(&found)
+        (terms + self.proximity * self.nearness(&found), toks.len())
     }
 
     /// The nearness bonus of [`Scorer::with_proximity`], before its weight.
@@ -383,6 +389,9 @@ pub struct Block {
 pub struct Window {
     pub text: String,
     pub score: f64,
+    /// Words of the text `score` was computed on (the scored messages; a
+    /// reply added after them is shown but not scored).
+    pub words: usize,
     pub blocks: Vec<Block>,
 }
 
@@ -402,16 +411,18 @@ pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usi
         .collect();
     if valid.is_empty() {
         let cut = crate::text::truncate_chars(text, max_chars);
+        let (score, words) = scorer.score_counted(cut);
         return Window {
             text: cut.to_string(),
-            score: scorer.score(cut),
+            score,
+            words,
             blocks: vec![],
         };
     }
-    let scores: Vec<f64> = valid
+    let (scores, words): (Vec<f64>, Vec<usize>) = valid
         .iter()
-        .map(|b| scorer.score(&text[b.start..b.end]))
-        .collect();
+        .map(|b| scorer.score_counted(&text[b.start..b.end]))
+        .unzip();
     let lens: Vec<usize> = valid
         .iter()
         .map(|b| text[b.start..b.end].chars().count() + 2)
@@ -443,6 +454,7 @@ pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usi
     // keeps the window within half again the budget.
     // The window is then shown whole: every message it cites appears in
     // full in its text.
+    let scored_words = words[best.0..=best.1].iter().sum();
     let used: usize = lens[best.0..=best.1].iter().sum();
     let with_reply =
         best.1 + 1 < valid.len() && used + lens[best.1 + 1] <= max_chars + max_chars / 2;
@@ -461,14 +473,17 @@ pub fn best_window(scorer: &Scorer, text: &str, blocks: &[Block], max_chars: usi
     // Only a single message longer than the budget is cut.
     if !with_reply && joined.chars().count() > max_chars {
         let text = cut_around(scorer, &joined, max_chars);
+        let (score, words) = scorer.score_counted(&text);
         return Window {
-            score: scorer.score(&text),
+            score,
+            words,
             text,
             blocks: chosen,
         };
     }
     Window {
         score: best_score.max(0.0),
+        words: scored_words,
         text: joined,
         blocks: chosen,
     }
@@ -602,6 +617,47 @@ mod tests {
         let w = best_window(&s, text, &blocks, 1000);
         assert_eq!(w.blocks.first().map(|b| b.msg), Some(1));
         assert_eq!(w.blocks.last().map(|b| b.msg), Some(3));
+    }
+
+    #[test]
+    fn a_score_counts_the_words_it_read() {
+        let s = scorer(&[("deploy", TermKind::Word, 1.0)]);
+        assert_eq!(s.score_counted(""), (0.0, 0));
+        assert_eq!(s.score_counted("Deploy, world! x_y 3.14").1, 6);
+        assert_eq!(s.score_counted("naïve café — deploy").1, 3);
+        assert_eq!(s.score_counted("deploy it").0, s.score("deploy it"));
+    }
+
+    /// The window's length is that of what was scored: the reply added
+    /// after the best message is shown, not counted.
+    #[test]
+    fn a_window_counts_the_words_it_scored() {
+        let s = scorer(&[("deploy", TermKind::Word, 1.0)]);
+        let text = "we deploy today\n\nok sounds good to me";
+        let blocks = [
+            Block {
+                start: 0,
+                end: 15,
+                msg: 0,
+                id: None,
+                ts: None,
+            },
+            Block {
+                start: 17,
+                end: text.len(),
+                msg: 1,
+                id: None,
+                ts: None,
+            },
+        ];
+        let w = best_window(&s, text, &blocks, 800);
+        assert_eq!(w.blocks.len(), 2, "the reply is shown");
+        assert_eq!(w.words, 3);
+        // A single message longer than the budget is cut, and counted cut.
+        let long = "deploy ".repeat(300);
+        let w = best_window(&s, &long, &[], 100);
+        assert_eq!(w.words, s.score_counted(&w.text).1);
+        assert!(w.words < 300);
     }
 
     #[test]

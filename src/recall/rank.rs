@@ -17,6 +17,30 @@ use super::candidates::Candidate;
 use super::hit::HitKind;
 use super::search::Tuning;
 
+/// Pivoted length normalisation of the passage scores of one list: each is
+/// divided by `(1 - slope) + slope × words / mean words`, the mean taken
+/// over the list. The passage score adds up matches without regard to
+/// length, so a long text that repeats the question's words (an
+/// assistant's reply, a long abstract) would outrank the short statement
+/// that answers it; bm25's own `b` does the same for the bm25 score. 0
+/// leaves the scores as they are.
+pub fn normalise_length(list: &mut [Candidate], slope: f64) {
+    let slope = slope.clamp(0.0, 1.0);
+    if slope == 0.0 || list.is_empty() {
+        return;
+    }
+    let mean = list.iter().map(|c| c.words as f64).sum::<f64>() / list.len() as f64;
+    if mean <= 0.0 {
+        return;
+    }
+    for c in list {
+        // A text of no words has no passage score to normalise; the floor
+        // keeps the divisor away from 0 when slope is 1.
+        let pivot = (1.0 - slope) + slope * (c.words.max(1) as f64 / mean);
+        c.passage /= pivot;
+    }
+}
+
 /// Normalise one list's scores into `[0, 1]` and store them in `hit.score`:
 /// `bm25_share` of the bm25 score divided by the list's best, plus the rest
 /// of the passage score divided by the list's best.
@@ -338,6 +362,7 @@ mod tests {
             },
             bm25: 1.0,
             passage: 1.0,
+            words: 10,
             times_hit: 0,
             last_hit: None,
             target: 0,
@@ -403,5 +428,37 @@ mod tests {
         let mut none = vec![(vec![scored(1.0)], 0.0)];
         calibrate(&mut none, 0.5);
         assert_eq!(none[0].0[0].hit.score, 1.0);
+    }
+
+    /// A short statement that matches as much of the question as a long
+    /// reply outranks it once lengths count; slope 0 leaves the scores.
+    #[test]
+    fn a_short_text_with_the_same_matches_outranks_a_long_one() {
+        let sized = |words: usize| {
+            let mut c = message("s", 1, "x");
+            c.passage = 2.0;
+            c.words = words;
+            c
+        };
+        let passages = |l: &[Candidate]| l.iter().map(|c| c.passage).collect::<Vec<_>>();
+        // Mean 20 words: the 10-word text gets 2 / 0.5, the 30-word one
+        // 2 / 1.5.
+        let mut list = vec![sized(30), sized(10)];
+        normalise_length(&mut list, 1.0);
+        assert_eq!(passages(&list), [2.0 / 1.5, 4.0]);
+        // Halfway: 2 / (0.5 + 0.5 × 1.5) and 2 / (0.5 + 0.5 × 0.5).
+        let mut half = vec![sized(30), sized(10)];
+        normalise_length(&mut half, 0.5);
+        assert_eq!(passages(&half), [2.0 / 1.25, 2.0 / 0.75]);
+        let mut off = vec![sized(30), sized(10)];
+        normalise_length(&mut off, 0.0);
+        assert_eq!(passages(&off), [2.0, 2.0]);
+        // A text of no words cannot divide by zero.
+        let mut empty = vec![sized(0), sized(0)];
+        normalise_length(&mut empty, 1.0);
+        assert_eq!(passages(&empty), [2.0, 2.0]);
+        let mut one_empty = vec![sized(0), sized(20)];
+        normalise_length(&mut one_empty, 1.0);
+        assert!(passages(&one_empty).iter().all(|p| p.is_finite()));
     }
 }
