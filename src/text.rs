@@ -54,10 +54,13 @@ pub fn camel_parts(word: &str) -> Vec<String> {
     for i in 1..chars.len() {
         let (p, c) = (chars[i - 1], chars[i]);
         let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+        // A plural acronym ends in one `s` (`URLs`, `miRNAs`, `IDs`): that
+        // `s` belongs to the capitals before it, it does not start a word.
+        let plural = i + 2 == chars.len() && chars[i + 1] == 's';
         // Letters and digits stay together (`utf8`, `E0502`, `sha256`);
         // a capital after a lowercase letter or a digit starts a new part.
         let boundary = ((p.is_lowercase() || p.is_numeric()) && c.is_uppercase())
-            || (p.is_uppercase() && c.is_uppercase() && next_lower);
+            || (p.is_uppercase() && c.is_uppercase() && next_lower && !plural);
         if boundary {
             parts.push(chars[start..i].iter().collect::<String>().to_lowercase());
             start = i;
@@ -179,6 +182,16 @@ mod tests {
         assert!(camel_parts("E0502").is_empty());
         assert!(camel_parts("lowercase").is_empty());
         assert_eq!(camel_parts("utf8Decoder"), ["utf8", "decoder"]);
+        // A plural acronym keeps its `s`: not `get ur ls`, `mi rn as`.
+        assert_eq!(camel_parts("getURLs"), ["get", "urls"]);
+        assert_eq!(camel_parts("miRNAs"), ["mi", "rnas"]);
+        assert!(camel_parts("IDs").is_empty());
+        assert!(camel_parts("DCs").is_empty());
+        assert_eq!(camel_parts("HTTPServer"), ["http", "server"]);
+        assert_eq!(camel_parts("HTTPSocks"), ["http", "socks"]);
+        // Only a final lone `s` is a plural; `As` inside a word starts one.
+        assert_eq!(camel_parts("parseASTs"), ["parse", "asts"]);
+        assert_eq!(camel_parts("ToASet"), ["to", "a", "set"]);
     }
 
     #[test]

@@ -256,6 +256,21 @@ mod tests {
             .any(|t| t.kind == TermKind::Identifier));
     }
 
+    /// Regression: a plural acronym was split like `HTTPRequest`, so
+    /// `PRs` searched `rs`, `IDs` `ds` and `miRNAs` `rn` and `as`: two
+    /// letters that match unrelated text.
+    #[test]
+    fn r_plural_acronyms_are_not_split_into_letters() {
+        let t = extract_terms("Merge the PRs, list the IDs and count the miRNAs in dLNs");
+        let texts: Vec<&str> = t.iter().map(|t| t.text.as_str()).collect();
+        for junk in ["rs", "ds", "rn", "as", "ns"] {
+            assert!(!texts.contains(&junk), "{junk}: {texts:?}");
+        }
+        for kept in ["prs", "ids", "mirnas", "rnas", "dlns", "lns"] {
+            assert!(texts.contains(&kept), "{kept}: {texts:?}");
+        }
+    }
+
     #[test]
     fn stopword_only_queries_still_search() {
         assert!(!extract_terms("the").is_empty());
