@@ -29,6 +29,11 @@ pub enum Dataset {
     Beir {
         /// Folder holding corpus.jsonl, queries.jsonl and qrels/test.tsv
         dir: PathBuf,
+        /// Which qrels to run: `test` (300 queries, the published figure)
+        /// or `train` (809 queries no default was chosen on: a second
+        /// check for a ranking change)
+        #[arg(long, default_value = "test", value_parser = ["test", "train"])]
+        split: String,
         #[command(flatten)]
         common: Common,
     },

@@ -58,7 +58,10 @@ pub fn run(paths: &SuitePaths, common: &Common, ws: &Workspace, recall: &Recall)
         }
         Err(e) => c.add("beam", Err(e)),
     }
-    c.add("scifact", beir::run(&paths.scifact, common, ws, recall));
+    c.add(
+        "scifact",
+        beir::run(&paths.scifact, "test", common, ws, recall),
+    );
     print!(
         "{}",
         suite_markdown("All sets: recall beside the FTS5 floor", &c.headlines)
