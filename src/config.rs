@@ -234,6 +234,12 @@ impl Config {
         within("recall.tuning.coverage_power", t.coverage_power, 0.0, 4.0);
         within("recall.tuning.proximity", t.proximity, 0.0, 100.0);
         within("recall.tuning.length_norm", t.length_norm, 0.0, 1.0);
+        within(
+            "recall.tuning.ticket_length_norm",
+            t.ticket_length_norm,
+            0.0,
+            1.0,
+        );
         within("extract.idle_hours", self.extract.idle_hours, 0.0, 1e6);
         within("extract.max_age_days", self.extract.max_age_days, 0.0, 1e7);
         let columns = [
@@ -365,6 +371,11 @@ mod tests {
             ("[recall]\nlimit = 0\n", 2, "at least 1"),
             ("recall.tuning.bm25_share = 2.5\n", 1, "from 0 to 1"),
             ("[recall.tuning]\nlength_norm = 1.5\n", 2, "from 0 to 1"),
+            (
+                "[recall.tuning]\nticket_length_norm = -0.5\n",
+                2,
+                "from 0 to 1",
+            ),
             ("[recall.tuning]\nproximity = -1\n", 2, "from 0 to 100"),
         ];
         for (text, line, range) in cases {
