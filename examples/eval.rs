@@ -124,9 +124,10 @@
 //! double-quoted) strings and the text as body, indexed with
 //! `--kind ticket` into the project `beir-scifact`. Only the queries of
 //! `qrels/test.tsv` are run (300); `--split train` runs those of
-//! `qrels/train.tsv` instead (809), which no default was chosen on. A hit maps to a doc through
-//! `source.ticket_id` (falling back to the hit id before `#`); several parts
-//! of one doc are deduplicated, keeping the best rank. nDCG@10 is the BEIR /
+//! `qrels/train.tsv` instead (809), which no default was chosen on. A hit
+//! maps to a doc through `source.ticket_id` (falling back to the hit id
+//! before `#`); several parts of one doc are deduplicated, keeping the
+//! best rank. nDCG@10 is the BEIR /
 //! trec_eval one (graded gain = qrel score, `1/log2(rank+1)` discount, ideal
 //! from the qrels); recall@100 is over the first 100 distinct docs of the
 //! hits returned (`--limit`, 100 by default). Floor: the same FTS5 rule with

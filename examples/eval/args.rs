@@ -28,6 +28,7 @@ pub enum Dataset {
     /// A BEIR set (SciFact): nDCG@10 over ticket documents
     Beir {
         /// Folder holding corpus.jsonl, queries.jsonl and qrels/test.tsv
+        /// (and qrels/train.tsv for `--split train`)
         dir: PathBuf,
         /// Which qrels to run: `test` (300 queries, the published figure)
         /// or `train` (809 queries no default was chosen on: a second
