@@ -1959,3 +1959,54 @@ fn a_long_ticket_that_covers_the_question_keeps_its_rank() {
     let v = env.query_json("alpha", q);
     assert_eq!(first(&v), "SH-1", "{v:#}");
 }
+
+/// A question that asks when is answered by a text that says when: among
+/// messages that match it alike, the one that mentions a time ("last
+/// week") comes first (`temporal_boost`); with the lift off, the message
+/// that repeats more of the question's words does.
+#[test]
+fn a_when_question_prefers_the_message_that_says_when() {
+    let env = Env::new();
+    for (i, topic) in [
+        "the garden",
+        "a new recipe",
+        "the weather",
+        "a film",
+        "the dog",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = serde_json::json!({"role": "user", "content": format!("Did you see {topic}?")});
+        let b =
+            serde_json::json!({"role": "assistant", "content": format!("Yes, {topic} was nice.")});
+        env.index_transcript(
+            &format!("other-{i}.jsonl"),
+            &[&a.to_string(), &b.to_string()],
+        );
+    }
+    env.index_transcript(
+        "plans.jsonl",
+        &[r#"{"role":"user","content":"I host the chess tournament for the club."}"#],
+    );
+    env.index_transcript(
+        "done.jsonl",
+        &[r#"{"role":"user","content":"I host the chess tournament for the club next Friday."}"#],
+    );
+    let q = "When do I host the chess tournament for the club?";
+    let first = |v: &serde_json::Value| {
+        v["hits"][0]["source"]["path"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let v = env.query_json("alpha", q);
+    assert!(first(&v).ends_with("done.jsonl"), "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\ntemporal_boost = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first(&v).ends_with("plans.jsonl"), "{v:#}");
+}

@@ -18,6 +18,7 @@ pub mod sanitize;
 mod search;
 mod stopwords;
 pub mod summary;
+mod temporal;
 
 pub use hit::{Hit, HitKind, HitSource, HL_CLOSE, HL_OPEN};
 pub use salience::record_hits;

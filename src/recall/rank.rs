@@ -95,6 +95,28 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
     c.hit.score *= kind * pinned * importance * recency * salience;
 }
 
+/// Answer-type matching: multiply each candidate whose text has the
+/// answer's type (`matches`, e.g. mentions a time) by
+/// `1 + strength × ln(1 / share)`, where `share` is the part of the
+/// candidates that have it. Like a term's idf, the lift is large when few
+/// candidates have the type and 0 when all do: then it tells nothing.
+pub fn answer_type(list: &mut [Candidate], matches: impl Fn(&str) -> bool, strength: f64) {
+    if strength <= 0.0 || list.is_empty() {
+        return;
+    }
+    let typed: Vec<bool> = list.iter().map(|c| matches(&c.hit.text)).collect();
+    let n = typed.iter().filter(|&&t| t).count();
+    if n == 0 {
+        return;
+    }
+    let factor = 1.0 + strength * (list.len() as f64 / n as f64).ln();
+    for (c, t) in list.iter_mut().zip(typed) {
+        if t {
+            c.hit.score *= factor;
+        }
+    }
+}
+
 /// Session evidence: each session hit gains `share` times the mean of the
 /// two best *other* hits of its session (a missing one counts as 0). A
 /// question whose answer spans several messages of a session lifts all of
@@ -460,5 +482,30 @@ mod tests {
         let mut one_empty = vec![sized(0), sized(20)];
         normalise_length(&mut one_empty, 1.0);
         assert!(passages(&one_empty).iter().all(|p| p.is_finite()));
+    }
+
+    #[test]
+    fn answer_type_lifts_the_rare_typed_candidates_like_an_idf() {
+        let timed = |t: &str| t.contains("yesterday");
+        let scores = |l: &[Candidate]| l.iter().map(|c| c.hit.score).collect::<Vec<_>>();
+        // One of four has the type: it gains 1 + 0.5 × ln 4.
+        let mut list = vec![
+            message("s", 1, "we met yesterday"),
+            message("s", 2, "a"),
+            message("s", 3, "b"),
+            message("s", 4, "c"),
+        ];
+        answer_type(&mut list, timed, 0.5);
+        assert_eq!(scores(&list), [1.0 + 0.5 * 4f64.ln(), 1.0, 1.0, 1.0]);
+        // When every candidate has it, it tells nothing: no change.
+        let mut all = vec![message("s", 1, "yesterday"), message("s", 2, "yesterday")];
+        answer_type(&mut all, timed, 0.5);
+        assert_eq!(scores(&all), [1.0, 1.0]);
+        // None has it, or strength 0: no change.
+        let mut none = vec![message("s", 1, "a")];
+        answer_type(&mut none, timed, 0.5);
+        let mut off = vec![message("s", 1, "yesterday"), message("s", 2, "a")];
+        answer_type(&mut off, timed, 0.0);
+        assert_eq!((scores(&none), scores(&off)), (vec![1.0], vec![1.0, 1.0]));
     }
 }
