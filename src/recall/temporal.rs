@@ -63,29 +63,23 @@ const WHEN_NOUNS: &[&str] = &[
 /// or "since when". Runs on every query, so it reads whitespace-separated
 /// words and compiles nothing.
 pub fn asks_when(question: &str) -> bool {
-    let words: Vec<String> = question
+    let words: Vec<&str> = question
         .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .take(crate::recall::sanitize::MAX_TERMS)
         .collect();
-    if words.first().is_some_and(|w| w == "when") {
-        return true;
-    }
-    words
-        .windows(2)
-        .any(|p| match (p[0].as_str(), p[1].as_str()) {
-            ("when", aux) => WHEN_AUX.contains(&aux),
-            ("what" | "which", noun) => WHEN_NOUNS.contains(&noun),
-            ("since", "when") => true,
-            _ => false,
+    let is = |w: &str, lower: &str| w.eq_ignore_ascii_case(lower);
+    let any_of = |w: &str, set: &[&str]| set.iter().any(|s| is(w, s));
+    words.first().is_some_and(|w| is(w, "when"))
+        || words.windows(2).any(|p| {
+            (is(p[0], "when") && any_of(p[1], WHEN_AUX))
+                || (any_of(p[0], &["what", "which"]) && any_of(p[1], WHEN_NOUNS))
+                || (is(p[0], "since") && is(p[1], "when"))
         })
         || words
             .windows(3)
-            .any(|t| t[0] == "how" && t[1] == "long" && t[2] == "ago")
+            .any(|t| is(t[0], "how") && is(t[1], "long") && is(t[2], "ago"))
 }
 
 /// Whether `text` says when: see [`MENTIONS_TIME`].
@@ -106,6 +100,8 @@ mod tests {
             "What year did Melanie start painting?",
             "Which month was the outage?",
             "How long ago was the migration?",
+            "WHAT YEAR did the outage happen",
+            "(when) was it?",
         ] {
             assert!(asks_when(q), "{q}");
         }
