@@ -1810,6 +1810,27 @@ fn records_matching_one_common_word_do_not_outrank_the_answer() {
     assert_eq!(first(&v)["kind"], "record", "{v:#}");
 }
 
+/// One small session per topic ("Did you see {topic}?"), so that a test
+/// question's words are rare in the index.
+fn index_unrelated_sessions(env: &Env, topics: &[&str]) {
+    for (i, topic) in topics.iter().enumerate() {
+        let q = json!({"role": "user", "content": format!("Did you see {topic}?")});
+        let a = json!({"role": "assistant", "content": format!("Yes, {topic} was nice.")});
+        env.index_transcript(
+            &format!("other-{i}.jsonl"),
+            &[&q.to_string(), &a.to_string()],
+        );
+    }
+}
+
+/// The source path of the first hit ("" when there is none).
+fn first_hit_path(v: &Value) -> String {
+    v["hits"][0]["source"]["path"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The long-turn failure of issue #8: a long assistant reply that repeats
 /// the question's words outranked the user's short statement that holds
 /// the fact. Passage scores are normalised by length (`length_norm`), so
@@ -1817,24 +1838,16 @@ fn records_matching_one_common_word_do_not_outrank_the_answer() {
 #[test]
 fn a_short_statement_outranks_a_long_reply_that_repeats_the_question() {
     let env = Env::new();
-    // Unrelated sessions, so that the question's words are rare.
-    for (i, topic) in [
-        "the release notes",
-        "a flaky test",
-        "the cache size",
-        "lunch",
-        "the logo",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let line = serde_json::json!({"role": "user", "content": format!("Can we talk about {topic} tomorrow?")});
-        let reply = serde_json::json!({"role": "assistant", "content": format!("Sure, {topic} is on my list.")});
-        env.index_transcript(
-            &format!("other-{i}.jsonl"),
-            &[&line.to_string(), &reply.to_string()],
-        );
-    }
+    index_unrelated_sessions(
+        &env,
+        &[
+            "the release notes",
+            "a flaky test",
+            "the cache size",
+            "lunch",
+            "the logo",
+        ],
+    );
     env.index_transcript(
         "fact.jsonl",
         &[r#"{"role":"user","content":"Just so you know, my daily commute takes 45 minutes each way by train."}"#],
@@ -1853,21 +1866,15 @@ fn a_short_statement_outranks_a_long_reply_that_repeats_the_question() {
         ],
     );
     let q = "How long is my daily commute?";
-    let first_session = |v: &serde_json::Value| {
-        v["hits"][0]["source"]["path"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    };
     let v = env.query_json("alpha", q);
-    assert!(first_session(&v).ends_with("fact.jsonl"), "{v:#}");
+    assert!(first_hit_path(&v).ends_with("fact.jsonl"), "{v:#}");
     std::fs::write(
         env.home().join("config.toml"),
         "[recall.tuning]\nlength_norm = 0.0\n",
     )
     .unwrap();
     let v = env.query_json("alpha", q);
-    assert!(first_session(&v).ends_with("advice.jsonl"), "{v:#}");
+    assert!(first_hit_path(&v).ends_with("advice.jsonl"), "{v:#}");
 }
 
 /// Regression (issue probe: `RECALL_LOG=debug` showed almost nothing): each
@@ -1967,24 +1974,16 @@ fn a_long_ticket_that_covers_the_question_keeps_its_rank() {
 #[test]
 fn a_when_question_prefers_the_message_that_says_when() {
     let env = Env::new();
-    for (i, topic) in [
-        "the garden",
-        "a new recipe",
-        "the weather",
-        "a film",
-        "the dog",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let a = serde_json::json!({"role": "user", "content": format!("Did you see {topic}?")});
-        let b =
-            serde_json::json!({"role": "assistant", "content": format!("Yes, {topic} was nice.")});
-        env.index_transcript(
-            &format!("other-{i}.jsonl"),
-            &[&a.to_string(), &b.to_string()],
-        );
-    }
+    index_unrelated_sessions(
+        &env,
+        &[
+            "the garden",
+            "a new recipe",
+            "the weather",
+            "a film",
+            "the dog",
+        ],
+    );
     env.index_transcript(
         "plans.jsonl",
         &[r#"{"role":"user","content":"I host the chess tournament for the club."}"#],
@@ -1994,19 +1993,13 @@ fn a_when_question_prefers_the_message_that_says_when() {
         &[r#"{"role":"user","content":"I host the chess tournament for the club next Friday."}"#],
     );
     let q = "When do I host the chess tournament for the club?";
-    let first = |v: &serde_json::Value| {
-        v["hits"][0]["source"]["path"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    };
     let v = env.query_json("alpha", q);
-    assert!(first(&v).ends_with("done.jsonl"), "{v:#}");
+    assert!(first_hit_path(&v).ends_with("done.jsonl"), "{v:#}");
     std::fs::write(
         env.home().join("config.toml"),
         "[recall.tuning]\ntemporal_boost = 0.0\n",
     )
     .unwrap();
     let v = env.query_json("alpha", q);
-    assert!(first(&v).ends_with("plans.jsonl"), "{v:#}");
+    assert!(first_hit_path(&v).ends_with("plans.jsonl"), "{v:#}");
 }
