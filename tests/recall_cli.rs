@@ -1870,7 +1870,8 @@ fn a_short_statement_outranks_a_long_reply_that_repeats_the_question() {
     assert!(first_hit_path(&v).ends_with("fact.jsonl"), "{v:#}");
     std::fs::write(
         env.home().join("config.toml"),
-        "[recall.tuning]\nlength_norm = 0.0\n",
+        // The question is in the first person, so the user's lift goes too.
+        "[recall.tuning]\nlength_norm = 0.0\nsubject_boost = 0.0\n",
     )
     .unwrap();
     let v = env.query_json("alpha", q);
@@ -2002,4 +2003,46 @@ fn a_when_question_prefers_the_message_that_says_when() {
     .unwrap();
     let v = env.query_json("alpha", q);
     assert!(first_hit_path(&v).ends_with("plans.jsonl"), "{v:#}");
+}
+
+/// A question in the first person is about the user: the user's own
+/// statement outranks the assistant's reply that says the same in fewer
+/// words (`subject_boost`); with the lift off, the shorter reply wins.
+#[test]
+fn a_first_person_question_prefers_what_the_user_said() {
+    let env = Env::new();
+    index_unrelated_sessions(
+        &env,
+        &[
+            "the upload page",
+            "the login page",
+            "the page layout",
+            "the routes table",
+            "the Flask docs",
+        ],
+    );
+    env.index_transcript(
+        "user.jsonl",
+        &[
+            r#"{"role":"user","content":"The Flask routes for the upload page are done now, I think."}"#,
+            r#"{"role":"assistant","content":"Good."}"#,
+        ],
+    );
+    env.index_transcript(
+        "assistant.jsonl",
+        &[
+            r#"{"role":"user","content":"Status?"}"#,
+            r#"{"role":"assistant","content":"The Flask routes for the upload page are done."}"#,
+        ],
+    );
+    let q = "Are my Flask routes for the upload page done?";
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("user.jsonl"), "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nsubject_boost = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("assistant.jsonl"), "{v:#}");
 }

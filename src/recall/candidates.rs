@@ -10,6 +10,7 @@ use super::hit::{Hit, HitKind, HitSource};
 use super::passage::{best_window, Block, Scorer};
 use super::plan::{Plan, Table};
 use super::search::{Request, Tuning};
+use super::subject::user_wrote;
 use crate::error::Result;
 use crate::store::ScopeDir;
 
@@ -33,6 +34,9 @@ pub struct Candidate {
     pub rowid: i64,
     /// Session hits: the message indexes shown.
     pub range: Option<(i64, i64)>,
+    /// Session hits: the matched message is the user's, in a chat whose
+    /// speakers are unnamed (see `recall::subject`).
+    pub by_user: bool,
 }
 
 /// Candidates fetched per table: enough for the limit, at least the tuned
@@ -126,6 +130,7 @@ pub fn records(
                 table: Table::Records,
                 rowid: r.get(0)?,
                 range: None,
+                by_user: false,
             })
         },
     )?;
@@ -164,7 +169,7 @@ pub fn chunks(
     };
     let w = weights(&req.tuning, Table::Chunks);
     let sql = format!(
-        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, b.body, b.title
+        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers
          FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score FROM chunks_fts
                WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts, {w}) LIMIT ?2) f
          JOIN chunks c ON c.rowid = f.rowid
@@ -229,6 +234,7 @@ pub fn chunks(
                 table: Table::Chunks,
                 rowid: r.get(0)?,
                 range,
+                by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
             })
         },
     )?;
@@ -303,6 +309,7 @@ pub fn tickets(
             table: Table::Tickets,
             rowid: r.get(0)?,
             range: None,
+            by_user: false,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -17,6 +17,7 @@ mod salience;
 pub mod sanitize;
 mod search;
 mod stopwords;
+mod subject;
 pub mod summary;
 mod temporal;
 

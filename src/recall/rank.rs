@@ -95,16 +95,16 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
     c.hit.score *= kind * pinned * importance * recency * salience;
 }
 
-/// Answer-type matching: multiply each candidate whose text has the
-/// answer's type (`matches`, e.g. mentions a time) by
+/// Answer-type matching: multiply each candidate that has the answer's
+/// type (`matches`: its text mentions a time, or the user wrote it) by
 /// `1 + strength × ln(1 / share)`, where `share` is the part of the
 /// candidates that have it. Like a term's idf, the lift is large when few
 /// candidates have the type and 0 when all do: then it tells nothing.
-pub fn answer_type(list: &mut [Candidate], matches: impl Fn(&str) -> bool, strength: f64) {
+pub fn answer_type(list: &mut [Candidate], matches: impl Fn(&Candidate) -> bool, strength: f64) {
     if strength <= 0.0 || list.is_empty() {
         return;
     }
-    let typed: Vec<bool> = list.iter().map(|c| matches(&c.hit.text)).collect();
+    let typed: Vec<bool> = list.iter().map(&matches).collect();
     let n = typed.iter().filter(|&&t| t).count();
     if n == 0 {
         return;
@@ -391,6 +391,7 @@ mod tests {
             table: Table::Chunks,
             rowid: msg,
             range: Some((msg, msg)),
+            by_user: false,
         }
     }
 
@@ -486,7 +487,7 @@ mod tests {
 
     #[test]
     fn answer_type_lifts_the_rare_typed_candidates_like_an_idf() {
-        let timed = |t: &str| t.contains("yesterday");
+        let timed = |c: &Candidate| c.hit.text.contains("yesterday");
         let scores = |l: &[Candidate]| l.iter().map(|c| c.hit.score).collect::<Vec<_>>();
         // One of four has the type: it gains 1 + 0.5 × ln 4.
         let mut list = vec![
