@@ -2046,3 +2046,58 @@ fn a_first_person_question_prefers_what_the_user_said() {
     let v = env.query_json("alpha", q);
     assert!(first_hit_path(&v).ends_with("assistant.jsonl"), "{v:#}");
 }
+
+/// Two sessions that decided the same thing, in March and in June; the
+/// messages carry no time of their own, only their sessions' start.
+fn index_dated_decisions(env: &Env) {
+    // Undated messages that share a word: the lift is rarer, so larger,
+    // when few candidates are from the period.
+    index_unrelated_sessions(
+        env,
+        &[
+            "the cache size",
+            "a cache miss",
+            "the cache logo",
+            "lunch",
+            "a film",
+        ],
+    );
+    env.index_transcript(
+        "march.jsonl",
+        &[
+            r#"{"session":{"id":"march","started_at":"2024-03-12"}}"#,
+            r#"{"role":"user","content":"We decided to move the cache to Redis after the outage review."}"#,
+        ],
+    );
+    env.index_transcript(
+        "june.jsonl",
+        &[
+            r#"{"session":{"id":"june","started_at":"2024-06-20"}}"#,
+            r#"{"role":"user","content":"We decided to move the cache to Redis."}"#,
+        ],
+    );
+}
+
+/// Regression: a message without its own time had no time at all, so
+/// `--since` dropped it and its hit showed none, though its session had
+/// one. It now takes its session's start.
+#[test]
+fn a_message_without_a_time_takes_its_sessions_start() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    let (_, v) = query_json(&env, &["cache Redis"]);
+    let march = hits(&v)
+        .iter()
+        .find(|h| h["source"]["session_id"] == "march")
+        .unwrap_or_else(|| panic!("no March hit: {v:#}"));
+    assert_eq!(
+        march["source"]["first_timestamp"], "2024-03-12T00:00:00Z",
+        "{v:#}"
+    );
+    let (_, v) = query_json(&env, &["--since", "2024-05-01", "cache Redis"]);
+    let sessions: Vec<&str> = hits(&v)
+        .iter()
+        .filter_map(|h| h["source"]["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions, ["june"], "{v:#}");
+}

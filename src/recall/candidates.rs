@@ -169,15 +169,18 @@ pub fn chunks(
     };
     let w = weights(&req.tuning, Table::Chunks);
     let sql = format!(
-        "SELECT c.rowid, c.session_id, c.seq, c.spans, c.first_ts, c.last_ts, c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers
+        "SELECT c.rowid, c.session_id, c.seq, c.spans,
+                coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
+                c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers
          FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score FROM chunks_fts
                WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts, {w}) LIMIT ?2) f
          JOIN chunks c ON c.rowid = f.rowid
          JOIN chunks_fts b ON b.rowid = f.rowid
          JOIN sources s ON s.id = c.source_id
+         LEFT JOIN sessions ss ON ss.source_id = c.source_id
          WHERE (?3 IS NULL OR c.session_id = ?3)
-           AND (?4 IS NULL OR coalesce(c.last_ts, c.first_ts) >= ?4)
-           AND (?5 IS NULL OR coalesce(c.first_ts, c.last_ts) <= ?5)"
+           AND (?4 IS NULL OR coalesce(c.last_ts, c.first_ts, ss.first_ts) >= ?4)
+           AND (?5 IS NULL OR coalesce(c.first_ts, c.last_ts, ss.first_ts) <= ?5)"
     );
     let mut st = c.prepare_cached(&sql)?;
     let rows = st.query_map(
