@@ -242,6 +242,7 @@ impl Config {
         );
         within("recall.tuning.temporal_boost", t.temporal_boost, 0.0, 10.0);
         within("recall.tuning.subject_boost", t.subject_boost, 0.0, 10.0);
+        within("recall.tuning.period_boost", t.period_boost, 0.0, 10.0);
         within("extract.idle_hours", self.extract.idle_hours, 0.0, 1e6);
         within("extract.max_age_days", self.extract.max_age_days, 0.0, 1e7);
         let columns = [
@@ -381,6 +382,7 @@ mod tests {
             ("[recall.tuning]\nproximity = -1\n", 2, "from 0 to 100"),
             ("[recall.tuning]\ntemporal_boost = 11\n", 2, "from 0 to 10"),
             ("[recall.tuning]\nsubject_boost = -1\n", 2, "from 0 to 10"),
+            ("[recall.tuning]\nperiod_boost = 10.5\n", 2, "from 0 to 10"),
         ];
         for (text, line, range) in cases {
             let e = load_text(text).unwrap_err().to_string();

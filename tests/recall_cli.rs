@@ -2078,6 +2078,24 @@ fn index_dated_decisions(env: &Env) {
     );
 }
 
+/// A question that names a period lifts the hits from that period
+/// (`period_boost`); with the lift off, the shorter June message wins.
+#[test]
+fn a_question_that_names_a_month_prefers_hits_from_that_month() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    let q = "What did we decide about the cache in March 2024?";
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("march.jsonl"), "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nperiod_boost = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("june.jsonl"), "{v:#}");
+}
+
 /// Regression: a message without its own time had no time at all, so
 /// `--since` dropped it and its hit showed none, though its session had
 /// one. It now takes its session's start.

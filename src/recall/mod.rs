@@ -11,6 +11,7 @@ mod candidates;
 mod context;
 mod hit;
 mod passage;
+mod period;
 pub mod plan;
 mod rank;
 mod salience;
