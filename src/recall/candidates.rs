@@ -179,7 +179,7 @@ pub fn chunks(
          JOIN sources s ON s.id = c.source_id
          LEFT JOIN sessions ss ON ss.source_id = c.source_id
          WHERE (?3 IS NULL OR c.session_id = ?3)
-           AND (?4 IS NULL OR coalesce(c.last_ts, c.first_ts, ss.first_ts) >= ?4)
+           AND (?4 IS NULL OR coalesce(c.last_ts, c.first_ts, ss.last_ts, ss.first_ts) >= ?4)
            AND (?5 IS NULL OR coalesce(c.first_ts, c.last_ts, ss.first_ts) <= ?5)"
     );
     let mut st = c.prepare_cached(&sql)?;

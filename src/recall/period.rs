@@ -11,11 +11,14 @@
 //! A period is a calendar month of a year ("March 2024", "December 4,
 //! 2023": a named day counts as its month, since a message often tells of
 //! its day a few days later), a month in any year ("in June"), or a year
-//! ("in 2023"). "May" counts only next to a day or a year or after "in",
-//! "of", "during", "early", "mid", "late", "since", "until", "by",
-//! "before" or "after", since it is mostly a verb. Times are compared in
-//! UTC. The question is read as whitespace-separated words, with no regex
-//! and no allocation per word: this runs on every query.
+//! ("in 2023"). "May" counts only next to a day or a year or after a
+//! preposition ("in", "of", "during", "early", "late", "since", "by" …),
+//! since it is mostly a verb, and a bare number counts as a year only
+//! after a preposition ("in 2023", not "2000 rows"). A hit's time is its
+//! message's (else its session's start); a record's or a ticket's is when
+//! it was last updated. Times are compared in UTC. The question is read
+//! as words (`sanitize::question_words`), with no regex: this runs on
+//! every query.
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
@@ -35,9 +38,22 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
-/// Words after which "may" is the month.
-const BEFORE_MAY: &[&str] = &[
-    "in", "of", "during", "early", "mid", "late", "since", "until", "by", "before", "after",
+/// Words after which "may" is the month and a number is a year.
+const PREPOSITIONS: &[&str] = &[
+    "in",
+    "of",
+    "during",
+    "early",
+    "mid",
+    "late",
+    "since",
+    "until",
+    "by",
+    "before",
+    "after",
+    "from",
+    "between",
+    "throughout",
 ];
 
 /// A span of time a question names.
@@ -62,49 +78,57 @@ impl Period {
 
 /// The periods `question` names, in order, without repeats.
 pub fn named(question: &str) -> Vec<Period> {
-    let words: Vec<&str> = question
-        .split_whitespace()
-        .take(crate::recall::sanitize::MAX_TERMS)
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .collect();
+    let words: Vec<&str> = crate::recall::sanitize::question_words(question).collect();
     let mut out: Vec<Period> = Vec::new();
-    let mut push = |p: Period| {
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    };
     let mut i = 0;
     while i < words.len() {
-        let w = words[i];
-        if let Some(m) = month(w) {
-            // "March 2024", "December 4, 2023", "May 3rd", "in June".
-            let mut j = i + 1;
-            let day = words.get(j).copied().and_then(day);
-            if day.is_some() {
-                j += 1;
+        match period_at(&words, i) {
+            Some((period, next)) => {
+                if !out.contains(&period) {
+                    out.push(period);
+                }
+                i = next;
             }
-            let y = words.get(j).copied().and_then(year);
-            let after_preposition = i > 0
-                && BEFORE_MAY
-                    .iter()
-                    .any(|p| words[i - 1].eq_ignore_ascii_case(p));
-            if m != 5 || day.is_some() || y.is_some() || after_preposition {
-                push(Period {
-                    year: y,
-                    month: Some(m),
-                });
-                i = if y.is_some() { j + 1 } else { j };
-                continue;
-            }
-        } else if let Some(y) = year(w) {
-            push(Period {
-                year: Some(y),
-                month: None,
-            });
+            None => i += 1,
         }
-        i += 1;
     }
     out
+}
+
+/// The period named from `words[i]` on, and the index of the word after
+/// it: a month with the day and year that follow it ("March 2024",
+/// "December 4, 2023", "3 June, 2023"), or a year after a preposition.
+fn period_at(words: &[&str], i: usize) -> Option<(Period, usize)> {
+    let before = i.checked_sub(1).map(|p| words[p]);
+    let after_preposition =
+        before.is_some_and(|w| PREPOSITIONS.iter().any(|p| w.eq_ignore_ascii_case(p)));
+    if let Some(y) = year(words[i]) {
+        // "in 2023", not "2000 rows".
+        let period = Period {
+            year: Some(y),
+            month: None,
+        };
+        return after_preposition.then_some((period, i + 1));
+    }
+    let m = month(words[i])?;
+    let mut next = i + 1;
+    let day_after = words.get(next).copied().and_then(day).is_some();
+    if day_after {
+        next += 1;
+    }
+    let y = words.get(next).copied().and_then(year);
+    if y.is_some() {
+        next += 1;
+    }
+    let day_before = before.and_then(day).is_some();
+    let a_date = m != 5 || day_after || day_before || y.is_some() || after_preposition;
+    a_date.then_some((
+        Period {
+            year: y,
+            month: Some(m),
+        },
+        next,
+    ))
 }
 
 /// The month a word names (1-12): its full name in any case.
@@ -171,6 +195,10 @@ mod tests {
             [p(Some(2023), None)]
         );
         assert_eq!(
+            named("between 2022 and in 2023"),
+            [p(Some(2022), None), p(Some(2023), None)]
+        );
+        assert_eq!(
             named("between April 5, 2024 and April 9"),
             [p(Some(2024), Some(4)), p(None, Some(4))]
         );
@@ -183,12 +211,16 @@ mod tests {
         assert_eq!(named("What happened in May?"), [p(None, Some(5))]);
         assert_eq!(named("the release on May 3rd"), [p(None, Some(5))]);
         assert_eq!(named("May 2023 was busy"), [p(Some(2023), Some(5))]);
+        assert_eq!(named("What did she do on 3 May?"), [p(None, Some(5))]);
+        assert_eq!(named("the 2nd of May"), [p(None, Some(5))]);
     }
 
     #[test]
     fn numbers_that_are_not_dates() {
         assert!(named("How many of the 300 tests failed on port 8080?").is_empty());
         assert!(named("Why is error 1234567 raised?").is_empty());
+        // A bare number in the years' range is no year without a preposition.
+        assert!(named("Why do 2000 rows take 2048 tokens on port 2049?").is_empty());
         assert!(named("").is_empty());
         // A number after a month that is no day is not read as one.
         assert_eq!(named("June 45 items"), [p(None, Some(6))]);

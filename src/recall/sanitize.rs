@@ -19,6 +19,18 @@ use crate::text::{camel_parts, with_stem, words};
 /// text order: a rare word at the end of a long query is kept.
 pub const MAX_TERMS: usize = 4096;
 
+/// A question's words as the question readers see them (`temporal`,
+/// `subject`, `period`): whitespace-separated, with the punctuation around
+/// each trimmed ("(when)" is "when", "2023?" is "2023"; "I'm" keeps its
+/// inner apostrophe), at most [`MAX_TERMS`] of them. No allocation.
+pub fn question_words(question: &str) -> impl Iterator<Item = &str> {
+    question
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .take(MAX_TERMS)
+}
+
 /// What a term is; identifiers and phrases get a boost in ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

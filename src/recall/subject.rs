@@ -26,10 +26,7 @@ const FIRST_PERSON: &[&str] = &[
 
 /// Whether `question` is in the first person, so about the user.
 pub fn asks_about_user(question: &str) -> bool {
-    question
-        .split_whitespace()
-        .take(crate::recall::sanitize::MAX_TERMS)
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}'))
+    crate::recall::sanitize::question_words(question)
         .any(|w| FIRST_PERSON.iter().any(|f| is_word(w, f)))
 }
 
@@ -49,7 +46,8 @@ fn is_word(word: &str, lower: &str) -> bool {
 pub fn user_wrote(roles: &str, speakers: &str) -> bool {
     let parse = |json: &str| serde_json::from_str::<Vec<String>>(json).ok();
     let unnamed = parse(speakers).is_some_and(|s| s.iter().all(|n| n.trim().is_empty()));
-    unnamed && parse(roles).is_some_and(|r| r.first().is_some_and(|r| r == "user"))
+    let user = crate::ingest::model::Role::User.as_str();
+    unnamed && parse(roles).is_some_and(|r| r.first().is_some_and(|r| r == user))
 }
 
 #[cfg(test)]
@@ -63,6 +61,8 @@ mod tests {
         assert!(asks_about_user("What did you tell me about (me)?"));
         assert!(asks_about_user("I'm stuck on the parser"));
         assert!(asks_about_user("I’m stuck on the parser"));
+        assert!(asks_about_user("Is this 'my' fault?"));
+        assert!(asks_about_user("Is this ‘my’ fault?"));
         assert!(!asks_about_user("Why does the cache miss?"));
         assert!(!asks_about_user("When did we move the cache to Redis?"));
         // Words that only contain a first-person word do not count.

@@ -63,12 +63,7 @@ const WHEN_NOUNS: &[&str] = &[
 /// or "since when". Runs on every query, so it reads whitespace-separated
 /// words and compiles nothing.
 pub fn asks_when(question: &str) -> bool {
-    let words: Vec<&str> = question
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
-        .take(crate::recall::sanitize::MAX_TERMS)
-        .collect();
+    let words: Vec<&str> = crate::recall::sanitize::question_words(question).collect();
     let is = |w: &str, lower: &str| w.eq_ignore_ascii_case(lower);
     let any_of = |w: &str, set: &[&str]| set.iter().any(|s| is(w, s));
     words.first().is_some_and(|w| is(w, "when"))
