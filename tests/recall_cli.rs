@@ -1831,6 +1831,21 @@ fn first_hit_path(v: &Value) -> String {
         .to_string()
 }
 
+/// A ranking lift, both ways: the first hit for `q` is from the file
+/// `with` under the default tuning, and from `without` once `off` (a
+/// `[recall.tuning]` line) turns the lift off.
+fn assert_lift_decides(env: &Env, q: &str, off: &str, with: &str, without: &str) {
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with(with), "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        format!("[recall.tuning]\n{off}\n"),
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with(without), "{v:#}");
+}
+
 /// The long-turn failure of issue #8: a long assistant reply that repeats
 /// the question's words outranked the user's short statement that holds
 /// the fact. Passage scores are normalised by length (`length_norm`), so
@@ -2000,15 +2015,7 @@ fn a_when_question_prefers_the_message_that_says_when() {
         &[r#"{"role":"user","content":"I host the chess tournament for the club next Friday."}"#],
     );
     let q = "When do I host the chess tournament for the club?";
-    let v = env.query_json("alpha", q);
-    assert!(first_hit_path(&v).ends_with("done.jsonl"), "{v:#}");
-    std::fs::write(
-        env.home().join("config.toml"),
-        "[recall.tuning]\ntemporal_boost = 0.0\n",
-    )
-    .unwrap();
-    let v = env.query_json("alpha", q);
-    assert!(first_hit_path(&v).ends_with("plans.jsonl"), "{v:#}");
+    assert_lift_decides(&env, q, "temporal_boost = 0.0", "done.jsonl", "plans.jsonl");
 }
 
 /// A question in the first person is about the user: the user's own
@@ -2042,15 +2049,13 @@ fn a_first_person_question_prefers_what_the_user_said() {
         ],
     );
     let q = "Are my Flask routes for the upload page done?";
-    let v = env.query_json("alpha", q);
-    assert!(first_hit_path(&v).ends_with("user.jsonl"), "{v:#}");
-    std::fs::write(
-        env.home().join("config.toml"),
-        "[recall.tuning]\nsubject_boost = 0.0\n",
-    )
-    .unwrap();
-    let v = env.query_json("alpha", q);
-    assert!(first_hit_path(&v).ends_with("assistant.jsonl"), "{v:#}");
+    assert_lift_decides(
+        &env,
+        q,
+        "subject_boost = 0.0",
+        "user.jsonl",
+        "assistant.jsonl",
+    );
 }
 
 /// Two sessions that decided the same thing, in March and in June; the
@@ -2091,15 +2096,7 @@ fn a_question_that_names_a_month_prefers_hits_from_that_month() {
     let env = Env::new();
     index_dated_decisions(&env);
     let q = "What did we decide about the cache in March 2024?";
-    let v = env.query_json("alpha", q);
-    assert!(first_hit_path(&v).ends_with("march.jsonl"), "{v:#}");
-    std::fs::write(
-        env.home().join("config.toml"),
-        "[recall.tuning]\nperiod_boost = 0.0\n",
-    )
-    .unwrap();
-    let v = env.query_json("alpha", q);
-    assert!(first_hit_path(&v).ends_with("june.jsonl"), "{v:#}");
+    assert_lift_decides(&env, q, "period_boost = 0.0", "march.jsonl", "june.jsonl");
 }
 
 /// Regression: a message without its own time had no time at all, so
