@@ -108,6 +108,48 @@ impl Default for ExtractConfig {
     }
 }
 
+/// Team memory (`[sync]`): where changes are exchanged and what is shared.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SyncConfig {
+    /// The PostgreSQL remote, `postgres://user@host:port/db?sslmode=...`
+    /// (`RECALL_SYNC_URL`). A password is better kept in `~/.pgpass` or
+    /// `PGPASSWORD` than here.
+    pub url: Option<String>,
+    /// This host's name in provenance (default: the machine's host name
+    /// plus a random suffix, kept in `<home>/host.json`).
+    pub host: Option<String>,
+    /// Who writes from this host, shown as a record's author (default:
+    /// `$USER`).
+    pub author: Option<String>,
+    /// Share indexed sessions of shared projects (records always are).
+    pub sessions: bool,
+    /// Share indexed tickets of shared projects.
+    pub tickets: bool,
+    /// Sync the user scope (your preferences) between your own hosts, as
+    /// `user:<author>`; never into a team project.
+    pub user_scope: bool,
+    /// Seconds to wait for the server to answer a connection.
+    pub connect_timeout_secs: u64,
+    /// Seconds between syncs in `recall serve` and `recall sync --watch`.
+    pub interval_secs: u64,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        SyncConfig {
+            url: None,
+            host: None,
+            author: None,
+            sessions: true,
+            tickets: true,
+            user_scope: true,
+            connect_timeout_secs: 5,
+            interval_secs: 30,
+        }
+    }
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -116,6 +158,7 @@ pub struct Config {
     pub recall: RecallConfig,
     pub index: IndexConfig,
     pub extract: ExtractConfig,
+    pub sync: SyncConfig,
 }
 
 impl Config {
@@ -192,6 +235,12 @@ impl Config {
         at_least("index.tool_output_cap", self.index.tool_output_cap, 1);
         at_least("index.ticket_words", self.index.ticket_words, 10);
         at_least("extract.max_sessions", self.extract.max_sessions, 1);
+        at_least(
+            "sync.connect_timeout_secs",
+            self.sync.connect_timeout_secs as usize,
+            1,
+        );
+        at_least("sync.interval_secs", self.sync.interval_secs as usize, 1);
         at_least(
             "extract.timeout_secs",
             self.extract.timeout_secs as usize,
@@ -293,15 +342,44 @@ impl Config {
         if let Some(n) = num("RECALL_CHUNK_WORDS")? {
             self.index.chunk_words = n;
         }
+        if let Some(url) = env("RECALL_SYNC_URL").filter(|v| !v.trim().is_empty()) {
+            self.sync.url = Some(url);
+        }
         Ok(())
     }
 }
 
+/// Set `[sync] url` in the config file at `path`, keeping everything else
+/// in it (comments and order) as it was.
+pub fn set_sync_url(path: &Path, url: &str) -> Result<()> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io("cannot read", path, e)),
+    };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| Error::Parse {
+                path: path.to_path_buf(),
+                line: e
+                    .span()
+                    .map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count())
+                    .unwrap_or(1),
+                message: format!("invalid config: {}", e.message()),
+            })?;
+    if !doc.contains_table("sync") {
+        doc["sync"] = toml_edit::table();
+    }
+    doc["sync"]["url"] = toml_edit::value(url);
+    crate::store::atomic_write(path, doc.to_string().as_bytes())
+}
+
 /// Environment variables and the keys they set.
-const ENV_KEYS: [(&str, &str); 3] = [
+const ENV_KEYS: [(&str, &str); 4] = [
     ("RECALL_MAX_BODY_CHARS", "records.max_body_chars"),
     ("RECALL_LIMIT", "recall.limit"),
     ("RECALL_CHUNK_WORDS", "index.chunk_words"),
+    ("RECALL_SYNC_URL", "sync.url"),
 ];
 
 /// The 1-based line of the dotted `key` in the TOML `text`, if it is

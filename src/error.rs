@@ -63,6 +63,12 @@ pub enum Error {
     #[error("cannot write the index at {}: its folder is read-only ({detail}); reads still work, but to write make the folder writable or use another home with --home or RECALL_HOME", path.display())]
     ReadOnlyIndex { path: PathBuf, detail: String },
 
+    /// Team memory: the PostgreSQL remote is unreachable, refuses the
+    /// credentials, has a newer schema, or failed mid-sync. The message
+    /// names the server (never its password) and the fix.
+    #[error("{0}")]
+    Sync(String),
+
     /// Any other SQLite failure.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),

@@ -25,6 +25,7 @@ pub mod render;
 pub mod secrets;
 pub mod serve;
 pub mod store;
+pub mod sync;
 pub mod text;
 pub mod when;
 

@@ -79,6 +79,9 @@ pub enum Command {
     Mcp,
     /// Serve a local REST API and the web memory panel (http://127.0.0.1:7077/)
     Serve(ServeArgs),
+    /// Share memory with your team through PostgreSQL: pull what other hosts
+    /// learned, push what this host learned
+    Sync(SyncArgs),
     /// Print a shell completion script (source it, or save it where your shell looks)
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command with --out
@@ -547,6 +550,58 @@ fn zero_or_more(s: &str) -> Result<usize, String> {
 
 fn importance(s: &str) -> Result<u8, String> {
     whole(s, 0, 100, "0-100").map(|n| n as u8)
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  recall sync --init postgres://me@db.internal:5432/recall?sslmode=verify-full\n  recall sync                # pull, then push, every shared project\n  recall sync --status\n  recall sync --watch        # near-real-time sharing\n  recall sync --share --team acme/app --no-sessions\n\nSee docs/team-memory.md for roles, grants and what is shared."
+)]
+pub struct SyncArgs {
+    /// Create or upgrade the recall tables on this PostgreSQL server, keep it
+    /// as the remote ([sync] url in config.toml) and share the current project
+    /// (postgres://USER@HOST:PORT/DATABASE?sslmode=verify-full; the password
+    /// is best kept in ~/.pgpass or PGPASSWORD)
+    #[arg(long, value_name = "URL")]
+    pub init: Option<String>,
+    /// Share the current project with the team [default team: its git origin,
+    /// normalised, so every clone agrees]
+    #[arg(long)]
+    pub share: bool,
+    /// The team name for --share or --init (the same on every host)
+    #[arg(long, value_name = "NAME")]
+    pub team: Option<String>,
+    /// With --share or --init: keep this project's sessions on this host
+    /// (records are always shared)
+    #[arg(long)]
+    pub no_sessions: bool,
+    /// With --share or --init: keep this project's tickets on this host
+    #[arg(long)]
+    pub no_tickets: bool,
+    /// Stop sharing the current project (what the server holds stays)
+    #[arg(long, conflicts_with_all = ["init", "share", "status", "watch"])]
+    pub unshare: bool,
+    /// Per shared project: the remote, the last sync, changes waiting to push
+    /// and the hosts seen
+    #[arg(long, conflicts_with_all = ["init", "share", "watch"])]
+    pub status: bool,
+    /// Keep syncing every [sync] interval_secs (default 30) until interrupted
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between rounds of --watch [default: [sync] interval_secs]
+    #[arg(long, value_name = "SECS", requires = "watch", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub interval: Option<u64>,
+    /// Only pull (for a read-only role, such as CI agents)
+    #[arg(long)]
+    pub pull_only: bool,
+    /// Only the current project, not every shared project and the user scope
+    #[arg(long)]
+    pub this_project: bool,
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Run quietly and give way to a sync already running (what hooks start)
+    #[arg(long, hide = true)]
+    pub background: bool,
 }
 
 #[derive(Debug, Args)]

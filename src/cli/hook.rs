@@ -107,7 +107,10 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
         p.hook_event_name
     );
     let context = match p.hook_event_name.as_str() {
-        "SessionStart" => session_start(&ctx)?,
+        "SessionStart" => {
+            start_background_sync(&ctx);
+            session_start(&ctx)?
+        }
         "UserPromptSubmit" => prompt(&ctx, p.prompt.as_deref().unwrap_or_default())?,
         "SessionEnd" | "Stop" | "PreCompact" => {
             // Before compaction discards messages, what matters in them is
@@ -202,6 +205,51 @@ fn session_start(ctx: &Ctx) -> Result<String> {
     Ok(format!("{}{out}", super::hook_start::HEADER))
 }
 
+/// Whether this home syncs the current project (or the user scope): only
+/// the config and `project.json` are read, never the network.
+fn sync_wanted(ctx: &Ctx) -> bool {
+    ctx.config.sync.url.is_some()
+        && (ctx.config.sync.user_scope || ctx.project().is_ok_and(|p| crate::memory::is_shared(&p)))
+}
+
+/// Start `recall sync --background` detached, logging to
+/// `<home>/logs/sync.log`, and return at once: the hook's answer never
+/// waits on the network, and a server that is down only shows in the log.
+fn start_background_sync(ctx: &Ctx) {
+    if !sync_wanted(ctx) {
+        return;
+    }
+    let started = (|| -> Result<()> {
+        let logs = ctx.home.root().join("logs");
+        crate::store::create_private_dir(&logs)?;
+        let log = open_log(&logs.join("sync.log"))?;
+        let mut cmd = std::process::Command::new(std::env::current_exe()?);
+        cmd.arg("--home")
+            .arg(ctx.home.root())
+            .args(["sync", "--background"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(log);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        cmd.spawn().context("cannot start `recall sync`")?;
+        Ok(())
+    })();
+    if let Err(e) = started {
+        tracing::warn!("background sync not started: {e:#}");
+    }
+}
+
+/// Open a log file for appending, private to the user.
+fn open_log(path: &std::path::Path) -> Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o.open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}
+
 /// Index the session's transcript in a child `recall index` process. A
 /// small transcript is done within `budget` and the hook reports its
 /// outcome; a big one (a long session is tens of megabytes) keeps indexing
@@ -224,23 +272,26 @@ fn index_transcript(
     let logs = ctx.home.root().join("logs");
     crate::store::create_private_dir(&logs)?;
     let log_path = logs.join("hooks.log");
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .with_context(|| format!("cannot open {}", log_path.display()))?;
+    let log = open_log(&log_path)?;
     let logged_before = log.metadata().map(|m| m.len()).unwrap_or(0);
     let exe = std::env::current_exe().context("cannot find the recall binary")?;
     // `index`, then (for a compaction) `extract --session`, as one child;
     // the arguments travel as positional parameters, never pasted into the
     // script.
-    let script = match extract {
-        None => r#"exec "$0" --home "$1" --project "$2" index --kind session "$3""#,
+    let mut script = match extract {
+        None => r#""$0" --home "$1" --project "$2" index --kind session "$3""#,
         Some(_) => concat!(
             r#""$0" --home "$1" --project "$2" index --kind session "$3" && "#,
-            r#"exec "$0" --home "$1" --project "$2" extract --session "$4""#
+            r#""$0" --home "$1" --project "$2" extract --session "$4""#
         ),
-    };
+    }
+    .to_string();
+    // Team memory: share what this session added once it is indexed. The
+    // sync is a background job of the detached child: the hook waits for
+    // the index step at most, never for the network.
+    if sync_wanted(ctx) {
+        script.push_str(r#" && { "$0" --home "$1" sync --background </dev/null >/dev/null & }"#);
+    }
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c")
         .arg(script)

@@ -34,6 +34,7 @@ mod query;
 mod record;
 mod reindex;
 mod serve;
+mod sync;
 
 pub use args::Cli;
 
@@ -88,6 +89,7 @@ pub fn run() -> Result<u8> {
         Some(Command::Remember(a)) => record::remember(&ctx, a),
         Some(Command::Mcp) => mcp::run(&cli.global),
         Some(Command::Serve(a)) => serve::run(ctx, a),
+        Some(Command::Sync(a)) => sync::run(&ctx, a),
         Some(Command::Index(a)) => index::run(&ctx, a),
         Some(Command::Reindex(a)) => reindex::run(&ctx, a),
         Some(Command::Doctor) => doctor::run(&ctx),
@@ -117,6 +119,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Remember(_) => "remember",
         Command::Mcp => "mcp",
         Command::Serve(_) => "serve",
+        Command::Sync(_) => "sync",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

@@ -16,6 +16,12 @@ pub fn run(ctx: Ctx, a: ServeArgs) -> Result<u8> {
         timeout: Duration::from_secs(a.timeout),
     };
     let home = ctx.home.root().display().to_string();
+    if ctx.config.sync.url.is_some() {
+        sync_every(
+            ctx.clone(),
+            Duration::from_secs(ctx.config.sync.interval_secs),
+        );
+    }
     crate::serve::run(ctx, opts, |bound| {
         // stdout carries the address (a script or test reads it, port 0
         // included); the rest goes to stderr.
@@ -25,4 +31,31 @@ pub fn run(ctx: Ctx, a: ServeArgs) -> Result<u8> {
         eprintln!("recall serve: home {home}; Ctrl-C stops");
     })?;
     Ok(0)
+}
+
+/// Team memory while serving: a plain thread (the PostgreSQL client runs
+/// its own runtime, outside the server's) syncs every `every`. Requests
+/// never wait on it; a failed round is logged and the next one retries.
+fn sync_every(ctx: Ctx, every: Duration) {
+    let spawned = std::thread::Builder::new()
+        .name("recall-sync".into())
+        .spawn(move || loop {
+            let round = ctx.at(jiff::Timestamp::now());
+            let opts = crate::memory::SyncOptions::default();
+            match round.sync(&opts, false, &|k| std::env::var(k).ok()) {
+                Ok(Some(r)) => {
+                    let (pulled, pushed) = r
+                        .scopes
+                        .iter()
+                        .fold((0, 0), |(a, b), s| (a + s.pulled, b + s.pushed));
+                    tracing::info!(pulled, pushed, "sync");
+                }
+                Ok(None) => tracing::debug!("sync: another sync is running"),
+                Err(e) => tracing::warn!("sync: {e:#}"),
+            }
+            std::thread::sleep(every);
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("sync: cannot start the sync thread: {e}");
+    }
 }

@@ -5,6 +5,7 @@ mod pipeline;
 mod progress;
 mod record_ops;
 mod records;
+mod shared;
 mod sources;
 
 pub use pipeline::{index_sources, IndexReport, RunOptions};
@@ -14,4 +15,5 @@ pub use records::{
     drift, files_with_secrets, records_changed, remove_record, sync_records, upsert_record, Drift,
     SyncReport,
 };
+pub use shared::{export_source, import_source, remove_source_at, SourceDoc};
 pub use sources::{delete_source, load_sources, rebuild_source_fts};

@@ -14,10 +14,13 @@ use crate::ingest::chunk::Chunk;
 use crate::ingest::{Action, Continuation, Prepared, SessionOut, SourceState, TicketOut};
 use crate::store::{RowTerms, Table, TermDeltas};
 
-/// Every stored source, by path.
+/// Every source of this host's own files, by path. Sources pulled from a
+/// teammate's host (`host` set) have no file here: indexing and pruning
+/// never see them.
 pub fn load_sources(conn: &Connection) -> Result<HashMap<String, SourceState>> {
     let mut st = conn.prepare(
-        "SELECT id, path, format, size, mtime, hash, parser_version, offset, messages, state FROM sources",
+        "SELECT id, path, format, size, mtime, hash, parser_version, offset, messages, state FROM sources
+         WHERE host IS NULL",
     )?;
     let rows = st.query_map([], |r| {
         let state: Option<String> = r.get(9)?;

@@ -11,6 +11,7 @@
 mod jobs;
 mod records;
 mod search;
+mod sync;
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,7 @@ use jiff::Timestamp;
 pub use jobs::{ExtractJob, ExtractOutcome};
 pub use records::{ListOrder, NewRecord, Patch};
 pub use search::Found;
+pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};
 
 use crate::config::Config;
 use crate::error::{Error, Result};

@@ -26,6 +26,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0006_fts_hashsize",
         include_str!("../../schema/0006_fts_hashsize.sql"),
     ),
+    ("0007_sync", include_str!("../../schema/0007_sync.sql")),
 ];
 
 /// The schema version this build writes.

@@ -27,7 +27,7 @@ pub use home::resolve_home;
 #[cfg(test)]
 pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{empty_in_memory, MIGRATIONS, SCHEMA_VERSION};
-pub use project::{canonical_root, project_id, Project, ProjectInfo};
+pub use project::{canonical_root, project_id, Project, ProjectInfo, Sharing};
 pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,
     Counts as TermCounts, RowTerms, Table, TermDeltas,

@@ -21,6 +21,26 @@ pub struct ProjectInfo {
     /// Canonical root folder, or absent for a project named with `--project`.
     pub root: Option<PathBuf>,
     pub created: jiff::Timestamp,
+    /// Shared as team memory (`recall sync --share`); absent: local only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<Sharing>,
+}
+
+/// How a project is shared through the sync remote.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sharing {
+    /// The team identity: the same on every host (`github.com/acme/app`).
+    pub team: String,
+    /// Share indexed sessions (records are always shared).
+    #[serde(default = "yes")]
+    pub sessions: bool,
+    /// Share indexed tickets.
+    #[serde(default = "yes")]
+    pub tickets: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A resolved project: its id, info and scope folder.
@@ -47,6 +67,7 @@ impl Project {
                     name,
                     root: Some(root),
                     created: jiff::Timestamp::now(),
+                    sync: None,
                 }
             }
         };
@@ -67,6 +88,15 @@ impl Project {
         }
         let json = serde_json::to_vec_pretty(&self.info)?;
         atomic_write(&path, &json)
+    }
+
+    /// Rewrite `project.json` with `info` (how it is shared).
+    pub fn save_info(&mut self, info: ProjectInfo) -> Result<()> {
+        crate::store::create_private_dir(&self.dir.root)?;
+        let json = serde_json::to_vec_pretty(&info)?;
+        atomic_write(&self.dir.root.join("project.json"), &json)?;
+        self.info = info;
+        Ok(())
     }
 
     /// Every project under the home, sorted by name.
@@ -105,6 +135,7 @@ fn named(home: &Home, name: &str) -> Result<ProjectInfo> {
             name: name.to_string(),
             root: None,
             created: jiff::Timestamp::now(),
+            sync: None,
         }),
         1 => Ok(matches.into_iter().next().expect("one match")),
         _ => Err(Error::invalid(format!(

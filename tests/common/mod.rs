@@ -183,4 +183,5 @@ pub fn shared_data(sub: &str) -> Option<PathBuf> {
     None
 }
 
+pub mod pg;
 pub mod server;

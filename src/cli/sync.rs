@@ -1,0 +1,168 @@
+//! `recall sync`: set up team memory, share projects, sync once or in a
+//! loop, and show status. Everything it does is a [`Ctx`] call; this file
+//! only reads flags and prints.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::args::SyncArgs;
+use super::context::Ctx;
+use crate::memory::{SyncOptions, SyncReport, SyncStatus};
+
+fn env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
+    let mut ctx = ctx.clone();
+    if let Some(url) = &a.init {
+        // The rest of this run uses the remote just set up.
+        ctx.config.sync.url = Some(url.trim().to_string());
+    }
+    let ctx = &ctx;
+    if a.status {
+        return status(ctx, a.json);
+    }
+    if a.unshare {
+        match ctx.unshare()? {
+            Some(s) => outln!(
+                "stopped sharing this project (team {}); what the server holds stays",
+                s.team
+            ),
+            None => outln!("this project was not shared"),
+        }
+        return Ok(0);
+    }
+    if let Some(url) = &a.init {
+        let (before, after) = ctx.sync_init(url, &env)?;
+        let remote = ctx.sync_remote(&env)?;
+        match before {
+            0 => eprintln!(
+                "sync: created the recall tables (schema {after}) on {}",
+                remote.masked()
+            ),
+            b if b < after => eprintln!(
+                "sync: upgraded {} from schema {b} to {after}",
+                remote.masked()
+            ),
+            _ => eprintln!("sync: {} is ready (schema {after})", remote.masked()),
+        }
+        eprintln!(
+            "sync: remote kept in {}",
+            ctx.home.root().join("config.toml").display()
+        );
+    }
+    if a.share || a.init.is_some() {
+        match ctx.share(a.team.as_deref(), !a.no_sessions, !a.no_tickets) {
+            Ok(s) => eprintln!(
+                "sync: sharing this project as team {} (records{}{})",
+                s.team,
+                if s.sessions { ", sessions" } else { "" },
+                if s.tickets { ", tickets" } else { "" },
+            ),
+            // `--init` in a folder without a remote still sets up the user
+            // scope; `--share` alone must say why it did nothing.
+            Err(e) if a.init.is_some() => eprintln!("sync: this project is not shared: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+        if a.share && a.init.is_none() {
+            return Ok(0);
+        }
+    }
+    let opts = SyncOptions {
+        only_current: a.this_project,
+        pull_only: a.pull_only,
+    };
+    if a.background {
+        // Started by a hook: never an error the agent would see.
+        if let Err(e) = ctx.sync(&opts, false, &env) {
+            eprintln!("recall sync (background): {e:#}");
+        }
+        return Ok(0);
+    }
+    if !a.watch {
+        let report = ctx.sync(&opts, true, &env)?;
+        print_report(report.as_ref(), a.json)?;
+        return Ok(0);
+    }
+    let every = Duration::from_secs(a.interval.unwrap_or(ctx.config.sync.interval_secs));
+    eprintln!("sync: every {}s; stop with Ctrl-C", every.as_secs());
+    loop {
+        let round = ctx.at(jiff::Timestamp::now());
+        match round.sync(&opts, true, &env) {
+            Ok(r) => print_report(r.as_ref(), a.json)?,
+            // A failed round (server down) is reported; the next one retries.
+            Err(e) => eprintln!("sync: {e:#}"),
+        }
+        std::thread::sleep(every);
+    }
+}
+
+fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
+    let Some(r) = report else {
+        eprintln!("sync: another sync is running in this home");
+        return Ok(());
+    };
+    if json {
+        outln!("{}", serde_json::to_string(r)?);
+        return Ok(());
+    }
+    for s in &r.scopes {
+        let mut line = format!("{}: pulled {}, pushed {}", s.project, s.pulled, s.pushed);
+        if s.kept_local > 0 {
+            line.push_str(&format!(", kept {} local (pushed instead)", s.kept_local));
+        }
+        if s.redacted > 0 {
+            line.push_str(&format!(", redacted {} secrets on arrival", s.redacted));
+        }
+        outln!("{line}");
+        for why in &s.refused {
+            eprintln!("sync: not sent: {why}; remove the secret from the file");
+        }
+    }
+    Ok(())
+}
+
+fn status(ctx: &Ctx, json: bool) -> Result<u8> {
+    let rows = ctx.sync_status(&env)?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(0);
+    }
+    if rows.is_empty() {
+        outln!("no project is shared; run `recall sync --share` in one");
+        return Ok(0);
+    }
+    for r in &rows {
+        print_status(r)?;
+    }
+    Ok(0)
+}
+
+fn print_status(r: &SyncStatus) -> Result<()> {
+    outln!("{} (team {})", r.scope, r.team);
+    outln!("  remote:     {}", r.remote);
+    outln!(
+        "  last sync:  {}",
+        r.last_sync.as_deref().unwrap_or("never")
+    );
+    outln!("  to push:    {}", r.pending);
+    match (&r.server, &r.error) {
+        (Some(s), _) => {
+            outln!("  hosts seen: {}", s.hosts);
+            outln!("  to pull:    {}", s.behind);
+        }
+        (None, Some(e)) => outln!("  server:     unreachable ({e})"),
+        (None, None) => {}
+    }
+    let mut kinds = vec!["records"];
+    if r.sessions {
+        kinds.push("sessions");
+    }
+    if r.tickets {
+        kinds.push("tickets");
+    }
+    outln!("  shares:     {}", kinds.join(", "));
+    Ok(())
+}

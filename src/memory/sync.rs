@@ -1,0 +1,306 @@
+//! Team memory through the façade: set up the remote, share a project,
+//! sync every shared scope, and report status. The CLI, the hooks (through
+//! a background `recall sync`) and `recall serve` all call these.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::Memory;
+use crate::error::{Error, Result};
+use crate::store::{Project, ScopeDir, Sharing};
+use crate::sync::{self, identity, local, Me, RemoteUrl, ScopeReport, Target};
+
+/// Options of one sync run.
+#[derive(Debug, Clone, Default)]
+pub struct SyncOptions {
+    /// Only the current project (and not the user scope).
+    pub only_current: bool,
+    /// Pull only: for a read-only role (CI agents).
+    pub pull_only: bool,
+}
+
+/// What a sync run did, per scope.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncReport {
+    /// The remote, without its password.
+    pub remote: String,
+    pub host: String,
+    pub scopes: Vec<ScopeReport>,
+}
+
+/// One line of `recall sync --status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncStatus {
+    /// The local project name (or `user`).
+    pub scope: String,
+    /// The project's name on the server.
+    pub team: String,
+    pub remote: String,
+    /// When this host last finished a sync of it (RFC 3339), if ever.
+    pub last_sync: Option<String>,
+    /// Changes this host has that the server lacks.
+    pub pending: usize,
+    /// What the server says; `None` with `error` set when unreachable.
+    pub server: Option<sync::RemoteStatus>,
+    pub error: Option<String>,
+    pub sessions: bool,
+    pub tickets: bool,
+}
+
+/// A scope to sync: its folder and how it is shared.
+struct Shared {
+    label: String,
+    dir: ScopeDir,
+    target: String,
+    sessions: bool,
+    tickets: bool,
+}
+
+impl Memory {
+    /// The configured remote, or how to set one.
+    pub fn sync_remote(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<RemoteUrl> {
+        let Some(url) = self.config.sync.url.as_deref() else {
+            return Err(Error::Sync(format!(
+                "no sync remote is set; run `recall sync --init postgres://USER@HOST:PORT/DATABASE` once (or set [sync] url in {} or RECALL_SYNC_URL)",
+                self.home.root().join("config.toml").display()
+            )));
+        };
+        RemoteUrl::parse(url, env)
+    }
+
+    /// This host's id.
+    pub fn host_id(&self) -> Result<String> {
+        identity::host_id(&self.home, self.config.sync.host.as_deref())
+    }
+
+    fn author(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        self.config
+            .sync
+            .author
+            .clone()
+            .or_else(|| env("USER"))
+            .filter(|a| !a.trim().is_empty())
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.config.sync.connect_timeout_secs.max(1))
+    }
+
+    /// `recall sync --init URL`: create or upgrade the server's schema and
+    /// keep `url` as this home's remote. Returns (schema before, after).
+    pub fn sync_init(&self, url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(i32, i32)> {
+        let remote = RemoteUrl::parse(url, env)?;
+        let mut client = remote.connect(self.timeout())?;
+        let versions = sync::pgschema::migrate(&mut client, &remote)?;
+        self.home.ensure()?;
+        crate::config::set_sync_url(&self.home.root().join("config.toml"), url.trim())?;
+        Ok(versions)
+    }
+
+    /// Share the current project as `team` (default: its normalised
+    /// `origin` remote). Returns how it is now shared.
+    pub fn share(&self, team: Option<&str>, sessions: bool, tickets: bool) -> Result<Sharing> {
+        self.ensure_scope(crate::store::Scope::Project)?;
+        let mut project = self.project()?;
+        let team = match team {
+            Some(t) => identity::check_name("the team name", t.trim())?.to_string(),
+            None => project
+                .info
+                .root
+                .as_deref()
+                .and_then(identity::team_from_git)
+                .or_else(|| project.info.sync.as_ref().map(|s| s.team.clone()))
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "project '{}' has no git `origin` remote to name its team by; name it with --team NAME (the same on every host)",
+                        project.info.name
+                    ))
+                })?,
+        };
+        let sharing = Sharing {
+            team,
+            sessions,
+            tickets,
+        };
+        let mut info = project.info.clone();
+        info.sync = Some(sharing.clone());
+        project.save_info(info)?;
+        Ok(sharing)
+    }
+
+    /// Stop sharing the current project (what the server has stays).
+    pub fn unshare(&self) -> Result<Option<Sharing>> {
+        let mut project = self.project()?;
+        let was = project.info.sync.clone();
+        if was.is_some() {
+            let mut info = project.info.clone();
+            info.sync = None;
+            project.save_info(info)?;
+        }
+        Ok(was)
+    }
+
+    /// The scopes a sync covers: every shared project of the home (or only
+    /// the current one), and the user scope when configured.
+    fn shared_scopes(
+        &self,
+        only_current: bool,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Vec<Shared>> {
+        let mut out = Vec::new();
+        let projects = if only_current {
+            vec![self.project()?.info]
+        } else {
+            self.projects()?
+        };
+        for info in projects {
+            let Some(s) = info.sync.clone() else { continue };
+            out.push(Shared {
+                label: info.name.clone(),
+                dir: self.home.project(&info.id),
+                target: s.team,
+                sessions: s.sessions,
+                tickets: s.tickets,
+            });
+        }
+        if !only_current && self.config.sync.user_scope {
+            if let Some(author) = self.author(env) {
+                out.push(Shared {
+                    label: "user".into(),
+                    dir: self.home.user(),
+                    target: identity::user_project(&author),
+                    sessions: false,
+                    tickets: false,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Sync every shared scope: pull, then push. One sync per home runs at
+    /// a time (`<home>/sync.lock`); with `wait` false, a sync already
+    /// running makes this return `Ok(None)` at once.
+    pub fn sync(
+        &self,
+        opts: &SyncOptions,
+        wait: bool,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<SyncReport>> {
+        let remote = self.sync_remote(env)?;
+        let scopes = self.shared_scopes(opts.only_current, env)?;
+        if scopes.is_empty() {
+            return Err(Error::Sync(
+                "no project is shared yet; run `recall sync --share` in a project (its team is its git origin, or name it with --team NAME)".into(),
+            ));
+        }
+        let Some(_lock) = self.sync_lock(wait)? else {
+            return Ok(None);
+        };
+        let host = self.host_id()?;
+        let author = self.author(env);
+        let mut client = sync::connect(&remote, self.timeout())?;
+        let me = Me {
+            host: &host,
+            author: author.as_deref(),
+            limits: self.limits(),
+            now: self.now.as_second(),
+        };
+        let mut reports = Vec::new();
+        for s in &scopes {
+            crate::store::create_private_dir(&s.dir.root)?;
+            let mut db = self.open_synced(&s.dir)?;
+            let target = Target {
+                dir: &s.dir,
+                project: s.target.clone(),
+                sessions: s.sessions,
+                tickets: s.tickets,
+            };
+            let _records = s.dir.lock_records()?;
+            let r = sync::sync_scope(
+                &mut client,
+                &remote,
+                db.writer()?,
+                &target,
+                &me,
+                opts.pull_only,
+            )?;
+            reports.push(r);
+        }
+        Ok(Some(SyncReport {
+            remote: remote.masked().to_string(),
+            host,
+            scopes: reports,
+        }))
+    }
+
+    fn sync_lock(&self, wait: bool) -> Result<Option<std::fs::File>> {
+        self.home.ensure()?;
+        let path: PathBuf = self.home.root().join("sync.lock");
+        let mut o = std::fs::OpenOptions::new();
+        o.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let file = o
+            .open(&path)
+            .map_err(|e| Error::io("cannot open", &path, e))?;
+        if wait {
+            file.lock()
+                .map_err(|e| Error::io("cannot lock", &path, e))?;
+            return Ok(Some(file));
+        }
+        match file.try_lock() {
+            Ok(()) => Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("cannot lock", &path, e)),
+        }
+    }
+
+    /// `recall sync --status`: per shared scope, what waits to be pushed,
+    /// the last sync, and (when the server answers) hosts and backlog.
+    pub fn sync_status(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<SyncStatus>> {
+        let remote = self.sync_remote(env)?;
+        let scopes = self.shared_scopes(false, env)?;
+        let host = self.host_id()?;
+        let mut client = sync::connect(&remote, self.timeout());
+        let mut out = Vec::new();
+        for s in scopes {
+            let (pending, last, cursor) = match self.open_for_read(&s.dir, false)? {
+                Some(db) => db.with_conn(|c| {
+                    let mut n = local::pending_records(c)?.len();
+                    n += local::pending_sources(c, &host, s.sessions, s.tickets)?.len();
+                    Ok((n, local::last_sync(c)?, local::cursor(c)?))
+                })?,
+                None => (0, None, 0),
+            };
+            let (server, error) = match &mut client {
+                Ok(c) => match sync::remote_status(c, &remote, &s.target, &host, cursor) {
+                    Ok(st) => (Some(st), None),
+                    Err(e) => (None, Some(e.to_string())),
+                },
+                Err(e) => (None, Some(e.to_string())),
+            };
+            out.push(SyncStatus {
+                scope: s.label,
+                team: s.target,
+                remote: remote.masked().to_string(),
+                last_sync: last
+                    .and_then(|t| jiff::Timestamp::from_second(t).ok())
+                    .map(|t| t.to_string()),
+                pending,
+                server,
+                error,
+                sessions: s.sessions,
+                tickets: s.tickets,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Whether `project` is shared (used by front ends to decide whether a
+/// background sync is worth starting).
+pub fn is_shared(project: &Project) -> bool {
+    project.info.sync.is_some()
+}

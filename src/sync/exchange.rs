@@ -1,0 +1,384 @@
+//! One scope's exchange with the server: pull what other hosts sent, then
+//! push what this host changed.
+//!
+//! Pull applies rows in the server's order through the same write paths as
+//! local writes (record files through [`RecordStore`], passages through the
+//! index writer), and stores the cursor in the transaction that applies
+//! each row, so a sync killed anywhere resumes where it stopped. A record
+//! changed here and not yet pushed is not overwritten: it is pushed next and
+//! takes its place after the other version in the server's order, so every
+//! host ends with the same value. An agent's version never replaces a
+//! record a person wrote.
+//!
+//! Push sends each changed item as one row per (project, kind, key),
+//! replacing the older version (or becoming a tombstone) under the
+//! project's advisory lock, which also makes the ids commit in order.
+//! Pushing the same version twice changes nothing.
+
+use std::path::Path;
+
+use postgres::Client;
+use rusqlite::Connection;
+
+use super::local::{self, Kind, LocalRef, Pending, MUST_PUSH};
+use super::remote::{describe, RemoteUrl};
+use crate::error::{Error, Result};
+use crate::index::{export_source, import_source, remove_source_at, RecordStore, SecretPolicy};
+use crate::records::{parse_record, Limits, Origin, Source};
+use crate::store::{ScopeDir, TermDeltas};
+
+/// Rows fetched per round trip when pulling.
+const PULL_BATCH: i64 = 256;
+/// Bytes of bodies sent per push transaction.
+const PUSH_BYTES: usize = 8 << 20;
+
+/// One scope to sync and how.
+#[derive(Debug, Clone)]
+pub struct Target<'a> {
+    pub dir: &'a ScopeDir,
+    /// The project's name on the server.
+    pub project: String,
+    pub sessions: bool,
+    pub tickets: bool,
+}
+
+/// Who is syncing.
+#[derive(Debug, Clone)]
+pub struct Me<'a> {
+    pub host: &'a str,
+    pub author: Option<&'a str>,
+    pub limits: Limits,
+    pub now: i64,
+}
+
+/// What one scope's sync did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ScopeReport {
+    pub project: String,
+    pub pulled: usize,
+    pub pushed: usize,
+    /// Pulled rows kept back because this host has a newer local version
+    /// (or a person's record against an agent's).
+    pub kept_local: usize,
+    /// Items not pushed because they hold a secret (`path: kind`).
+    pub refused: Vec<String>,
+    /// Secrets redacted from what was pulled.
+    pub redacted: usize,
+    pub cursor: i64,
+}
+
+/// A row from the server.
+struct Row {
+    id: i64,
+    kind: Kind,
+    key: String,
+    host: String,
+    author: Option<String>,
+    hash: String,
+    deleted: bool,
+    body: Option<String>,
+}
+
+/// Pull every row other hosts sent since the cursor.
+pub fn pull(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    report: &mut ScopeReport,
+) -> Result<()> {
+    let mut cursor = local::cursor(conn)?;
+    let first = cursor == 0;
+    loop {
+        let rows = client
+            .query(
+                "SELECT id, kind, key, host, author, hash, deleted, body FROM recall_entries
+                 WHERE project=$1 AND id > $2 AND host <> $3 ORDER BY id LIMIT $4",
+                &[&t.project, &cursor, &me.host, &PULL_BATCH],
+            )
+            .map_err(|e| describe(&e, url))?;
+        if rows.is_empty() {
+            break;
+        }
+        let rows: Vec<Row> = rows
+            .iter()
+            .filter_map(|r| {
+                Some(Row {
+                    id: r.get(0),
+                    kind: Kind::parse(r.get(1))?,
+                    key: r.get(2),
+                    host: r.get(3),
+                    author: r.get(4),
+                    hash: r.get(5),
+                    deleted: r.get(6),
+                    body: r.get(7),
+                })
+            })
+            .collect();
+        let last = rows.last().map_or(cursor, |r| r.id);
+        apply_batch(conn, t, me, rows, first, report)?;
+        // Rows of a kind this version does not know are skipped, but the
+        // cursor still moves past them.
+        let tx = conn.transaction()?;
+        local::set_cursor(&tx, last)?;
+        tx.commit()?;
+        cursor = last;
+    }
+    report.cursor = cursor;
+    Ok(())
+}
+
+/// Apply rows in order: consecutive sources share one transaction (with
+/// the cursor), each record is its own file write and then one.
+fn apply_batch(
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    rows: Vec<Row>,
+    first: bool,
+    report: &mut ScopeReport,
+) -> Result<()> {
+    let mut rows = rows.into_iter().peekable();
+    while let Some(row) = rows.next() {
+        if row.kind == Kind::Record {
+            let applied = apply_record(conn, t.dir, me, &row, first)?;
+            let tx = conn.transaction()?;
+            match applied {
+                Applied::State(h) => local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?,
+                Applied::Kept => report.kept_local += 1,
+            }
+            local::set_cursor(&tx, row.id)?;
+            tx.commit()?;
+            report.pulled += 1;
+            continue;
+        }
+        let tx = conn.transaction()?;
+        let mut stats = TermDeltas::default();
+        let mut row = Some(row);
+        while let Some(r) = row.take() {
+            report.redacted += apply_source(&tx, me, r, &mut stats)?;
+            report.pulled += 1;
+            if rows.peek().is_some_and(|n| n.kind == Kind::Source) {
+                row = rows.next();
+            }
+        }
+        stats.flush(&tx)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+fn apply_source(
+    tx: &rusqlite::Transaction,
+    me: &Me,
+    row: Row,
+    stats: &mut TermDeltas,
+) -> Result<usize> {
+    let path = format!("sync://{}", row.key);
+    let mut redacted = 0;
+    match row.body.filter(|_| !row.deleted) {
+        None => {
+            remove_source_at(tx, &path, stats)?;
+            local::set_state(tx, Kind::Source, &row.key, None)?;
+        }
+        Some(body) => {
+            let doc = serde_json::from_str(&body).map_err(|e| {
+                Error::Sync(format!(
+                    "a shared source from host {} ({}) is not readable ({e}); upgrade recall on this host",
+                    row.host, row.key
+                ))
+            })?;
+            redacted = import_source(tx, &path, &row.host, doc, me.now, stats)?;
+            local::set_state(tx, Kind::Source, &row.key, Some(&row.hash))?;
+        }
+    }
+    local::set_cursor(tx, row.id)?;
+    Ok(redacted)
+}
+
+enum Applied {
+    /// The new `sync_state` hash (`None`: forget the key).
+    State(Option<String>),
+    /// The local version stays and will be pushed.
+    Kept,
+}
+
+fn apply_record(
+    conn: &mut Connection,
+    dir: &ScopeDir,
+    me: &Me,
+    row: &Row,
+    first: bool,
+) -> Result<Applied> {
+    let here = local::record_by_key(conn, &row.key)?;
+    let known = local::state(conn, Kind::Record, &row.key)?;
+    let changed_here = here
+        .as_ref()
+        .is_some_and(|h| known.as_deref() != Some(h.hash.as_str()) && !(first && known.is_none()));
+    if changed_here {
+        return Ok(Applied::Kept);
+    }
+    let mut store = RecordStore {
+        dir,
+        conn,
+        limits: me.limits,
+    };
+    let Some(body) = row.body.as_deref().filter(|_| !row.deleted) else {
+        if let Some(h) = &here {
+            store.delete(&h.id)?;
+        }
+        return Ok(Applied::State(None));
+    };
+    let where_ = Path::new("sync").join(&row.host).join(&row.key);
+    let mut record = parse_record(body, &where_, &me.limits)?;
+    if let Some(h) = &here {
+        if record.meta.source == Source::Agent && h.source == Source::Manual.as_str() {
+            // A person's record is never replaced by an agent's: keep it
+            // and push it again, so it wins on every host.
+            let tx = store.conn.transaction()?;
+            local::set_state(&tx, Kind::Record, &row.key, Some(MUST_PUSH))?;
+            tx.commit()?;
+            return Ok(Applied::Kept);
+        }
+    }
+    let origin = record.meta.origin.get_or_insert_with(Origin::default);
+    origin
+        .extra
+        .entry("host".into())
+        .or_insert_with(|| row.host.clone().into());
+    if let Some(a) = &row.author {
+        origin
+            .extra
+            .entry("author".into())
+            .or_insert_with(|| a.clone().into());
+    }
+    let previous = here.as_ref().map(|h| dir.root.join(&h.path));
+    store.save(record, previous.as_ref(), SecretPolicy::Redact)?;
+    let now_hash = local::record_by_key(conn, &row.key)?.map(|r| r.hash);
+    Ok(Applied::State(now_hash))
+}
+
+/// Push this scope's pending changes.
+pub fn push(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    report: &mut ScopeReport,
+) -> Result<()> {
+    let mut pending = local::pending_records(conn)?;
+    pending.extend(local::pending_sources(
+        conn, me.host, t.sessions, t.tickets,
+    )?);
+    let mut batch: Vec<Outgoing> = Vec::new();
+    let mut bytes = 0;
+    for p in pending {
+        let Some(out) = outgoing(conn, t.dir, p, report)? else {
+            continue;
+        };
+        bytes += out.body.as_ref().map_or(0, String::len);
+        batch.push(out);
+        if bytes >= PUSH_BYTES {
+            bytes = 0;
+            report.pushed += send(client, url, conn, t, me, std::mem::take(&mut batch))?;
+        }
+    }
+    report.pushed += send(client, url, conn, t, me, batch)?;
+    Ok(())
+}
+
+/// A change ready to send.
+struct Outgoing {
+    kind: Kind,
+    key: String,
+    hash: String,
+    /// The local hash to remember once sent (`None`: forget the key).
+    state: Option<String>,
+    body: Option<String>,
+}
+
+fn outgoing(
+    conn: &Connection,
+    dir: &ScopeDir,
+    p: Pending,
+    report: &mut ScopeReport,
+) -> Result<Option<Outgoing>> {
+    let body = match &p.local {
+        None => None,
+        Some(LocalRef::Source(id)) => Some(serde_json::to_string(&export_source(conn, *id)?)?),
+        Some(LocalRef::RecordFile(rel)) => {
+            let path = dir.root.join(rel);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                // Deleted since the index saw it: the next sync sends the
+                // tombstone once the index has caught up.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(Error::io("cannot read", path, e)),
+            };
+            let (_, found) = crate::secrets::redact(&text);
+            if let Some(f) = found.first() {
+                report
+                    .refused
+                    .push(format!("{}: holds a secret ({})", path.display(), f.kind));
+                return Ok(None);
+            }
+            Some(text)
+        }
+    };
+    Ok(Some(Outgoing {
+        kind: p.kind,
+        key: p.key,
+        hash: p.hash.clone().unwrap_or_default(),
+        state: p.hash,
+        body,
+    }))
+}
+
+/// Send one batch in one server transaction, then remember it locally.
+fn send(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    batch: Vec<Outgoing>,
+) -> Result<usize> {
+    if batch.is_empty() {
+        return Ok(0);
+    }
+    let err = |e: postgres::Error| describe(&e, url);
+    let kinds: Vec<&str> = batch.iter().map(|o| o.kind.as_str()).collect();
+    let keys: Vec<&str> = batch.iter().map(|o| o.key.as_str()).collect();
+    let hashes: Vec<&str> = batch.iter().map(|o| o.hash.as_str()).collect();
+    let deleted: Vec<bool> = batch.iter().map(|o| o.body.is_none()).collect();
+    let bodies: Vec<Option<&str>> = batch.iter().map(|o| o.body.as_deref()).collect();
+    let mut tx = client.transaction().map_err(err)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[&t.project],
+    )
+    .map_err(err)?;
+    tx.execute(
+        "INSERT INTO recall_entries(project, kind, key, id, host, author, hash, deleted, body)
+         SELECT $1, k, key, nextval('recall_order'), $2, $3, h, d, b
+         FROM unnest($4::text[], $5::text[], $6::text[], $7::bool[], $8::text[]) AS u(k, key, h, d, b)
+         ON CONFLICT (project, kind, key) DO UPDATE SET
+             id = excluded.id, host = excluded.host, author = excluded.author,
+             hash = excluded.hash, deleted = excluded.deleted, body = excluded.body, changed = now()
+         WHERE recall_entries.hash IS DISTINCT FROM excluded.hash
+            OR recall_entries.deleted IS DISTINCT FROM excluded.deleted",
+        &[
+            &t.project, &me.host, &me.author, &kinds, &keys, &hashes, &deleted, &bodies,
+        ],
+    )
+    .map_err(err)?;
+    tx.commit().map_err(err)?;
+    let local_tx = conn.transaction()?;
+    for o in &batch {
+        local::set_state(&local_tx, o.kind, &o.key, o.state.as_deref())?;
+    }
+    local_tx.commit()?;
+    Ok(batch.len())
+}

@@ -1,0 +1,256 @@
+//! What one scope's index knows about sync: the last server id applied
+//! (`meta` key `sync.cursor`), and per record and source the hash last
+//! exchanged (`sync_state`). Changes waiting to push are found by comparing
+//! those hashes with what the index holds now, so every way a record can
+//! change (a command, a hand edit, the REST API, extraction) is seen.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::error::Result;
+
+/// What a change is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Record,
+    Source,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Record => "record",
+            Kind::Source => "source",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "record" => Some(Kind::Record),
+            "source" => Some(Kind::Source),
+            _ => None,
+        }
+    }
+}
+
+/// A hash that matches no content: the item must be pushed again (a
+/// person's record kept against an agent's version from another host).
+pub const MUST_PUSH: &str = "!";
+
+/// The last server id this scope applied.
+pub fn cursor(conn: &Connection) -> Result<i64> {
+    meta_i64(conn, "sync.cursor")
+}
+
+/// When this scope last finished a sync (unix seconds), if ever.
+pub fn last_sync(conn: &Connection) -> Result<Option<i64>> {
+    Ok(Some(meta_i64(conn, "sync.last")?).filter(|t| *t > 0))
+}
+
+fn meta_i64(conn: &Connection, key: &str) -> Result<i64> {
+    let v: Option<String> = conn
+        .prepare_cached("SELECT value FROM meta WHERE key=?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()?;
+    Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Store the cursor, inside the transaction that applied the change.
+pub fn set_cursor(conn: &Connection, id: i64) -> Result<()> {
+    set_meta(conn, "sync.cursor", id)
+}
+
+/// Note a finished sync.
+pub fn set_last_sync(conn: &Connection, now: i64) -> Result<()> {
+    set_meta(conn, "sync.last", now)
+}
+
+fn set_meta(conn: &Connection, key: &str, v: i64) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+    )?
+    .execute(params![key, v.to_string()])?;
+    Ok(())
+}
+
+/// The hash last exchanged for an item.
+pub fn state(conn: &Connection, kind: Kind, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT hash FROM sync_state WHERE kind=?1 AND key=?2")?
+        .query_row(params![kind.as_str(), key], |r| r.get(0))
+        .optional()?)
+}
+
+/// Record what was exchanged; `None` forgets the item (a tombstone).
+pub fn set_state(conn: &Connection, kind: Kind, key: &str, hash: Option<&str>) -> Result<()> {
+    match hash {
+        Some(h) => conn
+            .prepare_cached(
+                "INSERT INTO sync_state(kind, key, hash) VALUES(?1, ?2, ?3)
+                 ON CONFLICT(kind, key) DO UPDATE SET hash=excluded.hash",
+            )?
+            .execute(params![kind.as_str(), key, h])?,
+        None => conn
+            .prepare_cached("DELETE FROM sync_state WHERE kind=?1 AND key=?2")?
+            .execute(params![kind.as_str(), key])?,
+    };
+    Ok(())
+}
+
+/// A record as the index holds it now.
+#[derive(Debug, Clone)]
+pub struct LocalRecord {
+    pub id: String,
+    pub path: String,
+    pub hash: String,
+    pub source: String,
+}
+
+/// The record stored under `key`, if any.
+pub fn record_by_key(conn: &Connection, key: &str) -> Result<Option<LocalRecord>> {
+    Ok(conn
+        .prepare_cached("SELECT id, path, file_hash, source FROM records WHERE key=?1")?
+        .query_row([key], |r| {
+            Ok(LocalRecord {
+                id: r.get(0)?,
+                path: r.get(1)?,
+                hash: r.get(2)?,
+                source: r.get(3)?,
+            })
+        })
+        .optional()?)
+}
+
+/// An item whose local version differs from the one last exchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub kind: Kind,
+    /// The key on the server.
+    pub key: String,
+    /// The local hash now; `None` for a deletion.
+    pub hash: Option<String>,
+    /// Record: its path relative to the scope; source: its rowid.
+    pub local: Option<LocalRef>,
+}
+
+/// Where a pending item's content is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalRef {
+    RecordFile(String),
+    Source(i64),
+}
+
+/// Records added, changed or deleted since they were last exchanged.
+pub fn pending_records(conn: &Connection) -> Result<Vec<Pending>> {
+    let mut out = Vec::new();
+    let mut st = conn.prepare(
+        "SELECT r.key, r.file_hash, r.path FROM records r
+         LEFT JOIN sync_state s ON s.kind='record' AND s.key=r.key
+         WHERE s.hash IS NULL OR s.hash <> r.file_hash ORDER BY r.rowid",
+    )?;
+    for row in st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))? {
+        let (key, hash, path): (String, String, String) = row?;
+        out.push(Pending {
+            kind: Kind::Record,
+            key,
+            hash: Some(hash),
+            local: Some(LocalRef::RecordFile(path)),
+        });
+    }
+    let mut st = conn.prepare(
+        "SELECT s.key FROM sync_state s WHERE s.kind='record'
+         AND NOT EXISTS (SELECT 1 FROM records r WHERE r.key=s.key) ORDER BY s.key",
+    )?;
+    for key in st.query_map([], |r| r.get::<_, String>(0))? {
+        out.push(Pending {
+            kind: Kind::Record,
+            key: key?,
+            hash: None,
+            local: None,
+        });
+    }
+    Ok(out)
+}
+
+/// This host's sources (of the kinds shared) changed since they were last
+/// exchanged, and the ones it no longer has. Server keys are
+/// `<host>:<path>`.
+pub fn pending_sources(
+    conn: &Connection,
+    host: &str,
+    sessions: bool,
+    tickets: bool,
+) -> Result<Vec<Pending>> {
+    let mut out = Vec::new();
+    let prefix = format!("{host}:");
+    let mut current = std::collections::HashSet::new();
+    let mut st = conn.prepare(
+        "SELECT id, path, kind, hash || ':' || offset || ':' || parser_version FROM sources
+         WHERE host IS NULL ORDER BY id",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    for row in rows {
+        let (id, path, kind, version) = row?;
+        let shared = match kind.as_str() {
+            "ticket" => tickets,
+            _ => sessions,
+        };
+        if !shared {
+            continue;
+        }
+        let key = format!("{prefix}{path}");
+        current.insert(key.clone());
+        if state(conn, Kind::Source, &key)?.as_deref() != Some(version.as_str()) {
+            out.push(Pending {
+                kind: Kind::Source,
+                key,
+                hash: Some(version),
+                local: Some(LocalRef::Source(id)),
+            });
+        }
+    }
+    let mut st = conn.prepare(
+        "SELECT key FROM sync_state WHERE kind='source' AND substr(key, 1, length(?1)) = ?1",
+    )?;
+    for key in st.query_map([&prefix], |r| r.get::<_, String>(0))? {
+        let key = key?;
+        if !current.contains(&key) {
+            out.push(Pending {
+                kind: Kind::Source,
+                key,
+                hash: None,
+                local: None,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_and_cursor_round_trip() -> Result<()> {
+        let c = crate::store::empty_in_memory()?;
+        assert_eq!(cursor(&c)?, 0);
+        set_cursor(&c, 42)?;
+        assert_eq!(cursor(&c)?, 42);
+        assert_eq!(state(&c, Kind::Record, "k")?, None);
+        set_state(&c, Kind::Record, "k", Some("h1"))?;
+        assert_eq!(state(&c, Kind::Record, "k")?.as_deref(), Some("h1"));
+        // A state with no record behind it is a deletion to push.
+        let p = pending_records(&c)?;
+        assert_eq!(p.len(), 1);
+        assert_eq!((p[0].key.as_str(), p[0].hash.as_ref()), ("k", None));
+        set_state(&c, Kind::Record, "k", None)?;
+        assert!(pending_records(&c)?.is_empty());
+        Ok(())
+    }
+}

@@ -1,0 +1,131 @@
+//! Team memory: local SQLite stays the read path; a PostgreSQL server only
+//! stores and orders the changes hosts send it.
+//!
+//! ```text
+//! record files ─► index.db ──push──► recall_entries (one row per project, kind, key;
+//!                    ▲                 id = the server's order)
+//!                    └────pull──────────┘  applied through RecordStore / the index writer
+//! ```
+//!
+//! - [`remote`]: the URL, credentials (URL, `PGPASSWORD`, `~/.pgpass`), TLS,
+//!   and messages for every way the server can fail.
+//! - [`pgschema`]: versioned server migrations (`schema/pg/`).
+//! - [`identity`]: this host's id and a project's team identity.
+//! - [`local`]: what a scope's index has exchanged (cursor and hashes).
+//! - [`exchange`]: pull then push for one scope.
+//!
+//! Nothing here is on a read path: `recall query`, the hooks, `serve` and
+//! `mcp` never wait on the network. The façade ([`crate::Memory::sync`])
+//! decides which scopes to sync; front ends only call it.
+
+pub mod exchange;
+pub mod identity;
+pub mod local;
+pub mod pgschema;
+pub mod remote;
+
+use std::time::Duration;
+
+use postgres::Client;
+use rusqlite::Connection;
+
+pub use exchange::{Me, ScopeReport, Target};
+pub use remote::RemoteUrl;
+
+use crate::error::Result;
+use remote::describe;
+
+/// Connect and check the server's schema.
+pub fn connect(url: &RemoteUrl, timeout: Duration) -> Result<Client> {
+    let mut client = url.connect(timeout)?;
+    pgschema::check(&mut client, url)?;
+    Ok(client)
+}
+
+/// Pull, then (unless `pull_only`) push one scope, then note this host's
+/// progress on the server and drop the tombstones every host has seen.
+pub fn sync_scope(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    target: &Target,
+    me: &Me,
+    pull_only: bool,
+) -> Result<ScopeReport> {
+    let mut report = ScopeReport {
+        project: target.project.clone(),
+        ..ScopeReport::default()
+    };
+    exchange::pull(client, url, conn, target, me, &mut report)?;
+    if pull_only {
+        local::set_last_sync(conn, me.now)?;
+        return Ok(report);
+    }
+    exchange::push(client, url, conn, target, me, &mut report)?;
+    note_progress(client, url, &target.project, me.host, report.cursor)?;
+    local::set_last_sync(conn, me.now)?;
+    Ok(report)
+}
+
+/// Record how far this host has read, and drop each tombstone every other
+/// host has read past (the host that sent it has seen it).
+fn note_progress(
+    client: &mut Client,
+    url: &RemoteUrl,
+    project: &str,
+    host: &str,
+    seen: i64,
+) -> Result<()> {
+    let err = |e: postgres::Error| describe(&e, url);
+    client
+        .execute(
+            "INSERT INTO recall_hosts(project, host, seen_id, last_sync) VALUES($1, $2, $3, now())
+             ON CONFLICT (project, host) DO UPDATE
+             SET seen_id = greatest(recall_hosts.seen_id, excluded.seen_id), last_sync = now()",
+            &[&project, &host, &seen],
+        )
+        .map_err(err)?;
+    client
+        .execute(
+            "DELETE FROM recall_entries e WHERE e.project = $1 AND e.deleted
+             AND NOT EXISTS (SELECT 1 FROM recall_hosts h
+                             WHERE h.project = $1 AND h.host <> e.host AND h.seen_id < e.id)",
+            &[&project],
+        )
+        .map_err(err)?;
+    Ok(())
+}
+
+/// What the server knows of one project.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct RemoteStatus {
+    /// Hosts that have synced this project.
+    pub hosts: i64,
+    /// Records and sources stored (tombstones not counted).
+    pub entries: i64,
+    /// Rows this host has not pulled yet.
+    pub behind: i64,
+}
+
+/// Ask the server about `project`, as seen from a host at `cursor`.
+pub fn remote_status(
+    client: &mut Client,
+    url: &RemoteUrl,
+    project: &str,
+    host: &str,
+    cursor: i64,
+) -> Result<RemoteStatus> {
+    let row = client
+        .query_one(
+            "SELECT (SELECT count(*) FROM recall_hosts WHERE project=$1),
+                    (SELECT count(*) FROM recall_entries WHERE project=$1 AND NOT deleted),
+                    (SELECT count(*) FROM recall_entries WHERE project=$1 AND id > $2 AND host <> $3)",
+            &[&project, &cursor, &host],
+        )
+        .map_err(|e| describe(&e, url))?;
+    Ok(RemoteStatus {
+        hosts: row.get(0),
+        entries: row.get(1),
+        behind: row.get(2),
+    })
+}
