@@ -55,6 +55,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
+#[allow(dead_code)] // shared with the integration tests, which use all of it
+#[path = "../tests/common/pg.rs"]
+mod pg;
+#[path = "torture/sync.rs"]
+mod sync;
+
 #[derive(Parser, Debug)]
 #[command(about = "recall's reliability and security torture suite")]
 struct Opts {
@@ -78,7 +84,10 @@ struct Opts {
     /// Keep the workspace in DIR
     #[arg(long)]
     keep: Option<PathBuf>,
-    /// Run only these scenarios (kill, load, fuzz, secrets, isolation, hostile)
+    /// Sync kill -9 rounds [default: 100, quick 12]
+    #[arg(long)]
+    sync_kills: Option<usize>,
+    /// Run only these scenarios (kill, load, fuzz, secrets, isolation, hostile, sync)
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -194,6 +203,11 @@ fn main() -> Result<()> {
     if wanted("isolation") {
         eprintln!("torture: isolation");
         rows.extend(isolation(&w, o.seed)?);
+    }
+    if wanted("sync") {
+        let n = o.sync_kills.unwrap_or(if o.quick { 12 } else { 100 });
+        eprintln!("torture: sync kill -9 x{n}");
+        rows.extend(sync::sync_kill9(&w, n, o.seed)?);
     }
     if wanted("hostile") {
         eprintln!("torture: hostile environment");

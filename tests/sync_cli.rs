@@ -198,6 +198,32 @@ fn two_hosts_share_records_sessions_and_tickets_with_provenance() {
     assert!(a.sync().contains("pulled 0, pushed 0"));
 }
 
+/// Found by the torture suite: a record file rewritten in place keeps its
+/// folder's mtime, so the cheap check before a query missed it and the
+/// change was never pushed.
+#[test]
+fn r_an_edit_in_place_is_pushed() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
+    a.init(&pg);
+    b.init(&pg);
+    a.add("cache", "The cache TTL is 60 seconds");
+    a.sync();
+    b.sync();
+    let path = PathBuf::from(a.record_json("cache")["path"].as_str().unwrap());
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("60 seconds", "90 seconds");
+    std::fs::write(&path, text).unwrap();
+    a.sync();
+    b.sync();
+    assert_eq!(
+        b.body("cache").as_deref(),
+        Some("The cache TTL is 90 seconds")
+    );
+}
+
 #[test]
 fn three_hosts_writing_one_key_at_once_converge() {
     let Some(pg) = Pg::start() else { return };

@@ -211,6 +211,18 @@ impl Memory {
         for s in &scopes {
             crate::store::create_private_dir(&s.dir.root)?;
             let mut db = self.open_synced(&s.dir)?;
+            // Every file's stat, not only the folders': an edit in place
+            // (which keeps the folder's mtime) must still be sent.
+            let report = crate::index::sync_records(
+                db.writer()?,
+                &s.dir,
+                &self.limits(),
+                false,
+                &crate::index::Progress::hidden(),
+            )?;
+            for e in &report.errors {
+                tracing::warn!("skipped {e}");
+            }
             let target = Target {
                 dir: &s.dir,
                 project: s.target.clone(),
