@@ -184,6 +184,9 @@ fn two_hosts_share_records_sessions_and_tickets_with_provenance() {
     // Provenance: the host it came from.
     let host_a: Value =
         serde_json::from_slice(&std::fs::read(a.home.join("host.json")).unwrap()).unwrap();
+    let hits: Value = serde_json::from_str(&b.run(&["query", "--format", "json", q])).unwrap();
+    let from = hits["hits"][0]["source"]["host"].as_str();
+    assert_eq!(from, host_a["id"].as_str(), "{hits}");
     let rec = b.record_json("db-choice");
     assert!(
         rec.to_string().contains(host_a["id"].as_str().unwrap()),
@@ -782,4 +785,73 @@ fn hooks_never_wait_on_a_server_that_is_down() {
         assert!(!with.stdout.is_empty() || p == &start);
         assert_eq!(norm(&with, &a), norm(&without, &plain));
     }
+}
+
+/// Poll `f` for up to `secs` seconds.
+fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
+}
+
+#[test]
+fn a_session_end_hook_shares_the_session_in_the_background() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
+    a.init(&pg);
+    b.init(&pg);
+    let transcript = env.tmp.path().join("t.jsonl");
+    std::fs::write(
+        &transcript,
+        r#"{"role":"user","content":"why does the quokkaparser crash on empty input","session_id":"s9"}
+{"role":"assistant","content":"The quokkaparser indexes past the end; guard the empty slice","session_id":"s9"}
+"#,
+    )
+    .unwrap();
+    let p = serde_json::json!({
+        "hook_event_name": "SessionEnd", "session_id": "s9",
+        "transcript_path": transcript, "cwd": env.tmp.path(),
+    });
+    let out = a.cmd().args(["hook", "claude-code"]).write_stdin(p.to_string()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let found = eventually(20, || {
+        b.sync();
+        !b.hit_ids("quokkaparser").is_empty()
+    });
+    let log = std::fs::read_to_string(a.home.join("logs/sync.log")).unwrap_or_default()
+        + &std::fs::read_to_string(a.home.join("logs/hooks.log")).unwrap_or_default();
+    assert!(found, "the session never reached host b; logs: {log}");
+}
+
+#[test]
+fn watch_and_serve_keep_syncing() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, b, c) = (Host::new(&env, "a"), Host::new(&env, "b"), Host::new(&env, "c"));
+    for h in [&a, &b, &c] {
+        h.init(&pg);
+    }
+    // c syncs through `recall serve`, every second.
+    let cfg = c.home.join("config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("interval_secs = 1\n");
+    std::fs::write(&cfg, text).unwrap();
+    let mut watch = b.std_cmd(&["sync", "--watch", "--interval", "0.2"]);
+    let mut serve = c.std_cmd(&["serve", "--addr", "127.0.0.1:0"]);
+    a.add("watched", "Near-real-time sharing works");
+    a.sync();
+    let got_b = eventually(15, || b.body("watched").is_some());
+    let got_c = eventually(15, || c.body("watched").is_some());
+    for child in [&mut watch, &mut serve] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(got_b, "sync --watch never pulled the record");
+    assert!(got_c, "recall serve never pulled the record");
 }

@@ -548,6 +548,13 @@ fn zero_or_more(s: &str) -> Result<usize, String> {
     whole(s, 0, i64::from(u32::MAX), "0 or more").map(|n| n as usize)
 }
 
+fn interval(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.1..=86400.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 0.1 to 86400")),
+    }
+}
+
 fn importance(s: &str) -> Result<u8, String> {
     whole(s, 0, 100, "0-100").map(|n| n as u8)
 }
@@ -587,9 +594,10 @@ pub struct SyncArgs {
     /// Keep syncing every [sync] interval_secs (default 30) until interrupted
     #[arg(long)]
     pub watch: bool,
-    /// Seconds between rounds of --watch [default: [sync] interval_secs]
-    #[arg(long, value_name = "SECS", requires = "watch", value_parser = clap::value_parser!(u64).range(1..=86400))]
-    pub interval: Option<u64>,
+    /// Seconds between rounds of --watch, fractions allowed (0.5) [default:
+    /// [sync] interval_secs]
+    #[arg(long, value_name = "SECS", requires = "watch", value_parser = interval)]
+    pub interval: Option<f64>,
     /// Only pull (for a read-only role, such as CI agents)
     #[arg(long)]
     pub pull_only: bool,

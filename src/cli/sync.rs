@@ -86,8 +86,11 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         print_report(report.as_ref(), a.json)?;
         return Ok(0);
     }
-    let every = Duration::from_secs(a.interval.unwrap_or(ctx.config.sync.interval_secs));
-    eprintln!("sync: every {}s; stop with Ctrl-C", every.as_secs());
+    let every = match a.interval {
+        Some(secs) => Duration::from_secs_f64(secs),
+        None => Duration::from_secs(ctx.config.sync.interval_secs),
+    };
+    eprintln!("sync: every {:.1}s; stop with Ctrl-C", every.as_secs_f64());
     loop {
         let round = ctx.at(jiff::Timestamp::now());
         match round.sync(&opts, true, &env) {

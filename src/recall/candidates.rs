@@ -216,13 +216,12 @@ pub fn chunks(
                     snippet: String::new(),
                     text: win.text,
                     source: HitSource {
-                        path: Some(r.get(8)?),
                         session_id: Some(session),
                         message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
                         message_range: range.map(|(a, b)| [a, b]),
                         first_timestamp: ts(first_ts),
                         last_timestamp: ts(last_ts),
-                        ..HitSource::default()
+                        ..HitSource::at(r.get(8)?)
                     },
                     pinned: false,
                     importance: 50,
@@ -293,11 +292,10 @@ pub fn tickets(
                 title,
                 text,
                 source: HitSource {
-                    path: Some(r.get(8)?),
                     ticket_id: Some(ticket),
                     first_timestamp: ts(created),
                     last_timestamp: ts(updated),
-                    ..HitSource::default()
+                    ..HitSource::at(r.get(8)?)
                 },
                 pinned: false,
                 importance: 50,

@@ -41,6 +41,26 @@ pub struct HitSource {
     pub first_timestamp: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_timestamp: Option<String>,
+    /// The teammate's host a passage was pulled from by `recall sync`
+    /// (absent: this host's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl HitSource {
+    /// A source at `path` (a transcript or ticket file), with its host when
+    /// it was pulled from another host (`sync://<host>:<path>`).
+    pub fn at(path: String) -> HitSource {
+        let host = path
+            .strip_prefix("sync://")
+            .and_then(|rest| rest.split_once(':'))
+            .map(|(host, _)| host.to_string());
+        HitSource {
+            path: Some(path),
+            host,
+            ..HitSource::default()
+        }
+    }
 }
 
 /// Marks that open and close a highlighted match inside [`Hit::snippet`];

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Team memory figures, with PostgreSQL on loopback (started here, in a
+# temporary folder, as the `postgres` user when run as root).
+#
+#   bash scripts/bench-sync.sh [--no-build] [--rounds N] [--no-beam]
+#                              [--beam PATH] [--beam-questions N]
+#
+# 1. Convergence: hosts A and B run `recall sync --watch --interval 0.5`;
+#    A adds a record, and B is polled (`record get`) until it has it.
+#    p50/p95 of write-to-visible over --rounds (default 20) records.
+#    Target p95 <= 2 s.
+# 2. No-op sync: `recall sync` with nothing to send or receive, p50 of 20
+#    whole processes (start, connect, schema check, pull, push). Target
+#    <= 50 ms.
+# 3. Throughput (BEAM merged, all 55 conversations): one host indexes all of
+#    it (the floor: `recall index`'s passages per second); then three hosts
+#    each index a third and sync (push), then sync again (pull the other
+#    two thirds). Passages pushed and pulled per second against the floor.
+#    Target >= 0.5x.
+# 4. Parity: BEAM merged budget recall asked on each of the three hosts
+#    after sync (examples/eval, with each host's home as the workspace's
+#    home) against the single host. Target within 0.002.
+# 5. Hook cost: SessionStart hook p50 on a host with sync on (server up,
+#    server stopped, server at an unroutable address) against the same
+#    host with sync off. Target ratio <= 1.05.
+#
+# Absolute times drift on these machines: read the ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=1 ROUNDS=20 BEAM=1 BEAM_PATH=../shared/data/beam/beam_100k_500k.json.gz QUESTIONS=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-build) BUILD=0 ;;
+        --rounds) ROUNDS="$2"; shift ;;
+        --no-beam) BEAM=0 ;;
+        --beam) BEAM_PATH="$2"; shift ;;
+        --beam-questions) QUESTIONS="$2"; shift ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ "$BUILD" = 1 ]; then
+    cargo build --release --quiet --bin recall --example eval
+fi
+R="$PWD/target/release/recall"
+EVAL="$PWD/target/release/examples/eval"
+W=$(mktemp -d /tmp/recall-bench-sync.XXXXXX)
+chmod 755 "$W"
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort | tail -1)
+[ -x "$PGBIN/initdb" ] || { echo "PostgreSQL is not installed: apt-get install -y postgresql" >&2; exit 2; }
+AS=""
+[ "$(id -u)" = 0 ] && AS="runuser -u postgres --"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$W/pg"
+[ -n "$AS" ] && chown postgres "$W/pg"
+$AS "$PGBIN/initdb" -D "$W/pg/data" -U recall --auth=trust -E UTF8 --no-sync >/dev/null
+pg() { $AS "$PGBIN/pg_ctl" -D "$W/pg/data" -o "-p $PORT -k $W/pg -c listen_addresses=127.0.0.1" -l "$W/pg/log" -w "$@" >/dev/null; }
+pg start
+cleanup() { pg -m immediate stop 2>/dev/null || true; rm -rf "$W"; }
+trap cleanup EXIT
+"$PGBIN/psql" -h "$W/pg" -p "$PORT" -U recall -d postgres -qc "CREATE DATABASE team"
+URL="postgres://recall@127.0.0.1:$PORT/team"
+export USER=bench
+
+host() { local h="$1"; shift; "$R" --home "$W/$h" --project app "$@"; }
+
+# percentiles of numbers on stdin (milliseconds)
+pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.stdin if x.strip()); q=lambda p: v[min(len(v)-1, int(round(p*(len(v)-1))))]; print(f"{q(0.5):.0f} {q(0.95):.0f}")'; }
+now_ms() { python3 -c 'import time; print(time.monotonic_ns()//1000000)'; }
+
+echo "== 1. convergence (--watch --interval 0.5 on both hosts)" >&2
+host a sync --init "$URL" --team bench/app >/dev/null 2>&1
+host b sync --init "$URL" --team bench/app >/dev/null 2>&1
+host a sync --watch --interval 0.5 >/dev/null 2>&1 & WA=$!
+host b sync --watch --interval 0.5 >/dev/null 2>&1 & WB=$!
+: > "$W/conv.txt"
+for i in $(seq 1 "$ROUNDS"); do
+    t0=$(now_ms)
+    host a record add --category decisions --key "conv-$i" "convergence probe $i" >/dev/null
+    until host b record get "conv-$i" >/dev/null 2>&1; do sleep 0.05; done
+    echo $(( $(now_ms) - t0 )) >> "$W/conv.txt"
+done
+kill $WA $WB 2>/dev/null; wait $WA $WB 2>/dev/null || true
+read CONV50 CONV95 < <(pct < "$W/conv.txt")
+
+echo "== 2. no-op sync" >&2
+host a sync >/dev/null; host a sync >/dev/null
+: > "$W/noop.txt"
+for i in $(seq 1 20); do
+    t0=$(now_ms); host a sync >/dev/null; echo $(( $(now_ms) - t0 )) >> "$W/noop.txt"
+done
+read NOOP50 NOOP95 < <(pct < "$W/noop.txt")
+
+echo "== 5. hook cost" >&2
+payload='{"hook_event_name":"SessionStart","session_id":"s1","cwd":"/tmp"}'
+hook_p50() { # home, then env assignments
+    local h="$1"; shift
+    : > "$W/hook.txt"
+    for i in $(seq 1 30); do
+        t0=$(now_ms); echo "$payload" | env "$@" "$R" --home "$W/$h" --project app hook claude-code >/dev/null 2>&1; echo $(( $(now_ms) - t0 )) >> "$W/hook.txt"
+    done
+    pct < "$W/hook.txt" | cut -d' ' -f1
+}
+mkdir -p "$W/off"; cp -r "$W/a/." "$W/off/"; rm -f "$W/off/config.toml"
+HOOK_OFF=$(hook_p50 off)
+HOOK_UP=$(hook_p50 a)
+HOOK_UNROUTABLE=$(hook_p50 a RECALL_SYNC_URL="postgres://recall@192.0.2.1:5432/team?connect_timeout=5")
+pg -m immediate stop
+HOOK_DOWN=$(hook_p50 a)
+HOOK_OFF2=$(hook_p50 off)
+pg start
+HOOK_OFF=$(( (HOOK_OFF + HOOK_OFF2) / 2 ))
+
+ratio() { python3 -c "print(f'{$1/max($2,1e-9):.2f}')"; }
+
+if [ "$BEAM" = 1 ]; then
+    echo "== 3-4. BEAM merged: one host, then three hosts through sync" >&2
+    Q=(); [ -n "$QUESTIONS" ] && Q=(--limit-questions "$QUESTIONS")
+    "$EVAL" beam "$BEAM_PATH" --merged --keep-home "$W/ws0" --summary "$W/s0.json" "${Q[@]}" >/dev/null
+    DATA="$W/ws0/data/beam-merged"
+    PASSAGES=$(sqlite3 "$(ls -d "$W"/ws0/home/projects/beam-merged-*)/index.db" "SELECT count(*) FROM chunks" 2>/dev/null || echo 0)
+    # The floor: indexing all of it once more on a fresh host, timed.
+    t0=$(now_ms); "$R" --home "$W/floor" --project beam-merged index --kind session "$DATA" >/dev/null; T_INDEX=$(( $(now_ms) - t0 ))
+    mapfile -t CONVS < <(ls "$DATA")
+    T_PUSH=0; T_PULL=0
+    for i in 1 2 3; do
+        mkdir -p "$W/ws$i"; ln -s "$W/ws0/data" "$W/ws$i/data"; cp "$W/ws0/indexed-beam-merged.json" "$W/ws$i/"
+        part=(); for j in "${!CONVS[@]}"; do [ $(( j % 3 + 1 )) = "$i" ] && part+=("$DATA/${CONVS[$j]}"); done
+        "$R" --home "$W/ws$i/home" --project beam-merged index --kind session "${part[@]}" >/dev/null
+        "$R" --home "$W/ws$i/home" --project beam-merged sync --init "$URL" --team bench/beam >/dev/null 2>&1 || true
+    done
+    for i in 1 2 3; do
+        t0=$(now_ms); "$R" --home "$W/ws$i/home" --project beam-merged sync >/dev/null; T_PUSH=$(( T_PUSH + $(now_ms) - t0 ))
+    done
+    for i in 1 2 3; do
+        t0=$(now_ms); "$R" --home "$W/ws$i/home" --project beam-merged sync >/dev/null; T_PULL=$(( T_PULL + $(now_ms) - t0 ))
+    done
+    BR0=$(python3 -c "import json; print(json.load(open('$W/s0.json'))['budget_recall'])")
+    PAR=""
+    for i in 1 2 3; do
+        "$EVAL" beam "$BEAM_PATH" --merged --keep-home "$W/ws$i" --summary "$W/s$i.json" "${Q[@]}" >/dev/null 2>&1
+        PAR="$PAR $(python3 -c "import json; print(round(json.load(open('$W/s$i.json'))['budget_recall'], 4))")"
+    done
+    INDEX_RATE=$(python3 -c "print($PASSAGES / ($T_INDEX / 1000))")
+    PUSH_RATE=$(python3 -c "print($PASSAGES / ($T_PUSH / 1000))")
+    PULL_RATE=$(python3 -c "print(2 * $PASSAGES / ($T_PULL / 1000))")
+fi
+
+echo
+echo "## recall sync bench (PostgreSQL on loopback, $(nproc) cores)"
+echo
+echo "| figure | value | target |"
+echo "|---|---:|---|"
+echo "| write on A to visible on B, p50 / p95 (--watch 0.5 s, $ROUNDS records) | ${CONV50} / ${CONV95} ms | p95 <= 2000 ms |"
+echo "| no-op sync, p50 / p95 (whole process) | ${NOOP50} / ${NOOP95} ms | <= 50 ms |"
+echo "| SessionStart hook p50, sync off | ${HOOK_OFF} ms | - |"
+echo "| ... sync on, server up | ${HOOK_UP} ms ($(ratio "$HOOK_UP" "$HOOK_OFF")x) | <= 1.05x |"
+echo "| ... sync on, server stopped | ${HOOK_DOWN} ms ($(ratio "$HOOK_DOWN" "$HOOK_OFF")x) | <= 1.05x |"
+echo "| ... sync on, server unroutable | ${HOOK_UNROUTABLE} ms ($(ratio "$HOOK_UNROUTABLE" "$HOOK_OFF")x) | <= 1.05x |"
+if [ "$BEAM" = 1 ]; then
+    printf '| BEAM merged passages | %d |  |\n' "$PASSAGES"
+    printf '| recall index (floor) | %.0f passages/s |  |\n' "$INDEX_RATE"
+    printf '| push, 3 hosts | %.0f passages/s (%sx) | >= 0.5x |\n' "$PUSH_RATE" "$(ratio "$PUSH_RATE" "$INDEX_RATE")"
+    printf '| pull, 3 hosts | %.0f passages/s (%sx) | >= 0.5x |\n' "$PULL_RATE" "$(ratio "$PULL_RATE" "$INDEX_RATE")"
+    echo "| budget recall: single host / hosts 1-3 after sync | $(printf '%.4f' "$BR0") /$PAR | within 0.002 |"
+fi
