@@ -19,3 +19,7 @@ CREATE TABLE sync_state (
 -- tickets, else the host id of the teammate's machine it was pulled from.
 -- Pulled sources have no file here, so `recall index --prune` skips them.
 ALTER TABLE sources ADD COLUMN host TEXT;
+
+-- The same for records: the host a pulled record came from (its
+-- frontmatter's `origin.host`), so lists show it without reading files.
+ALTER TABLE records ADD COLUMN host TEXT;

@@ -192,6 +192,11 @@ fn two_hosts_share_records_sessions_and_tickets_with_provenance() {
         rec.to_string().contains(host_a["id"].as_str().unwrap()),
         "{rec}"
     );
+    let listed = b.run(&["record", "list", "--format", "json"]);
+    assert!(
+        listed.contains(&format!("\"host\": {}", host_a["id"])),
+        "{listed}"
+    );
     // And back: B's record reaches A.
     b.add("ci-runner", "CI runs on the self-hosted runner pool");
     b.sync();
@@ -818,8 +823,18 @@ fn a_session_end_hook_shares_the_session_in_the_background() {
         "hook_event_name": "SessionEnd", "session_id": "s9",
         "transcript_path": transcript, "cwd": env.tmp.path(),
     });
-    let out = a.cmd().args(["hook", "claude-code"]).write_stdin(p.to_string()).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = a
+        .cmd()
+        .args(["hook", "claude-code"])
+        .write_stdin(p.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let found = eventually(20, || {
         b.sync();
         !b.hit_ids("quokkaparser").is_empty()
@@ -833,7 +848,11 @@ fn a_session_end_hook_shares_the_session_in_the_background() {
 fn watch_and_serve_keep_syncing() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b, c) = (Host::new(&env, "a"), Host::new(&env, "b"), Host::new(&env, "c"));
+    let (a, b, c) = (
+        Host::new(&env, "a"),
+        Host::new(&env, "b"),
+        Host::new(&env, "c"),
+    );
     for h in [&a, &b, &c] {
         h.init(&pg);
     }
@@ -848,6 +867,31 @@ fn watch_and_serve_keep_syncing() {
     a.sync();
     let got_b = eventually(15, || b.body("watched").is_some());
     let got_c = eventually(15, || c.body("watched").is_some());
+    // The panel's API shows where the record came from.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let base = line
+        .trim()
+        .trim_start_matches("listening on ")
+        .trim_end_matches('/')
+        .to_string();
+    let body: Value = ureq::get(&format!("{base}/api/projects/alpha/memories"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_json()
+        .unwrap();
+    let host_a: Value =
+        serde_json::from_slice(&std::fs::read(a.home.join("host.json")).unwrap()).unwrap();
+    assert!(
+        body.to_string()
+            .contains(&format!("\"host\":{}", host_a["id"])),
+        "{body}"
+    );
     for child in [&mut watch, &mut serve] {
         let _ = child.kill();
         let _ = child.wait();

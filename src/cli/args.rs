@@ -551,7 +551,9 @@ fn zero_or_more(s: &str) -> Result<usize, String> {
 fn interval(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && (0.1..=86400.0).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a number of seconds from 0.1 to 86400")),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds from 0.1 to 86400"
+        )),
     }
 }
 

@@ -195,6 +195,9 @@ pub struct Listed {
     pub updated: String,
     pub path: String,
     pub text: String,
+    /// The teammate's host it was pulled from by `recall sync`, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Filters of `recall record list`; `None` matches everything.
@@ -210,7 +213,7 @@ impl RecordStore<'_> {
     /// recently updated.
     pub fn list(&self, f: &ListFilter) -> Result<Vec<Listed>> {
         let mut st = self.conn.prepare(
-            "SELECT r.id, r.key, r.category, r.source, r.status, r.pinned, r.importance, r.updated, r.path, f.body
+            "SELECT r.id, r.key, r.category, r.source, r.status, r.pinned, r.importance, r.updated, r.path, f.body, r.host
              FROM records r JOIN records_fts f ON f.rowid = r.rowid
              WHERE (?1 IS NULL OR r.category=?1) AND (?2 IS NULL OR r.status=?2) AND (?3 IS NULL OR r.source=?3)
              ORDER BY r.pinned DESC, r.importance DESC, r.updated DESC, r.key",
@@ -238,6 +241,7 @@ impl RecordStore<'_> {
                         .unwrap_or_default(),
                     path: self.dir.root.join(rel).to_string_lossy().into_owned(),
                     text: r.get(9)?,
+                    host: r.get(10)?,
                 })
             },
         )?;

@@ -370,8 +370,8 @@ fn write_row(tx: &Transaction, r: &Record, f: &FileStat, stats: &mut TermDeltas)
     }
     tx.prepare_cached(
         "INSERT INTO records(id, key, category, source, path, created, updated, pinned,
-            importance, status, temporal, expires, confidence, file_size, file_mtime, file_hash)
-         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
+            importance, status, temporal, expires, confidence, file_size, file_mtime, file_hash, host)
+         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
     )?
     .execute(params![
         m.id,
@@ -390,6 +390,7 @@ fn write_row(tx: &Transaction, r: &Record, f: &FileStat, stats: &mut TermDeltas)
         f.size,
         f.mtime,
         f.hash,
+        r.origin_host(),
     ])?;
     let rowid = tx.last_insert_rowid();
     let mut tags = m.keywords.join(" ");

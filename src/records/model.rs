@@ -207,6 +207,12 @@ impl Record {
         }
     }
 
+    /// The teammate's host this record was pulled from (`origin.host`,
+    /// written by `recall sync`), if any.
+    pub fn origin_host(&self) -> Option<&str> {
+        self.meta.origin.as_ref()?.extra.get("host")?.as_str()
+    }
+
     /// Whether recall should consider this record at `now`.
     pub fn is_live(&self, now: Timestamp) -> bool {
         self.meta.status == Status::Active && self.meta.expires.is_none_or(|e| e > now)

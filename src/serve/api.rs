@@ -195,7 +195,7 @@ fn view(l: &Located) -> Value {
         "scope": m.scope.as_str(), "source": m.source.as_str(), "pinned": m.pinned,
         "importance": m.importance, "status": m.status.as_str(),
         "created": m.created.to_string(), "updated": m.updated.to_string(),
-        "path": l.path.to_string_lossy(),
+        "path": l.path.to_string_lossy(), "host": l.record.origin_host(),
     })
 }
 
@@ -204,7 +204,7 @@ fn view_listed(l: &Listed) -> Value {
         "id": l.id, "key": l.key, "value": l.text, "category": l.category,
         "scope": l.scope.as_str(), "source": l.source, "pinned": l.pinned,
         "importance": l.importance, "status": l.status, "updated": l.updated,
-        "path": l.path,
+        "path": l.path, "host": l.host,
     })
 }
 

@@ -125,7 +125,7 @@ function entry(m) {
   );
   const value = el("div", { class: "value", text: m.value });
   const meta = el("div", { class: "meta",
-    text: `${m.category} · importance ${m.importance} · updated ${day(m.updated)}` });
+    text: `${m.category} · importance ${m.importance} · updated ${day(m.updated)}${m.host ? ` · from ${m.host}` : ""}` });
   const actions = el("div", { class: "actions" });
   const pin = el("button", {
     class: "secondary pin", type: "button", "aria-pressed": String(m.pinned),
@@ -229,9 +229,10 @@ async function search(ev) {
 
 function source(h) {
   const s = h.source || {};
-  if (s.session_id) return `session ${s.session_id}`;
-  if (s.ticket_id) return `ticket ${s.ticket_id}`;
-  return s.path || h.id;
+  const from = s.host ? ` · from ${s.host}` : "";
+  if (s.session_id) return `session ${s.session_id}${from}`;
+  if (s.ticket_id) return `ticket ${s.ticket_id}${from}`;
+  return (s.path || h.id) + from;
 }
 
 document.addEventListener("DOMContentLoaded", () => {
