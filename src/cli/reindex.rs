@@ -5,9 +5,8 @@ use serde_json::json;
 
 use super::args::ReindexArgs;
 use super::context::Ctx;
-use crate::error::Error;
-use crate::index::{sync_records, Progress, SyncReport};
-use crate::store::{Db, OpenMode, Project, ScopeDir};
+use crate::index::{Progress, SyncReport};
+use crate::store::{Project, ScopeDir};
 
 /// Exit code when the batch finished but some files failed.
 pub const PARTIAL: u8 = 3;
@@ -51,33 +50,20 @@ pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
     Ok(if total.errors.is_empty() { 0 } else { PARTIAL })
 }
 
-/// Open (recreating a corrupt index when `full`) and sync one scope.
+/// Rebuild one scope through the façade, with a progress bar.
 fn reindex_scope(ctx: &Ctx, dir: &ScopeDir, full: bool, bar: bool) -> Result<SyncReport> {
-    ctx.home.ensure()?;
-    let path = dir.index_path();
-    let mut db = match Db::open(&path, crate::store::OpenMode::ReadWrite) {
-        Err(Error::CorruptIndex { .. } | Error::SchemaTooNew { .. }) if full => {
-            let aside = path.with_extension(format!("db.corrupt-{}", ctx.now.as_second()));
-            std::fs::rename(&path, &aside)?;
-            for ext in ["db-wal", "db-shm"] {
-                let _ = std::fs::remove_file(path.with_extension(ext));
-            }
-            eprintln!(
-                "recall: moved the unreadable index aside to {}; sessions and tickets must be indexed again with `recall index`",
-                aside.display()
-            );
-            Db::open(&path, OpenMode::ReadWrite)?
-        }
-        other => other?,
-    };
     let files = count_files(dir);
     let progress = Progress::new(files, &format!("{} records", dir.scope), bar);
-    let report = sync_records(db.writer()?, dir, &ctx.limits(), full, &progress)?;
-    if full {
-        crate::index::rebuild_source_fts(db.writer()?)?;
-    }
+    let done = ctx.reindex(dir, full, &progress)?;
     progress.finish();
-    Ok(report)
+    if let Some(aside) = &done.moved_aside {
+        eprintln!(
+            "recall: the index at {} was damaged; moved it aside to {} and rebuilt it from the record files; run `recall index` to add sessions and tickets again (and `recall sync` for team memory)",
+            dir.index_path().display(),
+            aside.display()
+        );
+    }
+    Ok(done.report)
 }
 
 fn count_files(dir: &ScopeDir) -> u64 {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-pub use jobs::{ExtractJob, ExtractOutcome};
+pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
 pub use records::{ListOrder, NewRecord, Patch};
 pub use search::Found;
 pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};
