@@ -23,8 +23,10 @@ use crate::secrets;
 use crate::text::aux_terms;
 
 /// Bumped when chunking or redaction changes, so every source is redone
-/// (3: one passage per message instead of overlapping multi-message chunks).
-pub const PIPELINE_VERSION: u32 = 3;
+/// (3: one passage per message instead of overlapping multi-message chunks;
+/// 4: the secret kinds of issue #26, so passages indexed before them lose
+/// the secrets they hold).
+pub const PIPELINE_VERSION: u32 = 4;
 
 /// How much of a file is read to detect its format.
 const HEAD_BYTES: usize = 64 * 1024;

@@ -124,8 +124,7 @@ fn is_aws_secret(key: &str, value: &str) -> bool {
         && value
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+')
-        && has_mixed_case(value)
-        && !value.contains("EXAMPLE");
+        && has_mixed_case(value);
     looks_like_value && {
         let words = key_words(key);
         let has = |w: &str| words.iter().any(|x| x == w);
@@ -315,6 +314,15 @@ mod tests {
         assert_single(&text, AWS_SECRET_KEY, &secret);
         let pw = format!("password: DB_PASSWORD={}", "q8#Vz2!kLm9Rw");
         assert_eq!(scan(&pw).len(), 1, "{pw}");
+    }
+
+    /// Regression (issue #26): AWS's documented example secret key is
+    /// refused like the example access key.
+    #[test]
+    fn r26_aws_documented_example_secret_key_is_refused() {
+        let secret = format!("{}/{}/{}", "wJalrXUtnFEMI", "K7MDENG", "bPxRfiCYEXAMPLEKEY");
+        let ini = format!("aws_secret_access_key = {secret}");
+        assert_single(&ini, AWS_SECRET_KEY, &secret);
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //!
 //! The rules live in one file per family, each with its own precision
 //! policy: fixed-format vendor tokens ([`tokens`]), credentials in HTTP
-//! headers and on command lines ([`commands`]), private key blocks
+//! headers and on command lines ([`commands`]), credentials in the config
+//! files that name them (`.netrc`, Docker's `config.json`:
+//! [`config_files`]), private key blocks
 //! ([`private_keys`]), passwords in URLs ([`urls`]), `KEY=value`
 //! assignments ([`assignments`]), and the value heuristics the last three
 //! share ([`values`]). This file runs them and turns their spans into
@@ -33,6 +35,7 @@
 
 mod assignments;
 mod commands;
+mod config_files;
 mod private_keys;
 mod tokens;
 mod urls;
@@ -42,9 +45,10 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 
 use assignments::detect_assignments;
-use commands::detect_headers;
+use commands::detect_commands;
+use config_files::detect_config_files;
 use private_keys::detect_private_keys;
-use tokens::detect_tokens;
+use tokens::{detect_discord_tokens, detect_telegram_tokens, detect_tokens};
 use urls::detect_url_passwords;
 
 /// One secret found in a text.
@@ -113,6 +117,18 @@ const HUGGINGFACE_TOKEN: &str = "huggingface-token";
 const AZURE_STORAGE_KEY: &str = "azure-storage-key";
 const AUTH_HEADER: &str = "auth-header";
 const BASIC_AUTH: &str = "basic-auth";
+const PYPI_TOKEN: &str = "pypi-token";
+const TWILIO_KEY: &str = "twilio-key";
+const SENDGRID_KEY: &str = "sendgrid-key";
+const DISCORD_TOKEN: &str = "discord-token";
+const SHOPIFY_TOKEN: &str = "shopify-token";
+const MAILGUN_KEY: &str = "mailgun-key";
+const TELEGRAM_TOKEN: &str = "telegram-token";
+const DIGITALOCEAN_TOKEN: &str = "digitalocean-token";
+const DOCKER_HUB_TOKEN: &str = "docker-hub-token";
+const CLI_PASSWORD: &str = "cli-password";
+const DOCKER_AUTH: &str = "docker-auth";
+const NETRC_PASSWORD: &str = "netrc-password";
 
 /// A candidate secret before overlap resolution and line/column lookup.
 #[derive(Debug, Clone, Copy)]
@@ -127,7 +143,7 @@ fn rank(kind: &'static str) -> u8 {
     match kind {
         PRIVATE_KEY => 0,
         AWS_SECRET_KEY => 2,
-        URL_PASSWORD | AUTH_HEADER | BASIC_AUTH => 3,
+        URL_PASSWORD | AUTH_HEADER | BASIC_AUTH | CLI_PASSWORD | DOCKER_AUTH | NETRC_PASSWORD => 3,
         PASSWORD_ASSIGNMENT => 4,
         _ => 1,
     }
@@ -136,9 +152,12 @@ fn rank(kind: &'static str) -> u8 {
 type Detector = fn(&str, &mut Vec<Span>);
 
 /// All detectors; each appends its candidates in any order.
-const DETECTORS: [Detector; 5] = [
+const DETECTORS: [Detector; 8] = [
     detect_tokens,
-    detect_headers,
+    detect_discord_tokens,
+    detect_telegram_tokens,
+    detect_commands,
+    detect_config_files,
     detect_private_keys,
     detect_url_passwords,
     detect_assignments,
@@ -240,6 +259,22 @@ mod test_support {
         const ALPHABET: &[u8] = b"a7Kq2Zm9Xc4Rt1Vb8Np3Ls6Hd0Wf5Jg";
         (0..n)
             .map(|i| char::from(ALPHABET[(i * 7 + 3) % ALPHABET.len()]))
+            .collect()
+    }
+
+    /// Deterministic letters only, in mixed case (no digit).
+    pub(super) fn letters(n: usize) -> String {
+        const ALPHABET: &[u8] = b"KqZmXcRtVbNpLsHdWfJgaBkC";
+        (0..n)
+            .map(|i| char::from(ALPHABET[(i * 5 + 1) % ALPHABET.len()]))
+            .collect()
+    }
+
+    /// Deterministic lowercase hex digits, letters and digits mixed.
+    pub(super) fn hex(n: usize) -> String {
+        const ALPHABET: &[u8] = b"3f9a0c7e1b5d2846";
+        (0..n)
+            .map(|i| char::from(ALPHABET[(i * 3 + 2) % ALPHABET.len()]))
             .collect()
     }
 
@@ -427,6 +462,9 @@ mod tests {
             pem("RSA ", 2),
             "let password = read_password();".to_owned(),
             "https://user@host:8080".to_owned(),
+            format!("mysql -u app -p{} db", mixed(10)),
+            format!("machine h.example.org login u password {}", mixed(12)),
+            format!("{}:AA{}", "123456789", mixed(33)),
         ]
     }
 

@@ -8,18 +8,30 @@
 //! live and test, `whsec_`), `google-api-key` (`AIza`), `jwt`, `npm-token`
 //! (`npm_`), `gitlab-token` (`glpat-` and the other `gl..-` prefixes),
 //! `huggingface-token` (`hf_`), `azure-storage-key` (`AccountKey=` in a
-//! connection string).
+//! connection string), `pypi-token` (`pypi-AgE...` macaroons),
+//! `twilio-key` (`SK` and 32 hex digits), `sendgrid-key` (`SG.x.y`),
+//! `discord-token` (a base64 user id, a timestamp and an HMAC, dotted),
+//! `shopify-token` (`shpat_`, `shpss_`, `shpca_`, `shppa_`), `mailgun-key`
+//! (`key-` and 32 hex digits), `telegram-token` (a bot id, `:AA` and 33
+//! more characters), `digitalocean-token` (`dop_v1_`, `doo_v1_`,
+//! `dor_v1_`), `docker-hub-token` (`dckr_pat_`).
 //!
-//! All of them are one alternation whose every branch starts with a
-//! literal, so the regex engine's literal prefilter skips clean text. A
-//! branch's match is then checked (a digit, mixed case, ...) so that
+//! Most are one alternation whose every branch starts with a literal, so
+//! the regex engine's literal prefilter skips clean text. Two have a regex
+//! of their own: a Telegram token starts with digits, which would defeat
+//! that prefilter (its own regex is anchored on the inner `:AA`), and a
+//! Discord token starts with one of a few dozen short letter prefixes,
+//! which made the whole alternation about 40% slower when they joined it.
+//! A branch's match is then checked (a digit, mixed case, ...) so that
 //! identifiers which merely share a prefix are not reported.
 //!
 //! Precision policy: Stripe publishable keys (`pk_live_`, `pk_test_`) are
 //! public by design and are not reported; secret (`sk_`), restricted (`rk_`)
 //! and webhook signing (`whsec_`) keys are, in live and test mode alike.
-//! AWS's documented example credentials (ending in `EXAMPLE`) are public
-//! and not reported.
+//! AWS's documented example key (`AKIA...EXAMPLE`) is reported like any
+//! other: it is public, but refusing it costs nothing, and a key that merely
+//! ends in `EXAMPLE` may well be real. Hex keys (Twilio, Mailgun) need both
+//! a digit and a letter, so a run of zeros is not a key.
 
 use std::sync::LazyLock;
 
@@ -35,8 +47,8 @@ struct TokenRule {
     valid: fn(&str) -> bool,
 }
 
-const TOKEN_RULES: [TokenRule; 13] = [
-    rule("aws", AWS_ACCESS_KEY, |v| !v.ends_with("EXAMPLE")),
+const TOKEN_RULES: [TokenRule; 21] = [
+    rule("aws", AWS_ACCESS_KEY, |_| true),
     rule("github", GITHUB_TOKEN, |v| {
         !v.starts_with("github_pat_") || has_digit(v)
     }),
@@ -50,12 +62,36 @@ const TOKEN_RULES: [TokenRule; 13] = [
     rule("google", GOOGLE_API_KEY, |_| true),
     rule("jwt", JWT, |_| true),
     rule("npm", NPM_TOKEN, has_digit),
-    rule("gitlab", GITLAB_TOKEN, has_digit),
+    rule("gitlab", GITLAB_TOKEN, |v| {
+        has_digit(v) || has_mixed_case(v)
+    }),
     rule("hf", HUGGINGFACE_TOKEN, |v| {
         has_digit(v) && has_mixed_case(v)
     }),
     rule("azure", AZURE_STORAGE_KEY, has_digit),
+    rule("pypi", PYPI_TOKEN, |_| true),
+    rule("twilio", TWILIO_KEY, |v| is_random_hex(&v[2..])),
+    rule("sendgrid", SENDGRID_KEY, |v| {
+        has_digit(v) || has_mixed_case(v)
+    }),
+    rule("discord", DISCORD_TOKEN, |v| {
+        has_digit(v) && has_mixed_case(v)
+    }),
+    rule("shopify", SHOPIFY_TOKEN, |v| is_random_hex(&v[6..])),
+    rule("mailgun", MAILGUN_KEY, |v| is_random_hex(&v[4..])),
+    rule("digitalocean", DIGITALOCEAN_TOKEN, |v| {
+        is_random_hex(&v[7..])
+    }),
+    rule("docker_hub", DOCKER_HUB_TOKEN, |v| {
+        has_digit(v) || has_mixed_case(v)
+    }),
 ];
+
+/// Hex digits with at least one digit and one letter: a key, not a number
+/// or a run of one character.
+fn is_random_hex(v: &str) -> bool {
+    has_digit(v) && v.bytes().any(|b| b.is_ascii_alphabetic())
+}
 
 const fn rule(group: &'static str, kind: &'static str, valid: fn(&str) -> bool) -> TokenRule {
     TokenRule { group, kind, valid }
@@ -78,6 +114,13 @@ static TOKENS: LazyLock<Regex> = LazyLock::new(|| {
         r"|(?-u:\b)(?P<gitlab>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})",
         r"|(?-u:\b)(?P<hf>hf_[A-Za-z0-9]{34,})(?-u:\b)",
         r"|AccountKey=(?P<azure>[A-Za-z0-9+/]{40,}={0,2})",
+        r"|(?-u:\b)(?P<pypi>pypi-AgE[A-Za-z0-9_-]{50,})",
+        r"|(?-u:\b)(?P<twilio>SK[0-9a-f]{32})(?-u:\b)",
+        r"|(?-u:\b)(?P<sendgrid>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})",
+        r"|(?-u:\b)(?P<shopify>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})(?-u:\b)",
+        r"|(?-u:\b)(?P<mailgun>key-[0-9a-f]{32})(?-u:\b)",
+        r"|(?-u:\b)(?P<digitalocean>do[opr]_v1_[a-f0-9]{64})(?-u:\b)",
+        r"|(?-u:\b)(?P<docker_hub>dckr_pat_[A-Za-z0-9_-]{27,})",
     ))
     .expect("token pattern is a valid constant regex")
 });
@@ -86,6 +129,48 @@ pub(super) fn detect_tokens(text: &str, out: &mut Vec<Span>) {
     for caps in TOKENS.captures_iter(text) {
         if let Some(span) = token_span(&caps) {
             out.push(span);
+        }
+    }
+}
+
+/// A Discord bot token: its first part is the base64 of a decimal user id
+/// (17 to 20 digits, 23 to 28 characters), so it starts with one of nine
+/// pairs (`1` encodes as `MT`, `9` as `OT`), a letter for the second digit
+/// and a character for the third; then a timestamp and an HMAC, dotted.
+static DISCORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)(?:M[Tjz]|N[DTjz]|O[DT])[AEIMQUYcgk][w-z0-5][A-Za-z0-9]{19,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}")
+        .expect("discord pattern is a valid constant regex")
+});
+
+pub(super) fn detect_discord_tokens(text: &str, out: &mut Vec<Span>) {
+    for m in DISCORD.find_iter(text) {
+        if has_digit(m.as_str()) && has_mixed_case(m.as_str()) {
+            out.push(Span {
+                start: m.start(),
+                end: m.end(),
+                kind: DISCORD_TOKEN,
+            });
+        }
+    }
+}
+
+/// `<bot id>:AA<33 characters>`: a regex of its own (see the module
+/// comment), whose search the engine anchors on the literal `:AA`.
+static TELEGRAM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)[0-9]{8,10}:AA[A-Za-z0-9_-]{33}")
+        .expect("telegram pattern is a valid constant regex")
+});
+
+pub(super) fn detect_telegram_tokens(text: &str, out: &mut Vec<Span>) {
+    for m in TELEGRAM.find_iter(text) {
+        // The pattern ends in 33 ASCII characters.
+        let tail = &m.as_str()[m.as_str().len() - 33..];
+        if has_digit(tail) || has_mixed_case(tail) {
+            out.push(Span {
+                start: m.start(),
+                end: m.end(),
+                kind: TELEGRAM_TOKEN,
+            });
         }
     }
 }
@@ -115,9 +200,72 @@ mod tests {
         assert_single(&format!("id={temporary}"), AWS_ACCESS_KEY, &temporary);
     }
 
+    /// Regression (issue #26: AWS's documented example key was accepted,
+    /// while the README said AWS keys are refused). It is refused too.
     #[test]
-    fn aws_documented_example_key_is_not_reported() {
-        assert_clean(&format!("AKIA{}EXAMPLE", "IOSFODNN7"));
+    fn r26_aws_documented_example_key_is_refused() {
+        let key = format!("AKIA{}EXAMPLE", "IOSFODNN7");
+        assert_single(&format!("aws_access_key_id = {key}"), AWS_ACCESS_KEY, &key);
+    }
+
+    /// A Discord bot token: the base64 of a decimal user id, a timestamp
+    /// and an HMAC.
+    fn discord() -> String {
+        format!(
+            "{}{}.{}.{}",
+            "MTIz",
+            "NDU2Nzg5MDEyMzQ1Njc4",
+            "GhIjKl",
+            mixed(38)
+        )
+    }
+
+    /// Regression (issue #26: these tokens were stored as is in every
+    /// channel). Each is found whole, with its own kind, in prose and as
+    /// the value of an assignment.
+    #[test]
+    fn r26_vendor_tokens_are_detected() {
+        let cases = [
+            (format!("pypi-AgEIcHlwaS5vcmc{}", mixed(60)), PYPI_TOKEN),
+            (format!("SK{}", hex(32)), TWILIO_KEY),
+            (format!("SG.{}.{}", mixed(22), mixed(43)), SENDGRID_KEY),
+            (discord(), DISCORD_TOKEN),
+            (format!("shpat_{}", hex(32)), SHOPIFY_TOKEN),
+            (format!("shpss_{}", hex(32)), SHOPIFY_TOKEN),
+            (format!("shpca_{}", hex(32)), SHOPIFY_TOKEN),
+            (format!("shppa_{}", hex(32)), SHOPIFY_TOKEN),
+            (format!("key-{}", hex(32)), MAILGUN_KEY),
+            (format!("123456789:AA{}", mixed(33)), TELEGRAM_TOKEN),
+            (format!("dop_v1_{}", hex(64)), DIGITALOCEAN_TOKEN),
+            (format!("doo_v1_{}", hex(64)), DIGITALOCEAN_TOKEN),
+            (format!("dor_v1_{}", hex(64)), DIGITALOCEAN_TOKEN),
+            (format!("dckr_pat_{}", mixed(27)), DOCKER_HUB_TOKEN),
+            // GitLab tokens need not hold a digit.
+            (format!("glpat-{}", letters(20)), GITLAB_TOKEN),
+        ];
+        for (token, kind) in cases {
+            assert_single(&format!("use {token} here"), kind, &token);
+            assert_single(&format!("TOKEN=\"{token}\""), kind, &token);
+        }
+    }
+
+    #[test]
+    fn r26_vendor_token_lookalikes_are_clean() {
+        let zeros = format!("SK{}", "0".repeat(32));
+        for text in [
+            "the key-value store keeps key-value pairs",
+            "SKU, SKIP, TASK1234 and SK-1234 are not keys",
+            &zeros,
+            "pypi-AgE alone, and pypi-packages",
+            "shpat_ and dop_v1_ and dckr_pat_ are prefixes",
+            "SG.x.y and SG.short.parts",
+            "at 12:30, or 123456789:AAbc",
+            "Math.floor(x).toFixed(2) and MyClass.method.call()",
+            "glpat-tokens-expire-yearly-here",
+            "NDU2Nzg5MDEyMzQ1Njc4 alone",
+        ] {
+            assert_clean(text);
+        }
     }
 
     #[test]
