@@ -489,6 +489,16 @@ mod tests {
         );
     }
 
+    /// Regression (issue #26's probe: a password ending in `!` was taken
+    /// for a macro call such as `quote!` and stored as is).
+    #[test]
+    fn r26_password_ending_in_a_bang_is_redacted() {
+        let v = format!("Zq{}!", mixed(12));
+        assert_single(&format!("PGPASSWORD={v} psql"), PASSWORD_ASSIGNMENT, &v);
+        assert_clean("let js_token = quote! { js };");
+        assert_clean("token = format!(\"{x}\")");
+    }
+
     #[test]
     fn r_django_secret_key_with_symbols_is_redacted() {
         let (kinds, clean) = kinds_and_clean(&format!(

@@ -66,7 +66,8 @@ fn is_code_identifier(v: &str) -> bool {
     let dotted = parts.len() > 1 && all_idents;
     let cased = !(v.contains(|c: char| c.is_ascii_lowercase())
         && v.contains(|c: char| c.is_ascii_uppercase()));
-    let macro_or_snake = v.ends_with('!') || (v.contains('_') && cased);
+    // A macro name is snake_case (`quote!`); `Hunter2Xy!` is a password.
+    let macro_or_snake = (v.ends_with('!') || v.contains('_')) && cased;
     dotted || (all_idents && macro_or_snake) || is_number(v)
 }
 
