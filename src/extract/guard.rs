@@ -21,8 +21,8 @@ use regex::Regex;
 
 use crate::dedupe::WordSet;
 use crate::ingest::model::{Message, Role};
-use crate::secrets::contains_secret;
-use crate::text::{slug, truncate_chars};
+use crate::secrets::{contains_secret, redacted_slug};
+use crate::text::truncate_chars;
 
 use super::rules::Candidate;
 
@@ -43,11 +43,11 @@ pub const MAX_FACT_CHARS: usize = 500;
 /// Longest single message inside a window, in characters (head kept).
 pub const MAX_WINDOW_MESSAGE_CHARS: usize = 2_000;
 
-/// `auto:<slug>`: the title lowercased, every run of non-alphanumerics
-/// collapsed to one dash, dashes trimmed, slug cut to 60 characters;
-/// `auto:untitled` when nothing alphanumeric is left.
+/// `auto:<slug>`: the title with its secrets redacted, lowercased, every
+/// run of non-alphanumerics collapsed to one dash, dashes trimmed, slug cut
+/// to 60 characters; `auto:untitled` when nothing alphanumeric is left.
 pub fn auto_key(title: &str) -> String {
-    let s = slug(title, MAX_SLUG_CHARS);
+    let s = redacted_slug(title, MAX_SLUG_CHARS);
     if s.is_empty() {
         "auto:untitled".to_string()
     } else {

@@ -16,7 +16,9 @@
 //! ([`private_keys`]), passwords in URLs ([`urls`]), `KEY=value`
 //! assignments ([`assignments`]), and the value heuristics the last three
 //! share ([`values`]). This file runs them and turns their spans into
-//! findings.
+//! findings. Names built from text (slugs, keys, ids, file names) go
+//! through [`redacted_slug`] and [`redact_id`] ([`names`]), which redact
+//! before they slug.
 //!
 //! Speed: clean text must cost about one pass. The detectors run in turn,
 //! each a regex whose search starts from literals (`AKIA`, `ghp_`, `eyJ`,
@@ -36,6 +38,7 @@
 mod assignments;
 mod commands;
 mod config_files;
+mod names;
 mod private_keys;
 mod tokens;
 mod urls;
@@ -43,6 +46,8 @@ mod values;
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
+
+pub use names::{redact_id, redacted_slug};
 
 use assignments::detect_assignments;
 use commands::detect_commands;
