@@ -394,3 +394,52 @@ fn r26_every_planted_secret_stays_out_of_keys_files_and_output() {
     let found = files_holding(&plants, &env.home());
     assert!(found.is_empty(), "files under the home: {found:#?}");
 }
+
+/// Stdout and stderr of `recall ARGS` (any exit code).
+fn all_output(env: &Env, args: &[&str]) -> String {
+    let out = env.cmd().args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// Regression (issue #26: a neutral transcript's session id or message id
+/// holding a secret was stored and printed as is). Ids get stand-ins before
+/// anything is stored; nothing the binary prints or keeps holds the secret.
+#[test]
+fn r26_transcript_ids_holding_a_secret_are_never_stored_or_printed() {
+    let plants = [
+        said("github-token", format!("ghp_{}", alnum(70, 36))),
+        said("twilio-key", format!("SK{}", hex(71, 32))),
+    ];
+    let (session, message) = (&plants[0].secret, &plants[1].secret);
+    let env = Env::new();
+    let path = env.tmp.path().join("s.jsonl");
+    let mut lines = vec![
+        format!("{{\"session\": {{\"id\": \"deploy-{session}\", \"started_at\": \"2020-01-01T00:00:00Z\"}}}}"),
+        format!("{{\"role\": \"user\", \"content\": \"We decided to deploy from the release branch only.\", \"id\": \"m-{message}\"}}"),
+    ];
+    for i in 0..6 {
+        lines.push(format!("{{\"role\": \"assistant\", \"content\": \"Step {i}: the release branch deploy checks passed and the rollout continues as planned.\", \"id\": \"a{i}\"}}"));
+    }
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mut printed = all_output(&env, &["index", path.to_str().unwrap()]);
+    printed += &all_output(
+        &env,
+        &["query", "--format", "json", "release branch deploy"],
+    );
+    printed += &all_output(
+        &env,
+        &["query", "--format", "prompt", "release branch deploy"],
+    );
+    printed += &all_output(
+        &env,
+        &["extract", "--extractor", "builtin", "--since", "2000-01-01"],
+    );
+    printed += &all_output(&env, &["extract", "--status"]);
+    assert!(
+        printed.contains("deploy-redacted-github-token-"),
+        "{printed}"
+    );
+    assert_no_leak(&plants, "the output of index, query and extract", &printed);
+    let found = files_holding(&plants, &env.home());
+    assert!(found.is_empty(), "files under the home: {found:#?}");
+}
