@@ -55,6 +55,12 @@ pub fn auto_key(title: &str) -> String {
     }
 }
 
+/// How a dropped candidate is reported (`<key>: <why>`), its key redacted:
+/// a candidate dropped for holding a secret may hold it in its key.
+pub fn dropped_line(c: &Candidate, why: &str) -> String {
+    format!("{}: {why}", crate::secrets::redact(&c.key).0)
+}
+
 /// Total characters of all message texts.
 pub fn transcript_chars(messages: &[Message]) -> usize {
     messages.iter().map(|m| m.text.chars().count()).sum()
@@ -277,6 +283,20 @@ mod tests {
             timestamp: None,
             is_error: false,
         }
+    }
+
+    /// Regression (issue #26: a fact dropped for holding a secret in its
+    /// key was reported with the key as is).
+    #[test]
+    fn r26_a_dropped_candidates_key_is_redacted() {
+        let t = format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2");
+        let v = apply(
+            vec![cand(&format!("token {t}"), "Deploys use the vault.", 0.9)],
+            &[],
+        );
+        let (c, why) = &v.dropped[0];
+        let line = dropped_line(c, why);
+        assert_eq!(line, "token [REDACTED:github-token]: contains a secret");
     }
 
     #[test]
