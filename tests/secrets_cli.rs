@@ -258,11 +258,12 @@ fn planted() -> Vec<Plant> {
 }
 
 /// Lowercase alphanumeric runs of 8+ characters of `secret`: what a slug,
-/// a lowercased key or an FTS term of it would still hold.
+/// a lowercased key or an FTS term of it would still hold. Runs of digits
+/// alone are left out: a timestamp could hold one.
 fn cores(secret: &str) -> Vec<String> {
     secret
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| w.len() >= 8)
+        .filter(|w| w.len() >= 8 && !w.bytes().all(|b| b.is_ascii_digit()))
         .map(str::to_ascii_lowercase)
         .collect()
 }
