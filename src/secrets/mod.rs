@@ -9,16 +9,15 @@
 //! gigabytes of text.
 //!
 //! The rules live in one file per family, each with its own precision
-//! policy: fixed-format vendor tokens ([`tokens`]), credentials in HTTP
-//! headers and on command lines ([`commands`]), credentials in the config
-//! files that name them (`.netrc`, Docker's `config.json`:
-//! [`config_files`]), private key blocks
-//! ([`private_keys`]), passwords in URLs ([`urls`]), `KEY=value`
-//! assignments ([`assignments`]), and the value heuristics the last three
-//! share ([`values`]). This file runs them and turns their spans into
-//! findings. Names built from text (slugs, keys, ids, file names) go
-//! through [`redacted_slug`] and [`redact_id`] ([`names`]), which redact
-//! before they slug.
+//! policy: fixed-format vendor tokens (`tokens.rs`), credentials in HTTP
+//! headers and on command lines (`commands.rs`), credentials in the config
+//! files that name them, `.netrc` and Docker's `config.json`
+//! (`config_files.rs`), private key blocks (`private_keys.rs`), passwords
+//! in URLs (`urls.rs`), `KEY=value` assignments (`assignments.rs`), and the
+//! value heuristics the password rules share (`values.rs`). This file runs
+//! them and turns their spans into findings. Names built from text (slugs,
+//! keys, ids, file names) go through [`redacted_slug`] and [`redact_id`]
+//! (`names.rs`), which redact before they slug.
 //!
 //! Speed: clean text must cost about one pass. The detectors run in turn,
 //! each a regex whose search starts from literals (`AKIA`, `ghp_`, `eyJ`,
