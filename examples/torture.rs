@@ -30,12 +30,15 @@
 //!   and every transcript and ticket parser on mutated fixture files,
 //!   `--fuzz` inputs in all (10,000,000 in the full form); panics and SQL
 //!   errors.
-//! - **secrets**: planted secrets through every input path (transcript text,
-//!   a Claude Code line's cwd and branch, a ticket, `record add --redact`,
-//!   `remember --redact`, a record file written by hand, extraction); every
-//!   byte under the home (except the hand-written file itself), every output
+//! - **secrets**: planted secrets of 21 kinds (issue #26's among them)
+//!   through every input path (transcript text, a Claude Code line's cwd and
+//!   branch, a ticket, `record add --redact` with the secret in the text and
+//!   in the key, `remember --redact` with the key built from the text, a
+//!   record file written by hand, extraction); every byte and every file
+//!   name under the home (except the hand-written file itself), every output
 //!   format, the hook output and `recall serve`'s answers (a refused write,
-//!   both lists, recall in every format) are searched for them.
+//!   both lists, recall in every format) are searched for them, whole and as
+//!   lowercased runs (what a slug or an FTS term keeps).
 //! - **isolation**: projects with colliding names (`my.app`, `my-app`,
 //!   the same name in two folders) each get a marker; a query in each must
 //!   find its own marker and none of the others'.
@@ -950,6 +953,18 @@ fn served(w: &World, home: &Path, project: &str, planted: &[String]) -> Result<S
     Ok(out)
 }
 
+/// Does `haystack` hold `secret`, whole or as one of its alphanumeric runs
+/// of 8+ characters in any case (a slug, a lowercased key, an FTS term)?
+/// Runs of digits alone are left out: a timestamp could hold one.
+fn holds(haystack: &str, secret: &str) -> bool {
+    let lower = haystack.to_ascii_lowercase();
+    haystack.contains(secret)
+        || secret
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() >= 8 && !w.bytes().all(|b| b.is_ascii_digit()))
+            .any(|w| lower.contains(&w.to_ascii_lowercase()))
+}
+
 fn secrets(w: &World) -> Result<Vec<Row>> {
     let home = w.root.join("secrets/home");
     let proj = w.root.join("secrets/project");
@@ -965,10 +980,46 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
         format!("npm_{}", "T0rtur3NpmT0kenAbCdEfGhIjKlMnOpQrStU"),
         format!("glpat-{}", "T0rtur3GitLab9xYzAbCd"),
         format!("hf_{}", "T0rtur3HuggingFace9xYzAbCdEfGhIjKlMn"),
+        // Issue #26: kinds that were stored as is in every channel.
+        format!("pypi-AgEIcHlwaS5vcmc{}", "T0rtur3PyPi".repeat(6)),
+        format!("SK{}", "7f3a9c0e1b5d28467f3a9c0e1b5d2846"),
+        format!(
+            "SG.{}.{}",
+            "T0rtur3SendGr1dAbCdEfG", "T0rtur3SendGr1dAbCdEfGhIjKlMnOpQrStUvWxYz01"
+        ),
+        format!(
+            "MTIzNDU2Nzg5MDEyMzQ1Njc4.{}.{}",
+            "T0rtAb", "T0rtur3D1sc0rdAbCdEfGhIjKlMnOpQrStUv"
+        ),
+        format!("shpat_{}", "7f3a9c0e1b5d28467f3a9c0e1b5d2846"),
+        format!("key-{}", "a7f3a9c0e1b5d28467f3a9c0e1b5d284"),
+        format!("123456789:AA{}", "T0rtur3Te1egramAbCdEfGhIjKlMnOpQr"),
+        format!("dop_v1_{}", "7f3a9c0e1b5d2846".repeat(4)),
+        format!("glpat-{}", "TorturGitLabNoDigitAb"),
+        format!("AKIA{}EXAMPLE", "IOSFODNN7"),
+        "T0rtur3MySqlPw9".to_string(),
+        "T0rtur3NetrcPw9".to_string(),
+        "T0rtur3SshPw9x".to_string(),
+        "VDBydHVyM0RvY2tlckF1dGg=".to_string(),
     ];
+    // The sentence each secret travels in: a password needs the command
+    // or file that names it.
+    let carrier = |s: &str| -> String {
+        match s {
+            _ if s.contains("MySql") => format!("Migrate with mysql -u app -p{s} appdb."),
+            _ if s.contains("Netrc") => {
+                format!("The netrc says machine git.example.org login ci password {s} today.")
+            }
+            _ if s.contains("SshPw") => format!("Deploy with sshpass -p '{s}' ssh ci@host now."),
+            _ if s.ends_with('=') => {
+                format!("Docker config has {{\"auth\": \"{s}\"}} for the registry.")
+            }
+            _ => format!("We decided to rotate the deploy credential {s} every week."),
+        }
+    };
     let known = planted
         .iter()
-        .filter(|s| !recall::secrets::scan(s).is_empty())
+        .filter(|s| !recall::secrets::scan(&carrier(s)).is_empty())
         .count();
     let pc = |args: &[&str]| -> Result<Output> {
         Ok(w.cmd(&home).arg("--cwd").arg(&proj).args(args).output()?)
@@ -978,7 +1029,10 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
     let t = w.root.join("secrets/s.jsonl");
     let mut text = String::new();
     for (i, s) in planted.iter().enumerate() {
-        text.push_str(&serde_json::json!({"role": "user", "content": format!("We decided to rotate the deploy credential {s} every week."), "id": format!("m{i}")}).to_string());
+        text.push_str(
+            &serde_json::json!({"role": "user", "content": carrier(s), "id": format!("m{i}")})
+                .to_string(),
+        );
         text.push('\n');
     }
     std::fs::write(&t, text)?;
@@ -1019,6 +1073,14 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
         "--redact",
         &format!("Model downloads use {} in CI.", planted[6]),
     ])?;
+    // Issue #26: keys, ids and file names built from the text (or given)
+    // before redaction held the secret, lowercased.
+    for (i, s) in planted.iter().enumerate() {
+        let text = carrier(s);
+        pc(&["remember", "--redact", "--category", "incidents", &text])?;
+        let key = format!("k{i} {text}");
+        pc(&["record", "add", "--redact", "--key", &key, &text])?;
+    }
     // A record file written by hand (the user's own file keeps its text).
     let dir_out = pc(&["project", "show", "--json"])?;
     let dir: serde_json::Value = serde_json::from_slice(&dir_out.stdout)?;
@@ -1061,24 +1123,26 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
     )?);
     let mut stored = BTreeSet::new();
     for e in walkdir::WalkDir::new(&home).into_iter().flatten() {
-        if !e.file_type().is_file() || e.path() == hand {
+        if e.path() == hand {
             continue;
         }
-        let bytes = std::fs::read(e.path()).unwrap_or_default();
+        let rel = e.path().strip_prefix(&home).unwrap_or(e.path()).display();
+        let name = e.path().to_string_lossy();
+        let bytes = if e.file_type().is_file() {
+            std::fs::read(e.path()).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         for s in &planted {
-            if bytes.windows(s.len()).any(|x| x == s.as_bytes()) {
-                stored.insert(format!(
-                    "{} in {}",
-                    &s[..8],
-                    e.path().strip_prefix(&home).unwrap_or(e.path()).display()
-                ));
+            if holds(&String::from_utf8_lossy(&bytes), s) {
+                stored.insert(format!("{} in {rel}", &s[..8]));
+            }
+            if holds(&name, s) {
+                stored.insert(format!("{} in the name {rel}", &s[..8]));
             }
         }
     }
-    let shown = planted
-        .iter()
-        .filter(|s| outputs.contains(s.as_str()))
-        .count();
+    let shown = planted.iter().filter(|s| holds(&outputs, s)).count();
     let redacted = outputs.matches("[REDACTED:").count();
     let leaks = if stored.is_empty() {
         "0".to_string()
@@ -1092,7 +1156,7 @@ fn secrets(w: &World) -> Result<Vec<Row>> {
     Ok(vec![
         row(
             "secrets",
-            "planted secrets the detector knows (7 input paths)",
+            "planted secrets the detector knows (9 input paths)",
             format!("{known} of {}", planted.len()),
             "all",
             known == planted.len(),

@@ -1496,3 +1496,68 @@ fn r_concurrent_extracts_of_one_new_key_make_one_record() {
     assert_eq!(auto_keys(&env), ["auto:shared-rule"]);
     assert_eq!(record_files(&env.home()).len(), 1);
 }
+
+/// Stdout and stderr of `recall ARGS` with extra environment (any exit).
+fn output_with(env: &Env, args: &[&str], vars: &[(String, String)]) -> String {
+    let mut c = env.cmd();
+    c.args(args);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// Every file under the home that holds `needle`.
+fn files_holding(env: &Env, needle: &str) -> Vec<PathBuf> {
+    snapshot(&env.home())
+        .into_iter()
+        .filter(|(_, bytes)| contains(bytes, needle.as_bytes()))
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// Regression (issue #26: the extractor command's stderr was stored
+/// unredacted and shown by `extract --status`, and a fact dropped for a
+/// secret in its key was reported with the key as is).
+#[test]
+fn r26_extractor_stderr_and_dropped_keys_are_redacted() {
+    let secret = format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2");
+    let leak = vec![("LEAK".to_string(), secret.clone())];
+
+    // An extractor that fails, saying the secret on stderr.
+    let env = env();
+    indexed_session(&env, "s1");
+    let script = env.tmp.path().join("fail.sh");
+    let body = "cat >/dev/null\necho \"auth failed for token $LEAK\" >&2\nexit 3\n";
+    std::fs::write(&script, body).unwrap();
+    let cmd = format!("sh '{}'", script.display());
+    let mut printed = output_with(&env, &["extract", "--extractor-cmd", &cmd], &leak);
+    printed += &output_with(&env, &["extract", "--status"], &[]);
+    printed += &output_with(&env, &["extract", "--status", "--json"], &[]);
+    assert!(
+        printed.contains("auth failed for token [REDACTED:github-token]"),
+        "{printed}"
+    );
+    assert!(!printed.contains(&secret), "{printed}");
+    assert_eq!(files_holding(&env, &secret), Vec::<PathBuf>::new());
+
+    // An extractor whose fact holds the secret in its key.
+    let env = self::env();
+    indexed_session(&env, "s2");
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "procedures",
+        &format!("token {secret}"),
+        "Release pushes authenticate with the token from the vault.",
+        0.9,
+    )]);
+    let r = fake.extract(&env, &[]);
+    let dropped = outcome(&r, "s2")["dropped"].to_string();
+    assert!(
+        dropped.contains("token [REDACTED:github-token]: contains a secret"),
+        "{r}"
+    );
+    assert!(!r.to_string().contains(&secret), "{r}");
+    assert_eq!(files_holding(&env, &secret), Vec::<PathBuf>::new());
+}

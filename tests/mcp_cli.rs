@@ -229,3 +229,26 @@ fn errors_are_tool_errors_or_json_rpc_errors_never_a_crash() {
     let (err, _) = c.call("list", json!({}));
     assert!(!err);
 }
+
+/// Regression (issue #26: keys were built from text before redaction). A
+/// key that holds a secret is refused like text that holds one, and a key
+/// built from text never holds one: nothing is stored either way.
+#[test]
+fn r26_remember_refuses_a_key_holding_a_secret() {
+    let env = Env::new();
+    let mut c = Client::start(&env);
+    let token = format!("SK{}", "3f9a0c7e1b5d28463f9a0c7e1b5d2846");
+    let (err, text) = c.call(
+        "remember",
+        json!({"text": "Calls go through the Twilio API.", "key": format!("twilio {token}")}),
+    );
+    assert!(err, "{text}");
+    assert!(text.contains("secret (twilio-key at key"), "{text}");
+    assert!(!text.contains(&token), "{text}");
+    let (err, text) = c.call(
+        "remember",
+        json!({"text": format!("Calls use the Twilio key {token}.")}),
+    );
+    assert!(err && text.contains("secret (twilio-key at text"), "{text}");
+    assert!(common::record_files(&env.home()).is_empty());
+}

@@ -754,3 +754,36 @@ fn remember_classifies_upserts_and_guards() {
     assert!(err.contains("belongs to a record a person wrote"), "{err}");
     assert!(env.run(&["record", "get", "deploys"]).contains("Tuesdays"));
 }
+
+/// Regression (issue #26: a failed `record edit` kept its text, secret
+/// included, in `<home>/edits/`). What is kept is redacted, the error does
+/// not quote the secret, and no file under the home holds it.
+#[test]
+fn r26_a_failed_edit_keeps_no_secret() {
+    let env = Env::new();
+    let id = env.add("decisions", "edit me", "Old text.");
+    let token = format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2");
+    let out = env
+        .cmd()
+        .env("EDITOR", format!("sed -i s/Old/{token}/"))
+        .env_remove("VISUAL")
+        .args(["record", "edit", &id])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("github-token"), "{err}");
+    assert!(err.contains("with its secrets redacted"), "{err}");
+    assert!(!err.contains(&token), "{err}");
+    let kept: Vec<_> = std::fs::read_dir(env.home().join("edits"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let text = std::fs::read_to_string(&kept[0]).unwrap();
+    assert!(text.contains("[REDACTED:github-token] text."), "{text}");
+    for (path, bytes) in snapshot(&env.home()) {
+        let hay = String::from_utf8_lossy(&bytes);
+        assert!(!hay.contains(&token), "{} holds the token", path.display());
+    }
+}

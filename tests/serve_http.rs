@@ -569,3 +569,25 @@ fn r_a_half_sent_request_does_not_keep_a_stopped_server_alive() {
     assert_eq!(status.code(), Some(0));
     drop(c);
 }
+
+/// Regression (issue #26: ids and file names were built from keys before
+/// redaction; several kinds went undetected). A key or value holding a
+/// secret is refused with 400, the secret is not echoed, and nothing is
+/// written.
+#[test]
+fn r26_a_key_or_value_holding_a_secret_is_refused_over_rest() {
+    let (_env, s) = setup();
+    let token = format!("shpat_{}", "3f9a0c7e1b5d28463f9a0c7e1b5d2846");
+    for body in [
+        json!({"key": format!("shop {token}"), "value": "The shop uses its admin API."}),
+        json!({"key": "shop", "value": format!("The shop token is {token}.")}),
+    ] {
+        let (code, v) = s.call("POST", MEM, Some(&body));
+        assert_eq!(code, 400, "{body}: {v}");
+        let e = err(&v);
+        assert!(e.contains("shopify-token"), "{e}");
+        assert!(!v.to_string().contains(&token), "{v}");
+    }
+    let (_, v) = s.call("GET", MEM, None);
+    assert_eq!(keys(&v), ["use-pnpm"]);
+}

@@ -119,7 +119,7 @@ fn answer(r: Result<String>) -> Result<CallToolResult, ErrorData> {
 fn explain(e: &anyhow::Error) -> String {
     match e.downcast_ref::<crate::Error>() {
         Some(crate::Error::Secret { kind, location }) => format!(
-            "refused: the text contains a secret ({kind} at {location}). Remove the secret (describe where it lives instead) and call remember again."
+            "refused: this memory contains a secret ({kind} at {location}). Remove the secret (describe where it lives instead) and call remember again."
         ),
         _ => format!("{e:#}"),
     }

@@ -254,6 +254,22 @@ fn print_table(rows: &[Listed]) -> Result<()> {
     Ok(())
 }
 
+/// Keep the text of an edit that did not save, for the user to fix; where
+/// it is, as the message says it. A secret in it is redacted first: a kept
+/// edit outlives the command, and the secret may be why it failed.
+fn keep_failed_edit(tmp: tempfile::NamedTempFile, edited: &str) -> String {
+    let (clean, found) = crate::secrets::redact(edited);
+    if !found.is_empty() && std::fs::write(tmp.path(), clean.as_bytes()).is_err() {
+        // Dropping `tmp` removes the file that still holds the secret.
+        return "nowhere (cannot redact the secret in the temporary file)".into();
+    }
+    match tmp.keep() {
+        Ok((_, p)) if found.is_empty() => p.display().to_string(),
+        Ok((_, p)) => format!("{} with its secrets redacted", p.display()),
+        Err(_) => "nowhere (cannot keep the temporary file)".into(),
+    }
+}
+
 fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
     let editor = std::env::var("VISUAL")
         .ok()
@@ -268,7 +284,7 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
     let loc = ctx.get(&dirs, id_or_key)?;
     let original = render_record(&loc.record)?;
     // Inside the home (0700), not /tmp: a failed edit is kept for the
-    // user, and its text is the memory's, secrets perhaps included.
+    // user (its secrets redacted: `keep_failed_edit`).
     let edits = ctx.home.root().join("edits");
     crate::store::create_private_dir(&edits)?;
     let tmp = tempfile::Builder::new()
@@ -304,8 +320,9 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
     let saved = match result {
         Ok(s) => s,
         Err(e) => {
-            let kept = tmp.keep().map(|(_, p)| p.display().to_string());
-            let where_ = kept.unwrap_or_else(|_| "nowhere (cannot keep the temporary file)".into());
+            let where_ = keep_failed_edit(tmp, &edited);
+            // A parse error may quote the text it could not read.
+            let e = crate::secrets::redact(&e.to_string()).0.into_owned();
             bail!("{e}\nyour edit was not saved; it is kept at {where_} (fix it and copy it over {}, or delete it)", loc.path.display());
         }
     };

@@ -16,7 +16,9 @@
 //! "evidence": ["message id", ...]}]}`.
 //!
 //! The program runs under `sh -c` with a timeout; a timeout, a non-zero
-//! exit or unreadable output is an error for that session only.
+//! exit or unreadable output is an error for that session only. What it
+//! says back (its stderr, a rejected fact's key and reason) is stored and
+//! shown, so it is redacted first.
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
@@ -27,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::rules::Candidate;
 use crate::error::{Error, Result};
 use crate::records::Category;
+use crate::secrets;
 use crate::store::Scope;
 
 /// The request written to the program's stdin.
@@ -85,7 +88,12 @@ pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Facts> 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| Error::invalid(format!("cannot start the extractor command `{cmd}`: {e}")))?;
+        .map_err(|e| {
+            Error::invalid(format!(
+                "cannot start the extractor command `{}`: {e}",
+                secrets::redact(cmd).0
+            ))
+        })?;
     // Write stdin from a thread so a program that does not read it cannot
     // block us; read stdout/stderr from threads so a full pipe cannot either.
     let mut stdin = child.stdin.take();
@@ -132,7 +140,11 @@ pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Facts> 
     let stdout = reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     if !status.success() {
-        let tail = crate::text::truncate_chars(stderr.trim(), 300).to_string();
+        // Redacted before it is cut, so a cut cannot hide a secret's end
+        // from the detector: the message is stored and shown by
+        // `extract --status`.
+        let (stderr, _) = secrets::redact(stderr.trim());
+        let tail = crate::text::truncate_chars(&stderr, 300).to_string();
         return Err(Error::invalid(format!(
             "the extractor command failed ({status}): {tail}"
         )));
@@ -146,7 +158,8 @@ pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Facts> 
 pub fn parse_response(stdout: &[u8]) -> Result<Facts> {
     let r: Response = serde_json::from_slice(stdout).map_err(|e| {
         Error::invalid(format!(
-            "the extractor command printed something that is not a facts response: {e}"
+            "the extractor command printed something that is not a facts response: {}",
+            secrets::redact(&e.to_string()).0
         ))
     })?;
     let mut out = Facts::default();
@@ -154,7 +167,11 @@ pub fn parse_response(stdout: &[u8]) -> Result<Facts> {
         let key = v["key"].as_str().unwrap_or("?").to_string();
         match fact(v) {
             Ok(c) => out.candidates.push(c),
-            Err(e) => out.rejected.push(format!("fact {} ({key}): {e}", i + 1)),
+            // The key and the error (which may quote a value) are shown.
+            Err(e) => {
+                let why = format!("fact {} ({key}): {e}", i + 1);
+                out.rejected.push(secrets::redact(&why).0.into_owned());
+            }
         }
     }
     Ok(out)
@@ -173,4 +190,71 @@ fn fact(v: serde_json::Value) -> Result<Candidate> {
         confidence: f.confidence,
         evidence: f.evidence,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GitHub token, assembled so this file holds none.
+    fn token() -> String {
+        format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2")
+    }
+
+    fn request() -> ExtractRequest<'static> {
+        ExtractRequest {
+            version: 1,
+            session: SessionInfo {
+                id: "s1",
+                title: None,
+                launcher: "neutral",
+                cwd: None,
+            },
+            transcript: "user: hi".into(),
+            existing: &[],
+            categories: vec!["decisions"],
+            max_facts: 5,
+        }
+    }
+
+    /// Regression (issue #26: the extractor command's stderr was stored
+    /// unredacted and shown by `extract --status`). It is redacted, and
+    /// before it is cut, so a cut cannot hide a secret from the detector.
+    #[test]
+    fn r26_extractor_stderr_is_redacted() {
+        let t = token();
+        let pad = "x".repeat(280);
+        let cmd = format!("echo '{pad} login failed with {t}' >&2; exit 3");
+        let err = run(&cmd, &request(), Duration::from_secs(20)).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("the extractor command failed"), "{msg}");
+        assert!(!msg.contains(&t[..12]), "{msg}");
+        let short = format!("echo 'login failed with {t}' >&2; exit 3");
+        let msg = run(&short, &request(), Duration::from_secs(20))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.ends_with("login failed with [REDACTED:github-token]"),
+            "{msg}"
+        );
+    }
+
+    /// Regression (issue #26: a rejected fact's key, and the error that may
+    /// quote a value, were shown as is).
+    #[test]
+    fn r26_a_rejected_facts_key_and_values_are_redacted() -> Result<()> {
+        let t = token();
+        let out = serde_json::json!({"facts": [
+            {"category": "nope", "key": format!("token {t}"), "text": "x", "confidence": 0.9},
+            {"category": "decisions", "key": "k", "text": "x", "confidence": t},
+        ]});
+        let facts = parse_response(out.to_string().as_bytes())?;
+        assert_eq!(facts.rejected.len(), 2, "{:?}", facts.rejected);
+        for r in &facts.rejected {
+            assert!(!r.contains(&t[4..]) && r.contains("[REDACTED:"), "{r}");
+        }
+        let err = parse_response(format!("{{\"facts\": \"{t}\"}}").as_bytes()).unwrap_err();
+        assert!(!err.to_string().contains(&t[4..]), "{err}");
+        Ok(())
+    }
 }

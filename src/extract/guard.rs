@@ -21,8 +21,8 @@ use regex::Regex;
 
 use crate::dedupe::WordSet;
 use crate::ingest::model::{Message, Role};
-use crate::secrets::contains_secret;
-use crate::text::{slug, truncate_chars};
+use crate::secrets::{contains_secret, redacted_slug};
+use crate::text::truncate_chars;
 
 use super::rules::Candidate;
 
@@ -43,16 +43,22 @@ pub const MAX_FACT_CHARS: usize = 500;
 /// Longest single message inside a window, in characters (head kept).
 pub const MAX_WINDOW_MESSAGE_CHARS: usize = 2_000;
 
-/// `auto:<slug>`: the title lowercased, every run of non-alphanumerics
-/// collapsed to one dash, dashes trimmed, slug cut to 60 characters;
-/// `auto:untitled` when nothing alphanumeric is left.
+/// `auto:<slug>`: the title with its secrets redacted, lowercased, every
+/// run of non-alphanumerics collapsed to one dash, dashes trimmed, slug cut
+/// to 60 characters; `auto:untitled` when nothing alphanumeric is left.
 pub fn auto_key(title: &str) -> String {
-    let s = slug(title, MAX_SLUG_CHARS);
+    let s = redacted_slug(title, MAX_SLUG_CHARS);
     if s.is_empty() {
         "auto:untitled".to_string()
     } else {
         format!("auto:{s}")
     }
+}
+
+/// How a dropped candidate is reported (`<key>: <why>`), its key redacted:
+/// a candidate dropped for holding a secret may hold it in its key.
+pub fn dropped_line(c: &Candidate, why: &str) -> String {
+    format!("{}: {why}", crate::secrets::redact(&c.key).0)
 }
 
 /// Total characters of all message texts.
@@ -277,6 +283,20 @@ mod tests {
             timestamp: None,
             is_error: false,
         }
+    }
+
+    /// Regression (issue #26: a fact dropped for holding a secret in its
+    /// key was reported with the key as is).
+    #[test]
+    fn r26_a_dropped_candidates_key_is_redacted() {
+        let t = format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2");
+        let v = apply(
+            vec![cand(&format!("token {t}"), "Deploys use the vault.", 0.9)],
+            &[],
+        );
+        let (c, why) = &v.dropped[0];
+        let line = dropped_line(c, why);
+        assert_eq!(line, "token [REDACTED:github-token]: contains a secret");
     }
 
     #[test]

@@ -4,14 +4,16 @@
 //! Upsert by key, with the same validation and secret refusal as every
 //! write. Without a category the builtin extraction rules classify the
 //! text, falling back to `decisions`; without a key it is `agent:<slug>`
-//! of the text. Records get `source: agent`. An agent never overwrites
+//! of the text, slugged after its secrets are redacted (a given key that
+//! holds a secret is refused, or redacted with `--redact`). Records get
+//! `source: agent`. An agent never overwrites
 //! what a person wrote: a key held by a manual record is refused.
 
 use jiff::Timestamp;
 
 use super::guard::MAX_SLUG_CHARS;
 use crate::error::{Error, Result};
-use crate::index::{Located, RecordStore, SecretPolicy};
+use crate::index::{screen_key, Located, RecordStore, SecretPolicy};
 use crate::records::{Category, Source};
 use crate::store::Scope;
 
@@ -26,9 +28,10 @@ pub struct Fact<'a> {
     pub secrets: SecretPolicy,
 }
 
-/// The key a fact gets without one: `agent:<slug of its text>`.
+/// The key a fact gets without one: `agent:<slug of its text>`, the text's
+/// secrets redacted before it is slugged.
 pub fn agent_key(text: &str) -> String {
-    let s = crate::text::slug(text, MAX_SLUG_CHARS);
+    let s = crate::secrets::redacted_slug(text, MAX_SLUG_CHARS);
     if s.is_empty() {
         "agent:untitled".into()
     } else {
@@ -46,10 +49,10 @@ pub fn classify(text: &str) -> (Category, Scope) {
 /// whether it was created.
 pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<(Located, bool)> {
     let category = fact.category.unwrap_or_else(|| classify(fact.text).0);
-    let key = fact
-        .key
-        .map(str::to_string)
-        .unwrap_or_else(|| agent_key(fact.text));
+    let key = match fact.key {
+        Some(k) => screen_key(k, fact.secrets)?.into_owned(),
+        None => agent_key(fact.text),
+    };
     if let Some(found) = store.find(&key)? {
         if found.record.meta.source == Source::Manual && found.record.meta.key == key {
             return Err(Error::invalid(format!(

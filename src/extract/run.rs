@@ -276,9 +276,15 @@ pub fn run(scopes: &mut Scopes, o: &Options) -> Result<Report> {
         }
         report.sessions += 1;
         let outcome = process(scopes, &d, o);
+        // A reason is stored and shown by `extract --status`; it may quote
+        // a file, a command or an extractor's output.
         let (state, reason, kept) = match &outcome {
-            Ok(out) => (out.state.clone(), out.reason.clone(), out.kept.len()),
-            Err(e) => ("failed".to_string(), Some(e.to_string()), 0),
+            Ok(out) => (
+                out.state.clone(),
+                out.reason.as_deref().map(redacted),
+                out.kept.len(),
+            ),
+            Err(e) => ("failed".to_string(), Some(redacted(&e.to_string())), 0),
         };
         if !o.dry_run {
             finish(
@@ -296,15 +302,23 @@ pub fn run(scopes: &mut Scopes, o: &Options) -> Result<Report> {
             _ => report.failed += 1,
         }
         report.records += kept;
-        report.outcomes.push(outcome.unwrap_or_else(|e| Outcome {
-            session_id: d.session_id.clone(),
-            state: "failed".into(),
-            reason: Some(e.to_string()),
-            kept: vec![],
-            dropped: vec![],
-        }));
+        report.outcomes.push(match outcome {
+            Ok(out) => Outcome { reason, ..out },
+            Err(_) => Outcome {
+                session_id: d.session_id.clone(),
+                state: "failed".into(),
+                reason,
+                kept: vec![],
+                dropped: vec![],
+            },
+        });
     }
     Ok(report)
+}
+
+/// `text` with its secrets redacted.
+fn redacted(text: &str) -> String {
+    crate::secrets::redact(text).0.into_owned()
 }
 
 fn outcome(d: &Due, state: &str, reason: Option<String>) -> Outcome {
@@ -353,7 +367,7 @@ fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
         verdict
             .dropped
             .iter()
-            .map(|(c, why)| format!("{}: {why}", c.key)),
+            .map(|(c, why)| guard::dropped_line(c, why)),
     );
     for c in verdict.kept {
         let line = format!(
@@ -365,7 +379,7 @@ fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
         );
         match write(scopes, d, &c, o)? {
             None => out.kept.push(line),
-            Some(why) => out.dropped.push(format!("{}: {why}", c.key)),
+            Some(why) => out.dropped.push(guard::dropped_line(&c, &why)),
         }
     }
     Ok(out)

@@ -5,6 +5,7 @@
 //! file is still the truth and `recall reindex` repairs the index; a record
 //! is never lost.
 
+use std::borrow::Cow;
 use std::fs;
 use std::path::PathBuf;
 
@@ -105,6 +106,7 @@ impl RecordStore<'_> {
         policy: SecretPolicy,
         now: Timestamp,
     ) -> Result<(Located, bool)> {
+        let key = &*screen_key(key, policy)?;
         match self.find_by_key(key)? {
             Some(mut found) => {
                 found.record.body = body.trim().to_string();
@@ -151,9 +153,35 @@ impl RecordStore<'_> {
     }
 }
 
-/// Refuse or redact secrets in the key, body, keywords and aliases.
+/// A key given by a caller, screened before it is looked up or turned into
+/// an id and a file name: refused when it holds a secret, or redacted under
+/// [`SecretPolicy::Redact`].
+pub fn screen_key(key: &str, policy: SecretPolicy) -> Result<Cow<'_, str>> {
+    let (clean, found) = secrets::redact(key);
+    match found.first() {
+        Some(first) if policy == SecretPolicy::Refuse => Err(refusal("key", first)),
+        _ => Ok(clean),
+    }
+}
+
+/// The error for a secret found in a record's `field`.
+fn refusal(field: &str, first: &secrets::Finding) -> Error {
+    Error::Secret {
+        kind: first.kind.to_string(),
+        location: format!(
+            "{field}, {}",
+            first.describe().split_once(" at ").map_or("", |x| x.1)
+        ),
+    }
+}
+
+/// Refuse or redact secrets in the key, body, keywords and aliases. The id
+/// and the origin's session and message ids are derived, never typed, so
+/// one holding a secret (an old record, a file written by hand, an
+/// extractor's evidence) gets a clean stand-in whatever the policy; a new
+/// id moves the record's file on save.
 pub fn screen_secrets(r: &mut Record, policy: SecretPolicy) -> Result<Vec<String>> {
-    let mut kinds = Vec::new();
+    let mut kinds = screen_ids(r);
     let m = &mut r.meta;
     let mut fields: Vec<(String, &mut String)> =
         vec![("key".into(), &mut m.key), ("text".into(), &mut r.body)];
@@ -167,18 +195,34 @@ pub fn screen_secrets(r: &mut Record, policy: SecretPolicy) -> Result<Vec<String
         let (clean, found) = secrets::redact(value);
         let Some(first) = found.first() else { continue };
         if policy == SecretPolicy::Refuse {
-            return Err(Error::Secret {
-                kind: first.kind.to_string(),
-                location: format!(
-                    "{name}, {}",
-                    first.describe().split_once(" at ").map_or("", |x| x.1)
-                ),
-            });
+            return Err(refusal(&name, first));
         }
         *value = clean.into_owned();
         kinds.extend(found.iter().map(|f| format!("{} in the {name}", f.kind)));
     }
     Ok(kinds)
+}
+
+/// Replace the record's id and origin ids that hold a secret; what was
+/// replaced, as `<field> id`.
+fn screen_ids(r: &mut Record) -> Vec<String> {
+    let mut replaced = Vec::new();
+    let mut screen = |id: &mut String, name: &str| {
+        if let Cow::Owned(clean) = secrets::redact_id(id) {
+            *id = clean;
+            replaced.push(format!("a secret in the {name}"));
+        }
+    };
+    screen(&mut r.meta.id, "id");
+    if let Some(o) = r.meta.origin.as_mut() {
+        if let Some(s) = o.session.as_mut() {
+            screen(s, "origin session");
+        }
+        for m in &mut o.messages {
+            screen(m, "origin message id");
+        }
+    }
+    replaced
 }
 
 /// A row of `recall record list`.

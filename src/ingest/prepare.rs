@@ -23,8 +23,10 @@ use crate::secrets;
 use crate::text::aux_terms;
 
 /// Bumped when chunking or redaction changes, so every source is redone
-/// (3: one passage per message instead of overlapping multi-message chunks).
-pub const PIPELINE_VERSION: u32 = 3;
+/// (3: one passage per message instead of overlapping multi-message chunks;
+/// 4: the secret kinds of issue #26, so passages indexed before them lose
+/// the secrets they hold).
+pub const PIPELINE_VERSION: u32 = 4;
 
 /// How much of a file is read to detect its format.
 const HEAD_BYTES: usize = 64 * 1024;
@@ -248,7 +250,7 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
                 None => (0, Continuation::default()),
             };
             let base = append_from.map_or(0, |s| s.messages as usize);
-            let parsed = parse_session(format, &bytes[start..], cont.lines + 1, &stem, opts);
+            let (parsed, ids) = parse_session(format, &bytes[start..], cont.lines + 1, &stem, opts);
             let consumed = start + parsed.consumed;
             out.action = if append_from.is_some() {
                 Action::Append
@@ -262,6 +264,7 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
             out.offset = consumed as i64;
             out.hash = blake3::hash(&bytes[..consumed]).to_hex().to_string();
             out.bytes = (bytes.len() - start) as u64;
+            out.redactions = ids;
             finish_session(parsed, format, base, opts, &mut out);
         }
     }
@@ -284,10 +287,24 @@ pub fn parse_file(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(parse_session(format, &bytes, 1, &stem, opts))
+    Ok(parse_session(format, &bytes, 1, &stem, opts).0)
 }
 
+/// Parse with the parser of `f`, then replace the ids that hold a secret;
+/// returns the session and how many ids were replaced.
 fn parse_session(
+    f: Format,
+    input: &[u8],
+    first_line: usize,
+    stem: &str,
+    opts: &IngestOptions,
+) -> (ParsedSession, usize) {
+    let mut parsed = parse_with(f, input, first_line, stem, opts);
+    let ids = redact_ids(&mut parsed);
+    (parsed, ids)
+}
+
+fn parse_with(
     f: Format,
     input: &[u8],
     first_line: usize,
@@ -325,6 +342,30 @@ fn launcher(f: Format) -> Launcher {
     }
 }
 
+/// Replace every id of `p` that holds a secret (the session's, its
+/// parent's, each message's) with [`secrets::redact_id`]'s stand-in;
+/// returns how many were replaced. Ids are not redacted to a mark like
+/// text: they key incremental indexing and citations, so each needs a
+/// stable name of its own, and the index and extraction see the same one.
+fn redact_ids(p: &mut ParsedSession) -> usize {
+    let meta = &mut p.meta;
+    let ids = std::iter::once(&mut meta.id)
+        .chain(meta.parent_id.as_mut())
+        .chain(p.messages.iter_mut().filter_map(|m| m.id.as_mut()));
+    ids.map(redact_id_in_place).sum()
+}
+
+/// Replace `id` by its stand-in when it holds a secret; 1 if it did.
+fn redact_id_in_place(id: &mut String) -> usize {
+    match secrets::redact_id(id) {
+        Cow::Owned(clean) => {
+            *id = clean;
+            1
+        }
+        Cow::Borrowed(_) => 0,
+    }
+}
+
 /// Redact `s` in place; returns how many secrets were replaced.
 pub fn redact_in_place(s: &mut String) -> usize {
     let (clean, found) = secrets::redact(s);
@@ -356,8 +397,9 @@ fn finish_session(
     }
     // Every free-text field that reaches the index is redacted, not only
     // the message text: a token can sit in a speaker name, a title, a cwd or
-    // a branch name. Ids are left alone: they key incremental indexing.
-    let mut redactions = 0;
+    // a branch name. Ids were given stand-ins by `parse_session`, and
+    // problems, which quote the input, are printed: both are redacted too.
+    let mut redactions = out.redactions;
     let meta = &mut parsed.meta;
     for field in [&mut meta.title, &mut meta.cwd, &mut meta.git_branch] {
         if let Some(t) = field.as_mut() {
@@ -377,6 +419,9 @@ fn finish_session(
             ChunkOut { chunk, aux }
         })
         .collect();
+    for p in &mut parsed.problems {
+        redactions += redact_in_place(&mut p.message);
+    }
     out.redactions = redactions;
     out.problems = std::mem::take(&mut parsed.problems);
     out.session = Some(SessionOut {
@@ -394,8 +439,9 @@ fn prepare_tickets(bytes: &[u8], stem: &str, opts: &IngestOptions, out: &mut Pre
     out.bytes = bytes.len() as u64;
     let tickets = match ticket::parse(bytes, stem) {
         Ok(t) => t,
-        Err(p) => {
+        Err(mut p) => {
             out.action = Action::Failed;
+            out.redactions = redact_in_place(&mut p.message);
             out.error = Some(if p.line > 0 {
                 format!("line {}: {}", p.line, p.message)
             } else {
@@ -406,6 +452,7 @@ fn prepare_tickets(bytes: &[u8], stem: &str, opts: &IngestOptions, out: &mut Pre
     };
     let mut redactions = 0;
     for mut t in tickets {
+        redactions += redact_id_in_place(&mut t.id);
         redactions += redact_in_place(&mut t.title);
         for l in &mut t.labels {
             redactions += redact_in_place(l);
@@ -432,4 +479,77 @@ pub fn source_key(path: &Path) -> String {
         .unwrap_or_else(|_| path.to_path_buf())
         .to_string_lossy()
         .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GitHub token, assembled so this file holds none.
+    fn token() -> String {
+        format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2")
+    }
+
+    /// `prepare` on a file holding `text`.
+    fn prepared(dir: &Path, name: &str, text: &str) -> Prepared {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let job = Job {
+            path,
+            explicit: true,
+            size: text.len() as i64,
+            mtime: 0,
+            stored: None,
+        };
+        prepare(&job, &IngestOptions::default())
+    }
+
+    /// Everything a prepared source hands the index writer, as text.
+    fn stored(p: &Prepared) -> String {
+        format!("{:?} {:?} {:?}", p.session, p.tickets, p.problems)
+    }
+
+    /// Regression (issue #26: a neutral transcript's session id and message
+    /// ids holding a secret were stored and printed as is). Each gets a
+    /// stable stand-in, the same on every run, and the count says so.
+    #[test]
+    fn r26_session_and_message_ids_holding_a_secret_are_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = token();
+        let text = format!(
+            "{{\"session\": {{\"id\": \"s-{t}\"}}}}\n\
+             {{\"role\": \"user\", \"content\": \"deploy the app\", \"id\": \"m-{t}\"}}\n\
+             {{\"role\": \"assistant\", \"content\": \"done\", \"id\": \"m2\"}}\n"
+        );
+        let p = prepared(tmp.path(), "s.jsonl", &text);
+        assert!(p.error.is_none(), "{:?}", p.error);
+        let all = stored(&p);
+        assert!(!all.contains(&t) && !all.contains(&t[4..]), "{all}");
+        let session = p.session.as_ref().unwrap();
+        assert!(session.meta.id.starts_with("s-redacted-github-token-"));
+        let ids = &session.chunks[0].chunk.message_ids;
+        assert!(ids[0].starts_with("m-redacted-github-token-"), "{ids:?}");
+        assert_eq!(session.chunks[1].chunk.message_ids, ["m2"]);
+        assert_eq!(p.redactions, 2);
+        let again = prepared(tmp.path(), "s.jsonl", &text);
+        assert_eq!(again.session.unwrap().meta.id, session.meta.id, "stable");
+        assert_eq!(p.cont.session_id.as_deref(), Some(session.meta.id.as_str()));
+    }
+
+    /// The same for a ticket's id, and a problem that quotes the input.
+    #[test]
+    fn r26_ticket_ids_and_problems_holding_a_secret_are_redacted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = token();
+        let ticket = format!("---\nid: T-{t}\ntitle: Rotate\n---\n\nRotate the deploy key.\n");
+        let p = prepared(tmp.path(), "T-1.md", &ticket);
+        let all = stored(&p);
+        assert!(!p.tickets.is_empty() && !all.contains(&t[4..]), "{all}");
+        let lines = format!(
+            "{{\"role\": \"user\", \"content\": \"hi\"}}\n{{\"role\": \"{t}\", \"content\": \"x\"}}\n"
+        );
+        let p = prepared(tmp.path(), "p.jsonl", &lines);
+        assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
+        assert!(!stored(&p).contains(&t[4..]), "{:?}", p.problems);
+    }
 }

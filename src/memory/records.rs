@@ -8,7 +8,9 @@ use jiff::Timestamp;
 use super::Memory;
 use crate::error::{Error, Result};
 use crate::extract::remember::{remember, Fact};
-use crate::index::{screen_secrets, ListFilter, Listed, Located, RecordStore, SecretPolicy};
+use crate::index::{
+    screen_key, screen_secrets, ListFilter, Listed, Located, RecordStore, SecretPolicy,
+};
 use crate::records::{validate, Category, Record, Source, Status};
 use crate::store::{Scope, ScopeDir};
 
@@ -237,7 +239,7 @@ impl Memory {
     /// validated before anything touches disk. Returns the record and
     /// whether it was created.
     pub fn upsert(&self, dir: &ScopeDir, new: NewRecord) -> Result<(Located, bool)> {
-        self.check_new(dir.scope, &new)?;
+        let new = self.check_new(dir.scope, new)?;
         self.write_new(dir, new)
     }
 
@@ -245,7 +247,7 @@ impl Memory {
     /// input is checked first, so bad input leaves nothing on disk, not
     /// even the scope's folder.
     pub fn upsert_in(&self, scope: Scope, new: NewRecord) -> Result<(Located, bool)> {
-        self.check_new(scope, &new)?;
+        let new = self.check_new(scope, new)?;
         self.write_new(&self.ensure_scope(scope)?, new)
     }
 
@@ -299,11 +301,13 @@ impl Memory {
     }
 
     /// Validate a new record (fields, limits, secrets) without touching
-    /// disk.
-    fn check_new(&self, scope: Scope, new: &NewRecord) -> Result<()> {
+    /// disk. Returns it with its key screened: a key holding a secret is
+    /// refused, or redacted before it is looked up or becomes an id.
+    fn check_new(&self, scope: Scope, mut new: NewRecord) -> Result<NewRecord> {
         if let Some(i) = new.importance {
             check_importance(i)?;
         }
+        new.key = screen_key(&new.key, new.secrets)?.into_owned();
         let mut probe = Record::new(
             &new.key,
             new.category,
@@ -314,7 +318,7 @@ impl Memory {
         );
         validate(&probe, &self.limits()).map_err(|(_, e)| e)?;
         screen_secrets(&mut probe, new.secrets)?;
-        Ok(())
+        Ok(new)
     }
 
     /// Change some fields of a record found in `dirs`.
@@ -346,6 +350,7 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::SecretPolicy;
 
     fn setup() -> (tempfile::TempDir, Memory, ScopeDir) {
         let tmp = tempfile::tempdir().unwrap();
@@ -488,6 +493,111 @@ mod tests {
         };
         assert_eq!(keys(ListOrder::Key)?, ["z", "a", "b"]);
         assert_eq!(keys(ListOrder::Recent)?, ["z", "b", "a"]);
+        Ok(())
+    }
+
+    /// A GitHub token, assembled so this file holds none.
+    fn token() -> String {
+        format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2")
+    }
+
+    /// Where `token()` could hide once slugged or stored: itself, and its
+    /// random part lowercased.
+    fn assert_clean_of_token(what: &str, s: &str) {
+        let t = token();
+        let core = t[4..].to_lowercase();
+        assert!(
+            !s.contains(&t) && !s.to_lowercase().contains(&core),
+            "{what} holds the token: {s}"
+        );
+    }
+
+    /// Regression (issue #26: `remember --redact` built the key, id and
+    /// file name from the text before redaction, so all three held the
+    /// token, lowercased).
+    #[test]
+    fn r26_remember_key_is_built_from_redacted_text() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let text = format!("Deploy with GH_TOKEN={} from CI.", token());
+        let fact = Fact {
+            text: &text,
+            category: None,
+            key: None,
+            importance: None,
+            secrets: SecretPolicy::Redact,
+        };
+        let (loc, created) = mem.remember(&dir, &fact)?;
+        assert!(created);
+        let m = &loc.record.meta;
+        assert_eq!(
+            m.key,
+            "agent:deploy-with-gh-token-redacted-github-token-from-ci"
+        );
+        assert_clean_of_token("the id", &m.id);
+        assert_clean_of_token("the file name", &loc.path.display().to_string());
+        assert_clean_of_token("the file", &std::fs::read_to_string(&loc.path).unwrap());
+        // The same fact again updates the record: one key, one file.
+        let (again, created) = mem.remember(&dir, &fact)?;
+        assert!(!created);
+        assert_eq!(again.path, loc.path);
+        Ok(())
+    }
+
+    /// Regression (issue #26: `record add --redact --key "token ghp_..."`
+    /// put the whole token in the id and the file name). A key holding a
+    /// secret is refused, or redacted before anything is built from it.
+    #[test]
+    fn r26_a_key_holding_a_secret_is_refused_or_redacted() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let key = format!("token {}", token());
+        let err = mem.upsert(&dir, new(&key, "A fact.")).unwrap_err();
+        assert!(matches!(err, Error::Secret { .. }), "{err}");
+        assert!(err.to_string().contains("at key, line 1"), "{err}");
+        assert!(!dir.records_dir().join("decisions").exists());
+
+        let mut redacted = new(&key, "A fact.");
+        redacted.secrets = SecretPolicy::Redact;
+        let (loc, created) = mem.upsert(&dir, redacted.clone())?;
+        assert!(created);
+        assert_eq!(loc.record.meta.key, "token [REDACTED:github-token]");
+        assert!(loc
+            .record
+            .meta
+            .id
+            .starts_with("token-redacted-github-token-"));
+        assert_clean_of_token("the file name", &loc.path.display().to_string());
+        assert_clean_of_token("the file", &std::fs::read_to_string(&loc.path).unwrap());
+        // Upsert by the same key finds the redacted record.
+        let (again, created) = mem.upsert(&dir, redacted)?;
+        assert!(!created);
+        assert_eq!(again.record.meta.id, loc.record.meta.id);
+        Ok(())
+    }
+
+    /// An id that holds a secret (a file written by hand, an old record) is
+    /// replaced on the next save, and the file moves with it.
+    #[test]
+    fn r26_an_id_holding_a_secret_is_replaced_on_save() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let (loc, _) = mem.upsert(&dir, new("deploy", "Deploy from main."))?;
+        let text = std::fs::read_to_string(&loc.path).unwrap();
+        let old_id = loc.record.meta.id.clone();
+        let bad_id = format!("deploy-{}", token());
+        let bad_path = loc.path.with_file_name(format!("{bad_id}.md"));
+        std::fs::write(&bad_path, text.replace(&old_id, &bad_id)).unwrap();
+        std::fs::remove_file(&loc.path).unwrap();
+        let dirs = [dir.clone()];
+        let saved = mem.patch(
+            &dirs,
+            "deploy",
+            Patch {
+                importance: Some(70),
+                ..Patch::default()
+            },
+        )?;
+        assert_clean_of_token("the id", &saved.record.meta.id);
+        assert_clean_of_token("the file name", &saved.path.display().to_string());
+        assert!(!bad_path.exists(), "the old file is gone");
         Ok(())
     }
 }

@@ -220,9 +220,10 @@ impl Record {
 }
 
 /// A readable, unique id: the key's slug plus six hex digits of a hash of
-/// the key and the creation time.
+/// the key and the creation time. The id names the record's file, so the
+/// slug is built from the key with its secrets redacted.
 fn new_id(key: &str, now: Timestamp) -> String {
-    let mut slug = crate::text::slug(key, 48);
+    let mut slug = crate::secrets::redacted_slug(key, 48);
     if slug.is_empty() {
         slug.push('r');
     }

@@ -1,0 +1,181 @@
+//! Credentials in HTTP headers and on command lines: the value of an
+//! `Authorization: Bearer|Basic|Token` header (`auth-header`), the password
+//! of `curl -u user:password` (`basic-auth`), and the passwords given to
+//! `mysql -p<password>` (and `mysqldump`, `mysqladmin`, `mariadb`, ...) and
+//! `sshpass -p <password>` (`cli-password`).
+//!
+//! A detector of its own, not part of [`super::tokens`]: a header's value
+//! may be a token of a known format (a JWT), which then keeps its own, more
+//! specific kind when the spans merge.
+//!
+//! Precision policy: variables (`$TOKEN`), placeholders and well-known
+//! defaults (`-proot`) are not reported. `mysql -p` takes its password glued
+//! to the flag, so `mysql -p dbname` (a prompt, then a database) is not a
+//! password; a pipe, `;` or `&` ends the command searched for the flag. A
+//! quoted password is redacted inside its quotes, spaces included.
+
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+use super::urls::url_password_is_real;
+use super::values::{has_digit, is_placeholder};
+use super::*;
+
+/// The value of a quoted or bare command-line argument, as three
+/// alternative groups named `<name>_sq`, `<name>_dq` and `<name>`.
+macro_rules! argument {
+    ($name:literal) => {
+        concat!(
+            r"(?:'(?P<",
+            $name,
+            r"_sq>[^'\n]{1,200})'",
+            r"|\x22(?P<",
+            $name,
+            r"_dq>[^\x22\n]{1,200})\x22",
+            r"|(?P<",
+            $name,
+            r">[^\s\x22';|&]+))"
+        )
+    };
+}
+
+/// Every header and command rule, one alternation driven by the literals
+/// `authorization`, `curl`, `mysql`/`mariadb` and `sshpass`.
+static COMMANDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i:authorization)[\x22']?[ \t]*[:=][ \t]*[\x22']?(?i:bearer|basic|token)[ \t]+(?P<bearer>[A-Za-z0-9._~+/=-]{16,})",
+        r"|(?-u:\b)curl(?-u:\b)[^\n]{0,200}?[ \t](?:-u|--user)[ \t]+[\x22']?[^\s:\x22']+:(?P<curl>[^\s\x22']+)",
+        r"|(?-u:\b)(?:mysql(?:dump|admin|import|check|show)?|mariadb(?:-dump|-admin)?)(?-u:\b)",
+        r"[^\n|;&]{0,200}?[ \t]-p",
+        argument!("mysql"),
+        r"|(?-u:\b)sshpass(?-u:\b)[^\n|;&]{0,100}?[ \t]-p[ \t]*",
+        argument!("sshpass"),
+    ))
+    .expect("command pattern is a valid constant regex")
+});
+
+pub(super) fn detect_commands(text: &str, out: &mut Vec<Span>) {
+    for caps in COMMANDS.captures_iter(text) {
+        if let Some(span) = command_span(&caps) {
+            out.push(span);
+        }
+    }
+}
+
+/// The credential of whichever rule matched, if it is not a variable or a
+/// placeholder.
+fn command_span(caps: &Captures<'_>) -> Option<Span> {
+    let password = |v: &str| url_password_is_real(v) && !v.starts_with('$');
+    let (m, kind) = if let Some(v) = caps.name("bearer") {
+        let real = has_digit(v.as_str()) && !is_placeholder(v.as_str());
+        (v, real.then_some(AUTH_HEADER)?)
+    } else if let Some(v) = caps.name("curl") {
+        (v, password(v.as_str()).then_some(BASIC_AUTH)?)
+    } else {
+        let v = [
+            "mysql",
+            "mysql_sq",
+            "mysql_dq",
+            "sshpass",
+            "sshpass_sq",
+            "sshpass_dq",
+        ]
+        .iter()
+        .find_map(|g| caps.name(g))?;
+        (v, password(v.as_str()).then_some(CLI_PASSWORD)?)
+    };
+    Some(Span {
+        start: m.start(),
+        end: m.end(),
+        kind,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::*;
+
+    #[test]
+    fn r_authorization_bearer_header_is_redacted() {
+        let t = mixed(40);
+        let (kinds, clean) = kinds_and_clean(&format!(
+            "curl -H \"Authorization: Bearer {t}\" https://api"
+        ));
+        assert_eq!(kinds, [AUTH_HEADER]);
+        assert!(clean.contains("Bearer [REDACTED:auth-header]"), "{clean}");
+        // A variable is not a secret.
+        assert!(
+            kinds_and_clean("Authorization: Bearer $API_TOKEN_VALUE_FROM_ENV")
+                .0
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn r_curl_user_password_is_redacted() {
+        let (kinds, clean) = kinds_and_clean(&format!(
+            "curl -u admin:{} https://api.example.com",
+            mixed(12)
+        ));
+        assert_eq!(kinds, [BASIC_AUTH]);
+        assert!(
+            clean.contains("-u admin:[REDACTED:basic-auth] https"),
+            "{clean}"
+        );
+        assert!(kinds_and_clean("curl -u $USER:$PASS https://x")
+            .0
+            .is_empty());
+    }
+
+    /// Regression (issue #26: `mysql -p<password>` was stored as is).
+    #[test]
+    fn r26_mysql_password_on_the_command_line_is_redacted() {
+        let pw = format!("S{}", mixed(9));
+        let bare = format!("mysql -h db -u app -p{pw} appdb");
+        assert_single(&bare, CLI_PASSWORD, &pw);
+        let quoted = format!("mysqldump -u app -p'{pw} x' app > dump.sql");
+        assert_single(&quoted, CLI_PASSWORD, &format!("{pw} x"));
+        let maria = format!("mariadb -uroot -p\"{pw}\" -e 'select 1'");
+        assert_single(&maria, CLI_PASSWORD, &pw);
+    }
+
+    #[test]
+    fn r26_mysql_without_a_password_is_clean() {
+        for text in [
+            "mysql -p",
+            "mysql -u root -p appdb",
+            "mysql -u root -p -h db appdb",
+            "mysql -uroot -p$MYSQL_PWD app",
+            "mysql -uroot -proot app",
+            "mysql -P 3306 -h db --protocol=tcp",
+            "mysql -e 'select 1' | perl -pe 's/a/b/'",
+            "run mysql with -p to be asked for the password",
+        ] {
+            assert_clean(text);
+        }
+    }
+
+    /// Regression (issue #26: `sshpass -p '<pw>'` was stored as is).
+    #[test]
+    fn r26_sshpass_password_is_redacted() {
+        let pw = format!("S{}-x", mixed(9));
+        let quoted = format!("sshpass -p '{pw}' ssh deploy@host");
+        assert_single(&quoted, CLI_PASSWORD, &pw);
+        let glued = format!("sshpass -p{pw} scp f host:/tmp");
+        assert_single(&glued, CLI_PASSWORD, &pw);
+    }
+
+    #[test]
+    fn r26_sshpass_without_a_password_is_clean() {
+        for text in [
+            "sshpass -p \"$SSHPASS\" ssh host",
+            "sshpass -e ssh host",
+            "sshpass -f ~/.pw ssh -p 2222 host",
+            "sshpass -p password ssh host",
+        ] {
+            assert_clean(text);
+        }
+    }
+}

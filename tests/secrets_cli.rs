@@ -1,0 +1,446 @@
+//! Planted secrets through the binary's write paths (`remember --redact`,
+//! `record add --redact --key ...`): no secret may reach a key, an id, a
+//! file name, a file, an index, or anything the binary prints.
+//!
+//! Secrets are assembled at run time from a seeded generator, so this file
+//! holds nothing that looks like a real credential to other scanners.
+
+mod common;
+
+use std::path::Path;
+
+use common::Env;
+
+/// Deterministic letters and digits in mixed case with no vowel (so no
+/// placeholder word such as `test` or `token` appears by chance) and no
+/// character twice in a row.
+fn alnum(seed: u64, n: usize) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjkmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ23456789";
+    pick(ALPHABET, seed, n)
+}
+
+/// Lowercase hex digits, letters and digits both present.
+fn hex(seed: u64, n: usize) -> String {
+    let mut s = pick(b"0123456789abcdef", seed, n);
+    s.replace_range(0..2, "a7");
+    s
+}
+
+/// `n` characters of `alphabet`, from a linear congruential sequence.
+fn pick(alphabet: &[u8], seed: u64, n: usize) -> String {
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut out = String::with_capacity(n);
+    let mut last = 0u8;
+    while out.len() < n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let c = alphabet[((x >> 33) % alphabet.len() as u64) as usize];
+        if c != last {
+            out.push(char::from(c));
+            last = c;
+        }
+    }
+    // Letters of both cases and a digit, whatever the draw gave.
+    if alphabet.len() > 16 {
+        out.replace_range(0..3, "Q7k");
+    }
+    out
+}
+
+/// One planted secret: its kind, the sentence that carries it (one line,
+/// so it can be a key too), and the secret value itself.
+struct Plant {
+    kind: &'static str,
+    text: String,
+    secret: String,
+}
+
+fn plant(kind: &'static str, text: String, secret: String) -> Plant {
+    Plant { kind, text, secret }
+}
+
+/// A sentence around `secret`.
+fn said(kind: &'static str, secret: String) -> Plant {
+    plant(kind, format!("The {kind} is {secret} for now"), secret)
+}
+
+/// A sentence around `line`, whose secret is `secret`.
+fn line(kind: &'static str, line: String, secret: String) -> Plant {
+    plant(kind, format!("Run {line} to deploy"), secret)
+}
+
+/// Every kind the detector knows, existing and new (issue #26), each once
+/// or more.
+fn planted() -> Vec<Plant> {
+    let a = |i: u64, n: usize| alnum(i, n);
+    let pw = |i: u64| format!("Zq{}", alnum(i, 12));
+    vec![
+        said("aws-access-key", format!("AKIA{}", a(1, 16).to_uppercase())),
+        said("aws-access-key", format!("ASIA{}", a(2, 16).to_uppercase())),
+        said("aws-example-key", format!("AKIA{}EXAMPLE", "IOSFODNN7")),
+        {
+            let s = format!("{}/{}", a(3, 20), a(4, 19));
+            line("aws-secret-key", format!("aws_secret_access_key={s}"), s)
+        },
+        said("github-token", format!("ghp_{}", a(5, 36))),
+        said("github-token", format!("gho_{}", a(6, 36))),
+        said("github-token", format!("ghs_{}", a(7, 36))),
+        said(
+            "github-token",
+            format!("github_pat_{}_{}", a(8, 22), a(9, 59)),
+        ),
+        said("openai-key", format!("sk-{}", a(10, 48))),
+        said("openai-key", format!("sk-proj-{}", a(11, 60))),
+        said("openai-key", format!("sk-svcacct-{}", a(12, 60))),
+        said("anthropic-key", format!("sk-ant-api03-{}", a(13, 80))),
+        said(
+            "slack-token",
+            format!("xoxb-2345678901-3456789012345-{}", a(14, 24)),
+        ),
+        said("slack-token", format!("xapp-1-A0123456789-{}", a(15, 30))),
+        {
+            let path = format!("T{}/B{}/{}", a(16, 8), a(17, 10), a(18, 24));
+            line(
+                "slack-webhook",
+                format!("curl https://hooks.slack.com/services/{path}"),
+                path,
+            )
+        },
+        said("stripe-key", format!("sk_live_{}", a(19, 24))),
+        said("stripe-key", format!("rk_live_{}", a(20, 24))),
+        said("stripe-key", format!("sk_test_{}", a(21, 24))),
+        said("stripe-key", format!("whsec_{}", a(22, 32))),
+        said("google-api-key", format!("AIza{}", a(23, 35))),
+        said(
+            "jwt",
+            format!("eyJhbGciOiJIUzI1NiJ9.eyJ{}.{}", a(24, 20), a(25, 43)),
+        ),
+        said("npm-token", format!("npm_{}", a(26, 36))),
+        said("gitlab-token", format!("glpat-{}", a(27, 20))),
+        said(
+            "gitlab-token",
+            format!(
+                "glpat-{}",
+                a(28, 20).replace(|c: char| c.is_ascii_digit(), "Q")
+            ),
+        ),
+        said("huggingface-token", format!("hf_{}", a(29, 34))),
+        {
+            let k = format!("{}{}==", a(30, 40), a(31, 46));
+            line(
+                "azure-storage-key",
+                format!("az with AccountName=acct;AccountKey={k};EndpointSuffix=core.windows.net"),
+                k,
+            )
+        },
+        {
+            let t = a(32, 40);
+            line(
+                "auth-header",
+                format!("curl -H 'Authorization: Bearer {t}' https://api.example.org"),
+                t,
+            )
+        },
+        {
+            let p = pw(33);
+            line(
+                "basic-auth",
+                format!("curl -u deploy:{p} https://api.example.org"),
+                p,
+            )
+        },
+        {
+            let p = pw(34);
+            line(
+                "url-password",
+                format!("psql postgres://app:{p}@db.internal/app"),
+                p,
+            )
+        },
+        {
+            let p = pw(35);
+            line(
+                "redis-url-password",
+                format!("redis-cli -u redis://:{p}@cache:6379"),
+                p,
+            )
+        },
+        {
+            let p = format!("{}#{}", pw(36), a(37, 4));
+            line(
+                "password-assignment",
+                format!("DB_PASSWORD={p} ./migrate"),
+                p,
+            )
+        },
+        {
+            let p = format!("{}!", pw(38));
+            line("pgpassword", format!("PGPASSWORD={p} psql -h db"), p)
+        },
+        {
+            let p = format!("django-insecure-{}#!", a(39, 24));
+            line("django-secret", format!("SECRET_KEY='{p}' ./manage.py"), p)
+        },
+        {
+            let p = pw(40);
+            line(
+                "api-key-header",
+                format!("curl -H 'X-Api-Key: {p}' https://api"),
+                p,
+            )
+        },
+        {
+            let p = format!("{}&3", pw(41));
+            line(
+                "json-password",
+                format!("echo {{\"password\": \"{p}\"}}"),
+                p,
+            )
+        },
+        {
+            let p = format!("{}_-", pw(42));
+            line("go-client-secret", format!("clientSecret := \"{p}\""), p)
+        },
+        {
+            let p = pw(43);
+            line(
+                "query-access-token",
+                format!("curl 'https://api.example.org/v1?access_token={p}'"),
+                p,
+            )
+        },
+        said("pypi-token", format!("pypi-AgEIcHlwaS5vcmc{}", a(44, 80))),
+        said("twilio-key", format!("SK{}", hex(45, 32))),
+        said("sendgrid-key", format!("SG.{}.{}", a(46, 22), a(47, 43))),
+        said(
+            "discord-token",
+            format!("MTIzNDU2Nzg5MDEyMzQ1Njc4.{}.{}", a(48, 6), a(49, 38)),
+        ),
+        said("shopify-token", format!("shpat_{}", hex(50, 32))),
+        said("shopify-token", format!("shpss_{}", hex(51, 32))),
+        said("mailgun-key", format!("key-{}", hex(52, 32))),
+        said("telegram-token", format!("123456789:AA{}", a(53, 33))),
+        said("digitalocean-token", format!("dop_v1_{}", hex(54, 64))),
+        said("digitalocean-token", format!("doo_v1_{}", hex(55, 64))),
+        said("docker-hub-token", format!("dckr_pat_{}", a(56, 27))),
+        {
+            let p = pw(57);
+            line("mysql-password", format!("mysql -u app -p{p} appdb"), p)
+        },
+        {
+            let p = pw(58);
+            line(
+                "netrc-password",
+                format!("printf 'machine api.example.org login deploy password {p}' > ~/.netrc"),
+                p,
+            )
+        },
+        {
+            let p = pw(59);
+            line(
+                "sshpass-password",
+                format!("sshpass -p '{p}' ssh deploy@host"),
+                p,
+            )
+        },
+        {
+            let p = format!("{}==", a(60, 30));
+            line(
+                "docker-auth",
+                format!("echo {{\"auths\": {{\"r.example.org\": {{\"auth\": \"{p}\"}}}}}}"),
+                p,
+            )
+        },
+    ]
+}
+
+/// Lowercase alphanumeric runs of 8+ characters of `secret`: what a slug,
+/// a lowercased key or an FTS term of it would still hold. Runs of digits
+/// alone are left out: a timestamp could hold one.
+fn cores(secret: &str) -> Vec<String> {
+    secret
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| w.len() >= 8 && !w.bytes().all(|b| b.is_ascii_digit()))
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// Which planted secrets `haystack` holds, whole or as a lowercased run.
+fn leaks<'a>(plants: &'a [Plant], haystack: &str) -> Vec<&'a str> {
+    let lower = haystack.to_ascii_lowercase();
+    plants
+        .iter()
+        .filter(|p| {
+            haystack.contains(&p.secret) || cores(&p.secret).iter().any(|c| lower.contains(c))
+        })
+        .map(|p| p.kind)
+        .collect()
+}
+
+/// Every file under `dir` (names and bytes) that holds a planted secret.
+fn files_holding(plants: &[Plant], dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        let name = e.path().display().to_string();
+        for kind in leaks(plants, &name) {
+            found.push(format!("{kind} in the name {name}"));
+        }
+        if e.file_type().is_file() {
+            let text = String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned();
+            for kind in leaks(plants, &text) {
+                found.push(format!("{kind} in {name}"));
+            }
+        }
+    }
+    found
+}
+
+fn assert_no_leak(plants: &[Plant], what: &str, haystack: &str) {
+    let found = leaks(plants, haystack);
+    assert!(found.is_empty(), "{what} holds {found:?}:\n{haystack}");
+}
+
+/// Regression (issue #26: of 50 planted secret kinds, 35 leaked through
+/// `remember --redact` into the key, file name, index and query output, and
+/// `record add --redact --key` put the token in the id and file name).
+/// Each kind goes through `remember --redact` (key from the text and given),
+/// and `record add --redact --key`.
+#[test]
+fn r26_every_planted_secret_stays_out_of_keys_files_and_output() {
+    let plants = planted();
+    assert!(plants.len() >= 50, "{} kinds", plants.len());
+    for p in &plants {
+        assert!(
+            !recall::secrets::scan(&p.text).is_empty(),
+            "the detector does not know the {} in {:?}",
+            p.kind,
+            p.text
+        );
+        assert!(
+            !cores(&p.secret).is_empty(),
+            "{}: no core to look for",
+            p.kind
+        );
+    }
+    let env = Env::new();
+    let mut printed = String::new();
+    for (i, p) in plants.iter().enumerate() {
+        let text = format!("Planted{i} {}", p.text);
+        printed += &env.run(&["remember", "--redact", "--category", "incidents", &text]);
+        let key = format!("r{i} {}", p.text);
+        printed += &env.run(&[
+            "remember",
+            "--redact",
+            "--category",
+            "incidents",
+            "--key",
+            &key,
+            &text,
+        ]);
+        let key = format!("k{i} {}", p.text);
+        printed += &env.run(&[
+            "record",
+            "add",
+            "--redact",
+            "--category",
+            "procedures",
+            "--key",
+            &key,
+            &format!("Recorded{i} {}", p.text),
+        ]);
+    }
+    assert_no_leak(&plants, "the output of remember and record add", &printed);
+    assert_eq!(printed.lines().count(), 3 * plants.len(), "{printed}");
+
+    let list = env.run(&["record", "list", "--format", "json"]);
+    assert_no_leak(&plants, "record list --format json", &list);
+    let rows: serde_json::Value = serde_json::from_str(&list).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 3 * plants.len(), "one record per write");
+    for row in rows {
+        let (key, path) = (row["key"].as_str().unwrap(), row["path"].as_str().unwrap());
+        assert_no_leak(&plants, "a key", key);
+        assert_no_leak(&plants, "a file name", path);
+        assert_no_leak(
+            &plants,
+            "a record file",
+            &std::fs::read_to_string(path).unwrap(),
+        );
+        assert!(
+            row["text"].as_str().unwrap().contains("[REDACTED:"),
+            "{row}"
+        );
+    }
+
+    for (i, _) in plants.iter().enumerate() {
+        for q in [format!("Planted{i}"), format!("Recorded{i}")] {
+            let out = env.run(&["query", "--format", "json", &q]);
+            assert!(out.contains("[REDACTED:"), "query {q}: {out}");
+            assert_no_leak(&plants, "query output", &out);
+        }
+    }
+    let prompt = env.run(&[
+        "query",
+        "--format",
+        "prompt",
+        "--limit",
+        "100",
+        "run deploy",
+    ]);
+    assert_no_leak(&plants, "query --format prompt", &prompt);
+
+    let found = files_holding(&plants, &env.home());
+    assert!(found.is_empty(), "files under the home: {found:#?}");
+}
+
+/// Stdout and stderr of `recall ARGS` (any exit code).
+fn all_output(env: &Env, args: &[&str]) -> String {
+    let out = env.cmd().args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// Regression (issue #26: a neutral transcript's session id or message id
+/// holding a secret was stored and printed as is). Ids get stand-ins before
+/// anything is stored; nothing the binary prints or keeps holds the secret.
+#[test]
+fn r26_transcript_ids_holding_a_secret_are_never_stored_or_printed() {
+    let plants = [
+        said("github-token", format!("ghp_{}", alnum(70, 36))),
+        said("twilio-key", format!("SK{}", hex(71, 32))),
+    ];
+    let (session, message) = (&plants[0].secret, &plants[1].secret);
+    let env = Env::new();
+    let path = env.tmp.path().join("s.jsonl");
+    let mut lines = vec![
+        format!("{{\"session\": {{\"id\": \"deploy-{session}\", \"started_at\": \"2020-01-01T00:00:00Z\"}}}}"),
+        format!("{{\"role\": \"user\", \"content\": \"We decided to deploy from the release branch only.\", \"id\": \"m-{message}\"}}"),
+    ];
+    for i in 0..6 {
+        lines.push(format!("{{\"role\": \"assistant\", \"content\": \"Step {i}: the release branch deploy checks passed and the rollout continues as planned.\", \"id\": \"a{i}\"}}"));
+    }
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mut printed = all_output(&env, &["index", path.to_str().unwrap()]);
+    printed += &all_output(
+        &env,
+        &["query", "--format", "json", "release branch deploy"],
+    );
+    printed += &all_output(
+        &env,
+        &["query", "--format", "prompt", "release branch deploy"],
+    );
+    printed += &all_output(
+        &env,
+        &["extract", "--extractor", "builtin", "--since", "2000-01-01"],
+    );
+    printed += &all_output(&env, &["extract", "--status"]);
+    assert!(
+        printed.contains("deploy-redacted-github-token-"),
+        "{printed}"
+    );
+    assert_no_leak(&plants, "the output of index, query and extract", &printed);
+    let found = files_holding(&plants, &env.home());
+    assert!(found.is_empty(), "files under the home: {found:#?}");
+}
