@@ -44,10 +44,12 @@ done
 if [ "$BUILD" = 1 ]; then
     cargo build --release --quiet --bin recall --example eval
 fi
-R="$PWD/target/release/recall"
-EVAL="$PWD/target/release/examples/eval"
 W=$(mktemp -d /tmp/recall-bench-sync.XXXXXX)
 chmod 755 "$W"
+# Copies, so a rebuild while this runs changes nothing measured.
+cp target/release/recall target/release/examples/eval "$W/"
+R="$W/recall"
+EVAL="$W/eval"
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort | tail -1)
 [ -x "$PGBIN/initdb" ] || { echo "PostgreSQL is not installed: apt-get install -y postgresql" >&2; exit 2; }
 AS=""
@@ -58,7 +60,8 @@ mkdir -p "$W/pg"
 $AS "$PGBIN/initdb" -D "$W/pg/data" -U recall --auth=trust -E UTF8 --no-sync >/dev/null
 pg() { $AS "$PGBIN/pg_ctl" -D "$W/pg/data" -o "-p $PORT -k $W/pg -c listen_addresses=127.0.0.1" -l "$W/pg/log" -w "$@" >/dev/null; }
 pg start
-cleanup() { pg -m immediate stop 2>/dev/null || true; rm -rf "$W"; }
+WA="" WB=""
+cleanup() { [ -n "$WA" ] && kill $WA $WB 2>/dev/null; pg -m immediate stop 2>/dev/null || true; rm -rf "$W"; }
 trap cleanup EXIT
 "$PGBIN/psql" -h "$W/pg" -p "$PORT" -U recall -d postgres -qc "CREATE DATABASE team"
 URL="postgres://recall@127.0.0.1:$PORT/team"
@@ -73,8 +76,8 @@ now_ms() { python3 -c 'import time; print(time.monotonic_ns()//1000000)'; }
 echo "== 1. convergence (--watch --interval 0.5 on both hosts)" >&2
 host a sync --init "$URL" --team bench/app >/dev/null 2>&1
 host b sync --init "$URL" --team bench/app >/dev/null 2>&1
-host a sync --watch --interval 0.5 >/dev/null 2>&1 & WA=$!
-host b sync --watch --interval 0.5 >/dev/null 2>&1 & WB=$!
+"$R" --home "$W/a" --project app sync --watch --interval 0.5 >/dev/null 2>&1 & WA=$!
+"$R" --home "$W/b" --project app sync --watch --interval 0.5 >/dev/null 2>&1 & WB=$!
 : > "$W/conv.txt"
 for i in $(seq 1 "$ROUNDS"); do
     t0=$(now_ms)
@@ -118,7 +121,7 @@ ratio() { python3 -c "print(f'{$1/max($2,1e-9):.2f}')"; }
 if [ "$BEAM" = 1 ]; then
     echo "== 3-4. BEAM merged: one host, then three hosts through sync" >&2
     Q=(); [ -n "$QUESTIONS" ] && Q=(--limit-questions "$QUESTIONS")
-    "$EVAL" beam "$BEAM_PATH" --merged --keep-home "$W/ws0" --summary "$W/s0.json" "${Q[@]}" >/dev/null
+    "$EVAL" beam "$BEAM_PATH" --merged --recall-bin "$R" --keep-home "$W/ws0" --summary "$W/s0.json" "${Q[@]}" >/dev/null
     DATA="$W/ws0/data/beam-merged"
     PASSAGES=$(sqlite3 "$(ls -d "$W"/ws0/home/projects/beam-merged-*)/index.db" "SELECT count(*) FROM chunks" 2>/dev/null || echo 0)
     # The floor: indexing all of it once more on a fresh host, timed.
@@ -134,13 +137,15 @@ if [ "$BEAM" = 1 ]; then
     for i in 1 2 3; do
         t0=$(now_ms); "$R" --home "$W/ws$i/home" --project beam-merged sync >/dev/null; T_PUSH=$(( T_PUSH + $(now_ms) - t0 ))
     done
+    echo "push: $PASSAGES passages in $T_PUSH ms (index: $T_INDEX ms)" >&2
     for i in 1 2 3; do
         t0=$(now_ms); "$R" --home "$W/ws$i/home" --project beam-merged sync >/dev/null; T_PULL=$(( T_PULL + $(now_ms) - t0 ))
     done
+    echo "pull: $(( 2 * PASSAGES )) passages in $T_PULL ms" >&2
     BR0=$(python3 -c "import json; print(json.load(open('$W/s0.json'))['budget_recall'])")
     PAR=""
     for i in 1 2 3; do
-        "$EVAL" beam "$BEAM_PATH" --merged --keep-home "$W/ws$i" --summary "$W/s$i.json" "${Q[@]}" >/dev/null 2>&1
+        "$EVAL" beam "$BEAM_PATH" --merged --recall-bin "$R" --keep-home "$W/ws$i" --summary "$W/s$i.json" "${Q[@]}" >/dev/null 2>&1
         PAR="$PAR $(python3 -c "import json; print(round(json.load(open('$W/s$i.json'))['budget_recall'], 4))")"
     done
     INDEX_RATE=$(python3 -c "print($PASSAGES / ($T_INDEX / 1000))")

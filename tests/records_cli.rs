@@ -787,3 +787,47 @@ fn r26_a_failed_edit_keeps_no_secret() {
         assert!(!hay.contains(&token), "{} holds the token", path.display());
     }
 }
+
+/// Issue 26 item 12: `list` and `get` (and so REST `GET` and MCP
+/// `get`/`list`) took the record lock and opened the index read-write, so
+/// they waited behind any writer. Reads never wait for writers: with the
+/// record lock and the index's write lock both held for the whole test,
+/// they still answer.
+#[test]
+fn r26_reads_never_wait_for_a_writer() {
+    let env = Env::new();
+    env.add("decisions", "db", "We use PostgreSQL");
+    let dir = env.project_dir();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("records.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let writer = rusqlite::Connection::open(dir.join("index.db")).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    for args in [&["record", "list"][..], &["record", "get", "db"]] {
+        let mut child = env
+            .std_cmd()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut done = None;
+        for _ in 0..300 {
+            if let Some(status) = child.try_wait().unwrap() {
+                done = Some(status);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let Some(status) = done else {
+            let _ = child.kill();
+            panic!("recall {args:?} is still waiting for the writer after 30 s");
+        };
+        assert!(status.success(), "{args:?}");
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+        assert!(out.contains("PostgreSQL") || out.contains("db"), "{out}");
+    }
+    writer.execute_batch("ROLLBACK").unwrap();
+}

@@ -11,7 +11,8 @@ mod sources;
 pub use pipeline::{index_sources, IndexReport, RunOptions};
 pub use progress::Progress;
 pub use record_ops::{
-    screen_key, screen_secrets, ListFilter, Listed, Located, RecordStore, SecretPolicy,
+    find_record, list_records, screen_key, screen_secrets, ListFilter, Listed, Located,
+    RecordStore, SecretPolicy,
 };
 pub use records::{
     drift, files_with_secrets, records_changed, remove_record, sync_records, upsert_record, Drift,

@@ -47,19 +47,7 @@ impl RecordStore<'_> {
     /// Find a record by id, then by key. Reads the file, so the result
     /// reflects hand edits.
     pub fn find(&self, id_or_key: &str) -> Result<Option<Located>> {
-        let rel: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT path FROM records WHERE id=?1 UNION ALL SELECT path FROM records WHERE key=?1 LIMIT 1",
-                [id_or_key],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let Some(rel) = rel else { return Ok(None) };
-        let path = self.dir.root.join(rel);
-        let text = fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
-        let record = parse_record(&text, &path, &self.limits)?;
-        Ok(Some(Located { record, path }))
+        find_record(self.conn, self.dir, &self.limits, id_or_key)
     }
 
     /// Like [`find`](Self::find) but a missing record is an error.
@@ -175,6 +163,28 @@ fn refusal(field: &str, first: &secrets::Finding) -> Error {
     }
 }
 
+/// Find a record by id, then by key, on any connection (a read-only one
+/// too). Reads the file, so the result reflects hand edits.
+pub fn find_record(
+    conn: &Connection,
+    dir: &ScopeDir,
+    limits: &Limits,
+    id_or_key: &str,
+) -> Result<Option<Located>> {
+    let rel: Option<String> = conn
+        .query_row(
+            "SELECT path FROM records WHERE id=?1 UNION ALL SELECT path FROM records WHERE key=?1 LIMIT 1",
+            [id_or_key],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some(rel) = rel else { return Ok(None) };
+    let path = dir.root.join(rel);
+    let text = fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+    let record = parse_record(&text, &path, limits)?;
+    Ok(Some(Located { record, path }))
+}
+
 /// Refuse or redact secrets in the key, body, keywords and aliases. The id
 /// and the origin's session and message ids are derived, never typed, so
 /// one holding a secret (an old record, a file written by hand, an
@@ -256,39 +266,44 @@ impl RecordStore<'_> {
     /// Records of this scope: pinned first, then by importance, then most
     /// recently updated.
     pub fn list(&self, f: &ListFilter) -> Result<Vec<Listed>> {
-        let mut st = self.conn.prepare(
+        list_records(self.conn, self.dir, f)
+    }
+}
+
+/// [`RecordStore::list`] on any connection (a read-only one too).
+pub fn list_records(conn: &Connection, dir: &ScopeDir, f: &ListFilter) -> Result<Vec<Listed>> {
+    let mut st = conn.prepare(
             "SELECT r.id, r.key, r.category, r.source, r.status, r.pinned, r.importance, r.updated, r.path, f.body, r.host
              FROM records r JOIN records_fts f ON f.rowid = r.rowid
              WHERE (?1 IS NULL OR r.category=?1) AND (?2 IS NULL OR r.status=?2) AND (?3 IS NULL OR r.source=?3)
              ORDER BY r.pinned DESC, r.importance DESC, r.updated DESC, r.key",
         )?;
-        let rows = st.query_map(
-            rusqlite::params![
-                f.category.map(|c| c.as_str()),
-                f.status.map(|s| s.as_str()),
-                f.source.map(|s| s.as_str())
-            ],
-            |r| {
-                let updated: i64 = r.get(7)?;
-                let rel: String = r.get(8)?;
-                Ok(Listed {
-                    id: r.get(0)?,
-                    key: r.get(1)?,
-                    category: r.get(2)?,
-                    scope: self.dir.scope,
-                    source: r.get(3)?,
-                    status: r.get(4)?,
-                    pinned: r.get(5)?,
-                    importance: r.get(6)?,
-                    updated: Timestamp::from_second(updated)
-                        .map(|t| t.to_string())
-                        .unwrap_or_default(),
-                    path: self.dir.root.join(rel).to_string_lossy().into_owned(),
-                    text: r.get(9)?,
-                    host: r.get(10)?,
-                })
-            },
-        )?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-    }
+    let rows = st.query_map(
+        rusqlite::params![
+            f.category.map(|c| c.as_str()),
+            f.status.map(|s| s.as_str()),
+            f.source.map(|s| s.as_str())
+        ],
+        |r| {
+            let updated: i64 = r.get(7)?;
+            let rel: String = r.get(8)?;
+            Ok(Listed {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                category: r.get(2)?,
+                scope: dir.scope,
+                source: r.get(3)?,
+                status: r.get(4)?,
+                pinned: r.get(5)?,
+                importance: r.get(6)?,
+                updated: Timestamp::from_second(updated)
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+                path: dir.root.join(rel).to_string_lossy().into_owned(),
+                text: r.get(9)?,
+                host: r.get(10)?,
+            })
+        },
+    )?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }

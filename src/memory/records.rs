@@ -9,7 +9,8 @@ use super::Memory;
 use crate::error::{Error, Result};
 use crate::extract::remember::{remember, Fact};
 use crate::index::{
-    screen_key, screen_secrets, ListFilter, Listed, Located, RecordStore, SecretPolicy,
+    find_record, list_records, screen_key, screen_secrets, ListFilter, Listed, Located,
+    RecordStore, SecretPolicy,
 };
 use crate::records::{validate, Category, Record, Source, Status};
 use crate::store::{Scope, ScopeDir};
@@ -179,8 +180,10 @@ impl Memory {
         order: ListOrder,
     ) -> Result<Vec<Listed>> {
         let mut rows: Vec<Listed> = Vec::new();
-        for dir in dirs.iter().filter(|d| has_store(d)) {
-            rows.extend(self.with_store(dir, |s| s.list(filter))?);
+        // Read-only: a list never takes the record lock or the index's
+        // write lock, so it never waits for a writer (issue 26 item 12).
+        for (dir, db) in self.open_scopes(dirs)? {
+            rows.extend(db.with_conn(|c| list_records(c, dir, filter))?);
         }
         rows.sort_by(|x, y| {
             let first = y
@@ -230,9 +233,17 @@ impl Memory {
         }
     }
 
-    /// One record by id or key.
+    /// One record by id or key, read-only like [`list`](Self::list).
     pub fn get(&self, dirs: &[ScopeDir], id_or_key: &str) -> Result<Located> {
-        self.with_record(dirs, id_or_key, |_, loc| Ok(loc))
+        let limits = self.limits();
+        for (dir, db) in self.open_scopes(dirs)? {
+            if let Some(loc) = db.with_conn(|c| find_record(c, dir, &limits, id_or_key))? {
+                return Ok(loc);
+            }
+        }
+        Err(Error::NotFound(format!(
+            "no record with id or key '{id_or_key}'; list them with `recall record list`"
+        )))
     }
 
     /// Create a record in `dir`, or update the one with its key. Input is

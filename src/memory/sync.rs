@@ -229,7 +229,6 @@ impl Memory {
                 sessions: s.sessions,
                 tickets: s.tickets,
             };
-            let _records = s.dir.lock_records()?;
             let r = sync::sync_scope(
                 &mut client,
                 &remote,

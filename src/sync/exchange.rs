@@ -142,6 +142,10 @@ fn apply_batch(
     let mut rows = rows.into_iter().peekable();
     while let Some(row) = rows.next() {
         if row.kind == Kind::Record {
+            // The scope's record lock, held from the look-up to the state
+            // write: a concurrent `record add` of the same key waits for
+            // this one record, never for the network.
+            let _lock = t.dir.lock_records()?;
             let applied = apply_record(conn, t.dir, me, &row, first)?;
             let tx = conn.transaction()?;
             match applied {
