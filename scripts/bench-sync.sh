@@ -13,10 +13,11 @@
 #    whole processes (start, connect, schema check, pull, push). Target
 #    <= 50 ms.
 # 3. Throughput (BEAM merged, all 55 conversations): one host indexes all of
-#    it (the floor: `recall index`'s passages per second); then three hosts
-#    each index a third and sync (push), then sync again (pull the other
-#    two thirds). Passages pushed and pulled per second against the floor.
-#    Target >= 0.5x.
+#    it (the floor: `recall index`'s passages per second, whole process);
+#    then three hosts each index a third, and each syncs twice: every host
+#    pushes its third and pulls the other two. Passages pushed and pulled
+#    per second (each sync's own push and pull times, from `sync --json`)
+#    against the floor. Target >= 0.5x.
 # 4. Parity: BEAM merged budget recall asked on each of the three hosts
 #    after sync (examples/eval, with each host's home as the workspace's
 #    home) against the single host. Target within 0.002.
@@ -127,21 +128,30 @@ if [ "$BEAM" = 1 ]; then
     # The floor: indexing all of it once more on a fresh host, timed.
     t0=$(now_ms); "$R" --home "$W/floor" --project beam-merged index --kind session "$DATA" >/dev/null; T_INDEX=$(( $(now_ms) - t0 ))
     mapfile -t CONVS < <(ls "$DATA")
-    T_PUSH=0; T_PULL=0
     for i in 1 2 3; do
         mkdir -p "$W/ws$i"; ln -s "$W/ws0/data" "$W/ws$i/data"; cp "$W/ws0/indexed-beam-merged.json" "$W/ws$i/"
+        # Shared before it holds anything, so this first sync moves nothing.
+        "$R" --home "$W/ws$i/home" --project beam-merged sync --init "$URL" --team bench/beam >/dev/null 2>&1
         part=(); for j in "${!CONVS[@]}"; do [ $(( j % 3 + 1 )) = "$i" ] && part+=("$DATA/${CONVS[$j]}"); done
         "$R" --home "$W/ws$i/home" --project beam-merged index --kind session "${part[@]}" >/dev/null
-        "$R" --home "$W/ws$i/home" --project beam-merged sync --init "$URL" --team bench/beam >/dev/null 2>&1 || true
     done
-    for i in 1 2 3; do
-        t0=$(now_ms); "$R" --home "$W/ws$i/home" --project beam-merged sync >/dev/null; T_PUSH=$(( T_PUSH + $(now_ms) - t0 ))
+    # Two rounds: each host pushes its third and pulls the other two. Each
+    # sync reports the passages it moved and the time of each half.
+    : > "$W/rounds.jsonl"
+    for round in 1 2; do
+        for i in 1 2 3; do
+            "$R" --home "$W/ws$i/home" --project beam-merged sync --json >> "$W/rounds.jsonl"
+        done
     done
-    echo "push: $PASSAGES passages in $T_PUSH ms (index: $T_INDEX ms)" >&2
-    for i in 1 2 3; do
-        t0=$(now_ms); "$R" --home "$W/ws$i/home" --project beam-merged sync >/dev/null; T_PULL=$(( T_PULL + $(now_ms) - t0 ))
-    done
-    echo "pull: $(( 2 * PASSAGES )) passages in $T_PULL ms" >&2
+    read PUSHED T_PUSH PULLED T_PULL < <(python3 -c '
+import json, sys
+t = [0, 0, 0, 0]
+for line in open(sys.argv[1]):
+    for s in json.loads(line)["scopes"]:
+        if s["project"] == "bench/beam":
+            t[0] += s["passages_pushed"]; t[1] += s["push_ms"]; t[2] += s["passages_pulled"]; t[3] += s["pull_ms"]
+print(*t)' "$W/rounds.jsonl")
+    echo "push: $PUSHED passages in $T_PUSH ms; pull: $PULLED in $T_PULL ms; index: $PASSAGES in $T_INDEX ms" >&2
     BR0=$(python3 -c "import json; print(json.load(open('$W/s0.json'))['budget_recall'])")
     PAR=""
     for i in 1 2 3; do
@@ -149,8 +159,8 @@ if [ "$BEAM" = 1 ]; then
         PAR="$PAR $(python3 -c "import json; print(round(json.load(open('$W/s$i.json'))['budget_recall'], 4))")"
     done
     INDEX_RATE=$(python3 -c "print($PASSAGES / ($T_INDEX / 1000))")
-    PUSH_RATE=$(python3 -c "print($PASSAGES / ($T_PUSH / 1000))")
-    PULL_RATE=$(python3 -c "print(2 * $PASSAGES / ($T_PULL / 1000))")
+    PUSH_RATE=$(python3 -c "print($PUSHED / ($T_PUSH / 1000))")
+    PULL_RATE=$(python3 -c "print($PULLED / ($T_PULL / 1000))")
 fi
 
 echo

@@ -212,6 +212,9 @@ fn sync_wanted(ctx: &Ctx) -> bool {
         && (ctx.config.sync.user_scope || ctx.project().is_ok_and(|p| crate::memory::is_shared(&p)))
 }
 
+/// The least time between two background syncs started by SessionStart.
+const SYNC_SPACING: Duration = Duration::from_secs(5);
+
 /// Start `recall sync --background` detached, logging to
 /// `<home>/logs/sync.log`, and return at once: the hook's answer never
 /// waits on the network, and a server that is down only shows in the log.
@@ -221,7 +224,19 @@ fn start_background_sync(ctx: &Ctx) {
     }
     let started = (|| -> Result<()> {
         let logs = ctx.home.root().join("logs");
+        // At most one start per few seconds: sessions that start together
+        // (a launcher opening several agents) share one sync.
+        let stamp = logs.join("sync.started");
+        let recent = std::fs::metadata(&stamp)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < SYNC_SPACING);
+        if recent {
+            return Ok(());
+        }
         crate::store::create_private_dir(&logs)?;
+        std::fs::write(&stamp, b"")?;
         let log = open_log(&logs.join("sync.log"))?;
         let mut cmd = std::process::Command::new(std::env::current_exe()?);
         cmd.arg("--home")

@@ -75,7 +75,9 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         pull_only: a.pull_only,
     };
     if a.background {
-        // Started by a hook: never an error the agent would see.
+        // Started by a hook: yield the CPU to the agent's own hooks and
+        // queries, and never an error the agent would see.
+        super::context::be_nice(&ctx.config);
         if let Err(e) = ctx.sync(&opts, false, &env) {
             eprintln!("recall sync (background): {e:#}");
         }

@@ -31,6 +31,14 @@ pub struct SourceDoc {
     pub tickets: Vec<TicketDoc>,
 }
 
+impl SourceDoc {
+    /// How many passages (session passages and ticket parts) it holds.
+    pub fn passages(&self) -> usize {
+        self.session.as_ref().map_or(0, |s| s.passages.len())
+            + self.tickets.iter().map(|t| t.parts.len()).sum::<usize>()
+    }
+}
+
 /// A session and its passages, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionDoc {

@@ -23,7 +23,9 @@ use rusqlite::Connection;
 use super::local::{self, Kind, LocalRef, Pending, MUST_PUSH};
 use super::remote::{describe, RemoteUrl};
 use crate::error::{Error, Result};
-use crate::index::{export_source, import_source, remove_source_at, RecordStore, SecretPolicy};
+use crate::index::{
+    export_source, import_source, remove_source_at, RecordStore, SecretPolicy, SourceDoc,
+};
 use crate::records::{parse_record, Limits, Origin, Source};
 use crate::store::{ScopeDir, TermDeltas};
 
@@ -65,6 +67,12 @@ pub struct ScopeReport {
     /// Secrets redacted from what was pulled.
     pub redacted: usize,
     pub cursor: i64,
+    /// Passages in the sources pulled and pushed.
+    pub passages_pulled: usize,
+    pub passages_pushed: usize,
+    /// Wall time of each half, in milliseconds.
+    pub pull_ms: u64,
+    pub push_ms: u64,
 }
 
 /// A row from the server.
@@ -161,7 +169,9 @@ fn apply_batch(
         let mut stats = TermDeltas::default();
         let mut row = Some(row);
         while let Some(r) = row.take() {
-            report.redacted += apply_source(&tx, me, r, &mut stats)?;
+            let (redacted, passages) = apply_source(&tx, me, r, &mut stats)?;
+            report.redacted += redacted;
+            report.passages_pulled += passages;
             report.pulled += 1;
             if rows.peek().is_some_and(|n| n.kind == Kind::Source) {
                 row = rows.next();
@@ -178,27 +188,28 @@ fn apply_source(
     me: &Me,
     row: Row,
     stats: &mut TermDeltas,
-) -> Result<usize> {
+) -> Result<(usize, usize)> {
     let path = format!("sync://{}", row.key);
-    let mut redacted = 0;
+    let (mut redacted, mut passages) = (0, 0);
     match row.body.filter(|_| !row.deleted) {
         None => {
             remove_source_at(tx, &path, stats)?;
             local::set_state(tx, Kind::Source, &row.key, None)?;
         }
         Some(body) => {
-            let doc = serde_json::from_str(&body).map_err(|e| {
+            let doc: SourceDoc = serde_json::from_str(&body).map_err(|e| {
                 Error::Sync(format!(
                     "a shared source from host {} ({}) is not readable ({e}); upgrade recall on this host",
                     row.host, row.key
                 ))
             })?;
+            passages = doc.passages();
             redacted = import_source(tx, &path, &row.host, doc, me.now, stats)?;
             local::set_state(tx, Kind::Source, &row.key, Some(&row.hash))?;
         }
     }
     local::set_cursor(tx, row.id)?;
-    Ok(redacted)
+    Ok((redacted, passages))
 }
 
 enum Applied {
@@ -311,7 +322,11 @@ fn outgoing(
 ) -> Result<Option<Outgoing>> {
     let body = match &p.local {
         None => None,
-        Some(LocalRef::Source(id)) => Some(serde_json::to_string(&export_source(conn, *id)?)?),
+        Some(LocalRef::Source(id)) => {
+            let doc = export_source(conn, *id)?;
+            report.passages_pushed += doc.passages();
+            Some(serde_json::to_string(&doc)?)
+        }
         Some(LocalRef::RecordFile(rel)) => {
             let path = dir.root.join(rel);
             let text = match std::fs::read_to_string(&path) {

@@ -56,12 +56,16 @@ pub fn sync_scope(
         project: target.project.clone(),
         ..ScopeReport::default()
     };
+    let t0 = std::time::Instant::now();
     exchange::pull(client, url, conn, target, me, &mut report)?;
+    report.pull_ms = t0.elapsed().as_millis() as u64;
     if pull_only {
         local::set_last_sync(conn, me.now)?;
         return Ok(report);
     }
+    let t0 = std::time::Instant::now();
     exchange::push(client, url, conn, target, me, &mut report)?;
+    report.push_ms = t0.elapsed().as_millis() as u64;
     note_progress(client, url, &target.project, me.host, report.cursor)?;
     local::set_last_sync(conn, me.now)?;
     Ok(report)
