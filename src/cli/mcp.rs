@@ -26,7 +26,6 @@ use serde::Deserialize;
 use super::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
 use super::context::{parse_scope, parse_search_scope, Ctx};
 use crate::index::{ListFilter, SecretPolicy};
-use crate::memory::Patch;
 use crate::records::{render_record, Category, Status};
 use crate::render::{render_prompt, PromptOptions};
 use crate::store::Scope;
@@ -278,19 +277,20 @@ impl RecallMcp {
 
     fn do_forget(&self, id: &str) -> Result<String> {
         let ctx = self.ctx()?;
-        let patch = Patch {
-            status: Some(Status::Archived),
-            ..Patch::default()
-        };
-        let saved = ctx.patch(
-            &super::record::lookup_dirs(&ctx, &Default::default())?,
-            id,
-            patch,
-        )?;
-        Ok(format!(
-            "Forgot {} (archived; `recall record unarchive {}` brings it back)",
-            saved.record.meta.key, saved.record.meta.id
-        ))
+        let dirs = super::record::lookup_dirs(&ctx, &Default::default())?;
+        let (saved, changed) = ctx.set_status(&dirs, id, Status::Archived)?;
+        let m = &saved.record.meta;
+        Ok(if changed {
+            format!(
+                "Forgot {} (archived; `recall record unarchive {}` brings it back)",
+                m.key, m.id
+            )
+        } else {
+            format!(
+                "{} was already archived (forgotten); nothing changed. `recall record unarchive {}` brings it back",
+                m.key, m.id
+            )
+        })
     }
 }
 

@@ -28,18 +28,10 @@ pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
             patch(ctx, &id_or_key, &scope, "reclassified", p)
         }
         RecordCmd::Archive { id_or_key, scope } => {
-            let p = Patch {
-                status: Some(Status::Archived),
-                ..Patch::default()
-            };
-            patch(ctx, &id_or_key, &scope, "archived", p)
+            set_status(ctx, &id_or_key, &scope, Status::Archived)
         }
         RecordCmd::Unarchive { id_or_key, scope } => {
-            let p = Patch {
-                status: Some(Status::Active),
-                ..Patch::default()
-            };
-            patch(ctx, &id_or_key, &scope, "unarchived", p)
+            set_status(ctx, &id_or_key, &scope, Status::Active)
         }
         RecordCmd::Delete { id_or_key, scope } => delete(ctx, &id_or_key, &scope),
         RecordCmd::List(a) => list(ctx, a),
@@ -86,7 +78,7 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
     let new = NewRecord {
         key: a.key,
         text,
-        category,
+        category: Some(category),
         pinned: a.pinned.then_some(true),
         importance: a.importance,
         keywords: Some(a.keywords).filter(|k| k.iter().any(|k| !k.trim().is_empty())),
@@ -141,6 +133,18 @@ pub(super) fn lookup_dirs(ctx: &Ctx, arg: &ScopeArg) -> Result<Vec<ScopeDir>> {
 }
 
 /// Apply `patch` to a record and print `verb id path`.
+fn set_status(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg, status: Status) -> Result<u8> {
+    let (saved, changed) = ctx.set_status(&lookup_dirs(ctx, scope)?, id_or_key, status)?;
+    let verb = match (status, changed) {
+        (Status::Archived, true) => "archived",
+        (Status::Archived, false) => "already archived",
+        (_, true) => "unarchived",
+        (_, false) => "already active",
+    };
+    outln!("{verb} {} {}", saved.record.meta.id, saved.path.display());
+    Ok(0)
+}
+
 fn patch(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg, verb: &str, patch: Patch) -> Result<u8> {
     let saved = ctx.patch(&lookup_dirs(ctx, scope)?, id_or_key, patch)?;
     outln!("{verb} {} {}", saved.record.meta.id, saved.path.display());

@@ -48,12 +48,17 @@ pub fn classify(text: &str) -> (Category, Scope) {
 /// Store `fact` in `store` (upsert by key). Returns where it lives and
 /// whether it was created.
 pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<(Located, bool)> {
-    let category = fact.category.unwrap_or_else(|| classify(fact.text).0);
     let key = match fact.key {
         Some(k) => screen_key(k, fact.secrets)?.into_owned(),
         None => agent_key(fact.text),
     };
-    if let Some(found) = store.find(&key)? {
+    let existing = store.find(&key)?;
+    // An update without a category keeps the record's own (issue 26 item
+    // 18); only a new record is classified.
+    let category = fact
+        .category
+        .or_else(|| existing.is_none().then(|| classify(fact.text).0));
+    if let Some(found) = existing {
         if found.record.meta.source == Source::Manual && found.record.meta.key == key {
             return Err(Error::invalid(format!(
                 "the key '{key}' belongs to a record a person wrote ({}); an agent does not overwrite it: remember this under another key",

@@ -84,11 +84,13 @@ impl RecordStore<'_> {
     }
 
     /// Add a record, or update the one that already has this key (upsert).
-    /// Returns the record and whether it was created.
+    /// An update keeps the category unless one is given; a new record
+    /// without one is a decision. Returns the record and whether it was
+    /// created.
     pub fn upsert(
         &mut self,
         key: &str,
-        category: Category,
+        category: Option<Category>,
         body: &str,
         edit: impl FnOnce(&mut Record),
         policy: SecretPolicy,
@@ -99,7 +101,9 @@ impl RecordStore<'_> {
             Some(mut found) => {
                 found.record.body = body.trim().to_string();
                 found.record.mark_edited_by_hand();
-                found.record.meta.category = category;
+                if let Some(c) = category {
+                    found.record.meta.category = c;
+                }
                 found.record.meta.updated = now;
                 edit(&mut found.record);
                 let loc = self.save(found.record, Some(&found.path), policy)?;
@@ -108,7 +112,7 @@ impl RecordStore<'_> {
             None => {
                 let mut r = Record::new(
                     key,
-                    category,
+                    category.unwrap_or(Category::Decisions),
                     self.dir.scope,
                     crate::records::Source::Manual,
                     body,

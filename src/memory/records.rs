@@ -30,7 +30,9 @@ pub enum ListOrder {
 pub struct NewRecord {
     pub key: String,
     pub text: String,
-    pub category: Category,
+    /// `None`: an update keeps the record's category; a new record gets
+    /// the one the builtin rules classify its text as.
+    pub category: Option<Category>,
     pub pinned: Option<bool>,
     pub importance: Option<u8>,
     pub keywords: Option<Vec<String>>,
@@ -290,14 +292,20 @@ impl Memory {
                     return Err(conflict(&found.record, new.source));
                 }
                 let mut r = found.record;
-                r.meta.category = new.category;
+                if let Some(c) = new.category {
+                    r.meta.category = c;
+                }
                 fields(&mut r);
                 r.meta.updated = self.now;
                 return Ok((store.save(r, Some(&found.path), new.secrets)?, false));
             }
+            let exists = store.find(&new.key)?.is_some();
+            let category = new
+                .category
+                .or_else(|| (!exists).then(|| crate::extract::remember::classify(&new.text).0));
             store.upsert(
                 &new.key,
-                new.category,
+                category,
                 &new.text,
                 |r| {
                     if new.source != Source::Manual {
@@ -321,7 +329,7 @@ impl Memory {
         new.key = screen_key(&new.key, new.secrets)?.into_owned();
         let mut probe = Record::new(
             &new.key,
-            new.category,
+            new.category.unwrap_or(Category::Decisions),
             scope,
             new.source,
             &new.text,
@@ -339,6 +347,27 @@ impl Memory {
             let mut r = loc.record;
             patch.apply(&mut r, self.now)?;
             store.save(r, Some(&loc.path), policy)
+        })
+    }
+
+    /// Leave a record out of recall (`archived`) or bring it back
+    /// (`active`), keeping its file. Returns it and whether its status
+    /// changed: archiving an archived record changes nothing, not even
+    /// `updated`, and says so.
+    pub fn set_status(
+        &self,
+        dirs: &[ScopeDir],
+        id_or_key: &str,
+        status: Status,
+    ) -> Result<(Located, bool)> {
+        self.with_record(dirs, id_or_key, |store, loc| {
+            if loc.record.meta.status == status {
+                return Ok((loc, false));
+            }
+            let mut r = loc.record;
+            r.meta.status = status;
+            r.meta.updated = self.now;
+            Ok((store.save(r, Some(&loc.path), SecretPolicy::Refuse)?, true))
         })
     }
 
@@ -390,7 +419,7 @@ mod tests {
         NewRecord {
             key: key.into(),
             text: text.into(),
-            category: Category::Decisions,
+            category: Some(Category::Decisions),
             pinned: None,
             importance: None,
             keywords: None,
@@ -398,6 +427,61 @@ mod tests {
             secrets: SecretPolicy::Refuse,
             keep_generated: true,
         }
+    }
+
+    /// Issue 26 item 18: an upsert that names no category moved a
+    /// procedure to decisions (MCP `remember`, REST `POST`).
+    #[test]
+    fn r26_an_upsert_without_a_category_keeps_the_category() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let mut first = new("deploy", "Deploy with make release.");
+        first.category = Some(Category::Procedures);
+        mem.upsert(&dir, first)?;
+        let mut again = new("deploy", "Deploy with make release, then tag.");
+        again.category = None;
+        let (loc, created) = mem.upsert(&dir, again)?;
+        assert!(!created);
+        assert_eq!(loc.record.meta.category, Category::Procedures);
+        assert!(
+            loc.path.to_string_lossy().contains("/procedures/"),
+            "{}",
+            loc.path.display()
+        );
+        // The agent path too.
+        let fact = Fact {
+            text: "Deploy with make release, tag, then announce.",
+            key: Some("deploy2"),
+            category: Some(Category::Procedures),
+            importance: None,
+            secrets: SecretPolicy::Refuse,
+        };
+        mem.remember(&dir, &fact)?;
+        let (loc, _) = mem.remember(
+            &dir,
+            &Fact {
+                category: None,
+                ..fact
+            },
+        )?;
+        assert_eq!(loc.record.meta.category, Category::Procedures);
+        Ok(())
+    }
+
+    /// Issue 26 item 19: forgetting an archived record said "Forgot" again.
+    #[test]
+    fn r26_archiving_an_archived_record_changes_nothing_and_says_so() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        mem.upsert(&dir, new("db", "Use Postgres."))?;
+        let dirs = [dir];
+        let (a, changed) = mem.set_status(&dirs, "db", Status::Archived)?;
+        assert!(changed);
+        let later = mem.at(Timestamp::from_second(1_800_000_000).unwrap());
+        let (b, changed) = later.set_status(&dirs, "db", Status::Archived)?;
+        assert!(!changed);
+        assert_eq!(a.record.meta.updated, b.record.meta.updated);
+        let (_, changed) = later.set_status(&dirs, "db", Status::Active)?;
+        assert!(changed);
+        Ok(())
     }
 
     #[test]

@@ -252,10 +252,7 @@ async fn create(state: Shared, place: Place, headers: HeaderMap, body: Body) -> 
     let c: Create = json_body(&headers, body).await?;
     let (loc, created) = blocking(&state, place, true, move |mem, dir| {
         let source: Source = c.source.as_deref().unwrap_or("manual").parse()?;
-        let category = match category(c.category.as_deref())? {
-            Some(cat) => cat,
-            None => crate::extract::remember::classify(&c.value).0,
-        };
+        let category = category(c.category.as_deref())?;
         let new = NewRecord {
             key: c.key,
             text: c.value,
