@@ -138,6 +138,16 @@ impl<'a> Host<'a> {
     }
 }
 
+/// Hosts named `names`, each with its own home, all set up with
+/// `sync --init` on `pg` and sharing [`TEAM`].
+fn joined<'a, const N: usize>(env: &'a Env, pg: &Pg, names: [&str; N]) -> [Host<'a>; N] {
+    names.map(|n| {
+        let h = Host::new(env, n);
+        h.init(pg);
+        h
+    })
+}
+
 fn demo(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata/demo")
@@ -213,9 +223,7 @@ fn two_hosts_share_records_sessions_and_tickets_with_provenance() {
 fn r_an_edit_in_place_is_pushed() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
-    a.init(&pg);
-    b.init(&pg);
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
     a.add("cache", "The cache TTL is 60 seconds");
     a.sync();
     b.sync();
@@ -236,10 +244,7 @@ fn r_an_edit_in_place_is_pushed() {
 fn three_hosts_writing_one_key_at_once_converge() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let hosts: Vec<_> = ["a", "b", "c"].iter().map(|n| Host::new(&env, n)).collect();
-    for h in &hosts {
-        h.init(&pg);
-    }
+    let hosts = joined(&env, &pg, ["a", "b", "c"]);
     for round in 0..3 {
         for (i, h) in hosts.iter().enumerate() {
             h.add(
@@ -278,9 +283,7 @@ fn three_hosts_writing_one_key_at_once_converge() {
 fn a_delete_travels_and_leaves_no_text_anywhere() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
-    a.init(&pg);
-    b.init(&pg);
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
     let secret_ish = "zebra-quartz-7391 deploy note";
     a.add("doomed", secret_ish);
     a.sync();
@@ -351,9 +354,7 @@ fn an_offline_host_catches_up_on_thousands_of_changes() {
 fn an_agent_never_overwrites_what_a_person_wrote_on_another_host() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
-    a.init(&pg);
-    b.init(&pg);
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
     a.add("deploy", "Deploys go through the release train on Tuesdays");
     b.run(&[
         "remember",
@@ -380,9 +381,7 @@ fn an_agent_never_overwrites_what_a_person_wrote_on_another_host() {
 fn a_clock_an_hour_ahead_does_not_win() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
-    a.init(&pg);
-    b.init(&pg);
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
     // Host A's clock runs an hour ahead: its record says so.
     a.add("node", "We build with Node 18");
     let path = PathBuf::from(a.record_json("node")["path"].as_str().unwrap());
@@ -703,9 +702,7 @@ fn sessions_can_stay_local_while_records_are_shared() {
 fn postgres_stopping_mid_sync_loses_nothing_and_the_next_sync_finishes() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
-    a.init(&pg);
-    b.init(&pg);
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
     for i in 0..40 {
         let lines: Vec<String> = (0..200)
             .map(|j| format!(r#"{{"role":"user","content":"session {i} line {j} about gizmo{i}x{j} and more words to make it longer","session_id":"s{i}"}}"#))
@@ -808,9 +805,7 @@ fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
 fn a_session_end_hook_shares_the_session_in_the_background() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
-    a.init(&pg);
-    b.init(&pg);
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
     let transcript = env.tmp.path().join("t.jsonl");
     std::fs::write(
         &transcript,
@@ -848,14 +843,7 @@ fn a_session_end_hook_shares_the_session_in_the_background() {
 fn watch_and_serve_keep_syncing() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let (a, b, c) = (
-        Host::new(&env, "a"),
-        Host::new(&env, "b"),
-        Host::new(&env, "c"),
-    );
-    for h in [&a, &b, &c] {
-        h.init(&pg);
-    }
+    let [a, b, c] = joined(&env, &pg, ["a", "b", "c"]);
     // c syncs through `recall serve`, every second.
     let cfg = c.home.join("config.toml");
     let mut text = std::fs::read_to_string(&cfg).unwrap();
