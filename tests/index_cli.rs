@@ -974,3 +974,42 @@ fn kept_term_counts_equal_a_recount_after_index_and_append() {
         .collect();
     assert!(differ.is_empty(), "kept vs recounted rows: {differ:?}");
 }
+
+/// Issue 26 item 16: `doctor`'s fix for a symlinked record file was
+/// `chmod 600` on the link, which changes its target outside the home (here
+/// a file standing in for /etc/passwd). It reports the link instead, and
+/// checks `logs/` too.
+#[test]
+fn r26_doctor_never_points_a_chmod_outside_the_home() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.add("decisions", "k", "fact");
+    let dir = env.project_dir();
+    let outside = env.tmp.path().join("passwd");
+    std::fs::write(&outside, "---\nid: x\nkey: x\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nlinked\n").unwrap();
+    std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let link = dir.join("records/decisions/x.md");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let logs = env.home().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("hooks.log"), "x").unwrap();
+    std::fs::set_permissions(
+        logs.join("hooks.log"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let (_, out) = env.doctor();
+    assert!(out.contains("is a symbolic link to"), "{out}");
+    assert!(
+        !out.contains(&format!("chmod 600 {}", link.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("chmod 600 {}", logs.join("hooks.log").display())),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::metadata(&outside).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+}

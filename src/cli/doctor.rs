@@ -32,6 +32,7 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
     }
     let mut findings = Vec::new();
     check_mode(ctx.home.root(), 0o700, &mut findings);
+    check_logs(&ctx.home.root().join("logs"), &mut findings);
     for dir in &dirs {
         if !dir.root.exists() {
             outln!("{}: {} (empty)", dir.scope, dir.root.display());
@@ -265,8 +266,44 @@ fn check_records_modes(dir: &ScopeDir, out: &mut Vec<Finding>) {
         return;
     }
     for e in walkdir::WalkDir::new(&records).into_iter().flatten() {
+        if e.path_is_symlink() {
+            // Its mode is the target's, outside the home: report the link,
+            // never a chmod that would change the target (issue 26 item 16).
+            let target = std::fs::read_link(e.path()).unwrap_or_default();
+            out.push(Finding {
+                what: format!(
+                    "{} is a symbolic link to {}: recall reads it but never changes files outside the home",
+                    e.path().display(),
+                    target.display()
+                ),
+                fix: format!(
+                    "keep the record in the home: cp --remove-destination \"$(readlink -f {0})\" {0}",
+                    e.path().display()
+                ),
+            });
+            continue;
+        }
         let want = if e.file_type().is_dir() { 0o700 } else { 0o600 };
         check_mode(e.path(), want, out);
+    }
+}
+
+/// `logs/` 0700 and its files 0600: hook and sync logs quote paths and
+/// errors from your sessions.
+fn check_logs(logs: &Path, out: &mut Vec<Finding>) {
+    if !logs.exists() {
+        return;
+    }
+    check_mode(logs, 0o700, out);
+    for e in walkdir::WalkDir::new(logs)
+        .min_depth(1)
+        .max_depth(1)
+        .into_iter()
+        .flatten()
+    {
+        if e.file_type().is_file() {
+            check_mode(e.path(), 0o600, out);
+        }
     }
 }
 
@@ -274,7 +311,11 @@ fn check_mode(path: &Path, want: u32, out: &mut Vec<Finding>) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        if let Ok(m) = std::fs::metadata(path) {
+        // The link itself, never what it points to.
+        if let Some(m) = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| !m.file_type().is_symlink())
+        {
             let mode = m.permissions().mode() & 0o777;
             if mode & 0o077 != 0 {
                 out.push(Finding {
