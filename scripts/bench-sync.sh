@@ -11,7 +11,7 @@
 #    Target p95 <= 2 s.
 # 2. No-op sync: `recall sync` with nothing to send or receive, p50 of 20
 #    whole processes (start, connect, schema check, pull, push). Target
-#    <= 50 ms.
+#    <= 50 ms. Beside it, the floor: psql connecting and running SELECT 1.
 # 3. Throughput (BEAM merged, all 55 conversations): one host indexes all of
 #    it (the floor: `recall index`'s passages per second, whole process);
 #    then three hosts each index a third, and each syncs twice: every host
@@ -72,7 +72,9 @@ host() { local h="$1"; shift; "$R" --home "$W/$h" --project app "$@"; }
 
 # percentiles of numbers on stdin (milliseconds)
 pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.stdin if x.strip()); q=lambda p: v[min(len(v)-1, int(round(p*(len(v)-1))))]; print(f"{q(0.5):.0f} {q(0.95):.0f}")'; }
-now_ms() { python3 -c 'import time; print(time.monotonic_ns()//1000000)'; }
+# Milliseconds from bash itself: a forked timer would add its own start-up
+# to every figure.
+now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $(( t / 1000 )); }
 
 echo "== 1. convergence (--watch --interval 0.5 on both hosts)" >&2
 host a sync --init "$URL" --team bench/app >/dev/null 2>&1
@@ -96,6 +98,13 @@ for i in $(seq 1 20); do
     t0=$(now_ms); host a sync >/dev/null; echo $(( $(now_ms) - t0 )) >> "$W/noop.txt"
 done
 read NOOP50 NOOP95 < <(pct < "$W/noop.txt")
+# The floor: the smallest round trip a client can make, a new connection
+# running `SELECT 1` (psql, the PostgreSQL client).
+: > "$W/floor.txt"
+for i in $(seq 1 20); do
+    t0=$(now_ms); "$PGBIN/psql" -h 127.0.0.1 -p "$PORT" -U recall -d team -AtXc 'SELECT 1' >/dev/null; echo $(( $(now_ms) - t0 )) >> "$W/floor.txt"
+done
+read FLOOR50 FLOOR95 < <(pct < "$W/floor.txt")
 
 echo "== 5. hook cost" >&2
 payload='{"hook_event_name":"SessionStart","session_id":"s1","cwd":"/tmp"}'
@@ -170,6 +179,7 @@ echo "| figure | value | target |"
 echo "|---|---:|---|"
 echo "| write on A to visible on B, p50 / p95 (--watch 0.5 s, $ROUNDS records) | ${CONV50} / ${CONV95} ms | p95 <= 2000 ms |"
 echo "| no-op sync, p50 / p95 (whole process) | ${NOOP50} / ${NOOP95} ms | <= 50 ms |"
+echo "| ... floor: psql -c 'SELECT 1', p50 / p95 | ${FLOOR50} / ${FLOOR95} ms ($(ratio "$NOOP50" "$FLOOR50")x) | - |"
 echo "| SessionStart hook p50, sync off | ${HOOK_OFF} ms | - |"
 echo "| ... sync on, server up | ${HOOK_UP} ms ($(ratio "$HOOK_UP" "$HOOK_OFF")x) | <= 1.05x |"
 echo "| ... sync on, server stopped | ${HOOK_DOWN} ms ($(ratio "$HOOK_DOWN" "$HOOK_OFF")x) | <= 1.05x |"

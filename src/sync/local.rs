@@ -59,6 +59,20 @@ pub fn set_cursor(conn: &Connection, id: i64) -> Result<()> {
     set_meta(conn, "sync.cursor", id)
 }
 
+/// The cursor last reported to the server (`recall_hosts.seen_id`).
+pub fn noted(conn: &Connection) -> Result<Option<i64>> {
+    let v: Option<String> = conn
+        .prepare_cached("SELECT value FROM meta WHERE key='sync.noted'")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    Ok(v.and_then(|v| v.parse().ok()))
+}
+
+/// Remember the cursor reported to the server.
+pub fn set_noted(conn: &Connection, cursor: i64) -> Result<()> {
+    set_meta(conn, "sync.noted", cursor)
+}
+
 /// Note a finished sync.
 pub fn set_last_sync(conn: &Connection, now: i64) -> Result<()> {
     set_meta(conn, "sync.last", now)

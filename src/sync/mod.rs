@@ -66,7 +66,14 @@ pub fn sync_scope(
     let t0 = std::time::Instant::now();
     exchange::push(client, url, conn, target, me, &mut report)?;
     report.push_ms = t0.elapsed().as_millis() as u64;
-    note_progress(client, url, &target.project, me.host, report.cursor)?;
+    // A sync that moved nothing and read nothing new has nothing to note:
+    // the no-op sync (the common case of --watch and the hooks) then costs
+    // the server no write.
+    let idle = report.pulled == 0 && report.pushed == 0;
+    if !idle || local::noted(conn)? != Some(report.cursor) {
+        note_progress(client, url, &target.project, me.host, report.cursor)?;
+        local::set_noted(conn, report.cursor)?;
+    }
     local::set_last_sync(conn, me.now)?;
     Ok(report)
 }
