@@ -95,6 +95,7 @@ mod tests {
             updated: "2026-11-01T00:00:00Z".into(),
             path: String::new(),
             text: text.into(),
+            host: None,
         }
     }
 
