@@ -974,3 +974,86 @@ fn kept_term_counts_equal_a_recount_after_index_and_append() {
         .collect();
     assert!(differ.is_empty(), "kept vs recounted rows: {differ:?}");
 }
+
+/// A Claude Code transcript line of session `cc-nul`.
+fn claude_line(uuid: &str, text: &str) -> String {
+    serde_json::json!({
+        "type": "user", "uuid": uuid, "parentUuid": null, "sessionId": "cc-nul",
+        "timestamp": "2026-01-01T00:00:00Z", "cwd": "/work/app",
+        "message": {"role": "user", "content": text},
+    })
+    .to_string()
+        + "\n"
+}
+
+/// `recall index --json PATH`: the summary and stderr.
+fn index_json(env: &Env, path: &std::path::Path) -> (serde_json::Value, String) {
+    let out = env
+        .cmd()
+        .args(["index", "--json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
+    (v["summary"].clone(), stderr)
+}
+
+/// Regression (issue 26 item 14): one line of NUL bytes near the start of
+/// a transcript made the whole file "binary", and a folder walk skipped it
+/// without a word (a real 3 MB Claude transcript lost 294 passages). The
+/// line is reported as `path:line` and skipped; the rest is indexed.
+#[test]
+fn r26_a_nul_line_is_reported_and_the_rest_of_the_file_indexed() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bytes = claude_line("u1", "the osprey cache warms up slowly").into_bytes();
+    bytes.extend(vec![0u8; 4096]);
+    bytes.push(b'\n');
+    bytes.extend(b"\0\0\0\0");
+    bytes.extend(claude_line("u2", "a line a crash cut in half").bytes());
+    for i in 3..40 {
+        bytes.extend(claude_line(&format!("u{i}"), &format!("osprey note number {i}")).bytes());
+    }
+    std::fs::write(dir.join("s1.jsonl"), &bytes).unwrap();
+    let (s, stderr) = index_json(&env, &dir);
+    assert_eq!(
+        (s["indexed"].as_u64(), s["skipped"].as_u64()),
+        (Some(1), Some(0)),
+        "{s} {stderr}"
+    );
+    assert_eq!(s["chunks"].as_u64(), Some(38), "{s} {stderr}");
+    for line in [2, 3] {
+        let at = format!("s1.jsonl:{line}: NUL bytes");
+        assert!(stderr.contains(&at), "{at}: {stderr}");
+    }
+    let hits = env.query_json("alpha", "osprey cache");
+    assert!(!hits["hits"].as_array().unwrap().is_empty(), "{hits}");
+}
+
+/// Regression (issue 26 item 14): a file a folder walk skips is named in
+/// the output with the reason, never skipped silently.
+#[test]
+fn r26_a_binary_file_in_a_folder_is_named_in_the_output() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob: Vec<u8> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(dir.join("blob.jsonl"), &blob).unwrap();
+    std::fs::write(dir.join("ok.jsonl"), claude_line("u1", "the osprey cache")).unwrap();
+    let (s, stderr) = index_json(&env, &dir);
+    assert_eq!(
+        (s["indexed"].as_u64(), s["skipped"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("blob.jsonl"))
+        .unwrap_or_else(|| panic!("blob.jsonl not named: {stderr}"));
+    assert!(line.contains("binary"), "{line}");
+}
