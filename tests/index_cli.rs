@@ -1057,3 +1057,67 @@ fn r26_a_binary_file_in_a_folder_is_named_in_the_output() {
         .unwrap_or_else(|| panic!("blob.jsonl not named: {stderr}"));
     assert!(line.contains("binary"), "{line}");
 }
+
+/// Regression (issue 26 item 17): a zero-length `index.db` (a full disk
+/// or a crash while it was created) gave "no such table: record_dirs ...
+/// SQL logic error". It is a fresh index: queries rebuild it from the
+/// record files; a hook reads nothing from it and still exits 0.
+#[test]
+fn r26_a_zero_length_index_is_a_fresh_one() {
+    let env = Env::new();
+    let id = env.add("decisions", "cache", "We cache sessions in walrusdb.");
+    let db = env.project_dir().join("index.db");
+    for f in ["index.db", "index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(env.project_dir().join(f));
+    }
+    std::fs::write(&db, b"").unwrap();
+    let out = env.cmd().args(["query", "walrusdb"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(env.hit_ids("alpha", "walrusdb"), vec![id]);
+}
+
+/// Regression (issue 26 item 17): a write the disk refuses printed
+/// "sqlite: disk I/O error: disk I/O error: Error code 778: disk I/O
+/// error", with no path and no fix. A file size limit (`ulimit -f`, with
+/// SIGXFSZ ignored so the write fails with EFBIG) refuses writes the way
+/// a failing disk does; SQLite answers SQLITE_IOERR_WRITE to it (a full
+/// disk, ENOSPC, is SQLITE_FULL: see `store::db`'s unit test). One line
+/// names the index and the fix.
+#[cfg(unix)]
+#[test]
+fn r26_a_refused_write_names_the_index_and_the_fix() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A first fact so the project exists.");
+    let big = env.tmp.path().join("big.jsonl");
+    let lines: String = (0..20_000)
+        .map(|i| {
+            let words: Vec<String> = (0..30).map(|j| format!("w{}", i * 7 + j)).collect();
+            format!(
+                "{{\"role\":\"user\",\"content\":\"message {i} {}\"}}\n",
+                words.join(" ")
+            )
+        })
+        .collect();
+    std::fs::write(&big, lines).unwrap();
+    let recall = assert_cmd::cargo::cargo_bin("recall");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 2048; exec \"$0\" \"$@\"")
+        .arg(&recall)
+        .arg("--home")
+        .arg(env.home())
+        .args(["--project", "alpha", "index"])
+        .arg(&big)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let db = env.project_dir().join("index.db");
+    let want = format!("cannot write {}: disk I/O error", db.display());
+    assert!(stderr.contains(&want), "{want}: {stderr}");
+    assert!(stderr.contains("--home"), "{stderr}");
+    assert_eq!(stderr.matches("disk I/O error").count(), 1, "{stderr}");
+}
