@@ -4,7 +4,7 @@
 //! things a caller can act on; each message says what went wrong, where, and
 //! (where there is one) how to fix it. `anyhow` is used only in `cli/`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Errors returned by the recall library.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +63,17 @@ pub enum Error {
     #[error("cannot write the index at {}: its folder is read-only ({detail}); reads still work, but to write make the folder writable or use another home with --home or RECALL_HOME", path.display())]
     ReadOnlyIndex { path: PathBuf, detail: String },
 
+    /// The disk holding a file recall writes is full (SQLite's
+    /// `SQLITE_FULL`). What the write changed was rolled back.
+    #[error("no space left to write {}: free space on that disk or use another home with --home", path.display())]
+    NoSpace { path: PathBuf },
+
+    /// The system refused a write (SQLite's `SQLITE_IOERR_WRITE` and kin):
+    /// a failing disk, or a file size limit. What it changed was rolled
+    /// back.
+    #[error("cannot write {}: disk I/O error; check that disk (or a file size limit such as `ulimit -f`), or use another home with --home", path.display())]
+    WriteFailed { path: PathBuf },
+
     /// Team memory: the PostgreSQL remote is unreachable, refuses the
     /// credentials, has a newer schema, or failed mid-sync. The message
     /// names the server (never its password) and the fix.
@@ -104,8 +115,42 @@ impl Error {
         }
     }
 
+    /// This error as one that names `path` and the fix, when it is SQLite
+    /// failing to write there (a full disk, a refused write); any other
+    /// error unchanged. Write paths call it with the database they write,
+    /// so the user gets one line with the file, not SQLite's message
+    /// repeated by each layer of the error chain.
+    pub fn at(self, path: &Path) -> Self {
+        let Error::Sqlite(e) = &self else {
+            return self;
+        };
+        match e.sqlite_error() {
+            Some(f) if f.code == rusqlite::ErrorCode::DiskFull => Error::NoSpace {
+                path: path.to_path_buf(),
+            },
+            Some(f) if is_write_ioerr(f.extended_code) => Error::WriteFailed {
+                path: path.to_path_buf(),
+            },
+            _ => self,
+        }
+    }
+
     /// Build an [`Error::Invalid`] from anything printable.
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::Invalid(msg.into())
     }
+}
+
+/// SQLite's extended codes for an I/O error while writing, syncing or
+/// growing a file (reads are not write failures).
+fn is_write_ioerr(code: std::ffi::c_int) -> bool {
+    use rusqlite::ffi;
+    [
+        ffi::SQLITE_IOERR_WRITE,
+        ffi::SQLITE_IOERR_FSYNC,
+        ffi::SQLITE_IOERR_DIR_FSYNC,
+        ffi::SQLITE_IOERR_TRUNCATE,
+        ffi::SQLITE_IOERR_SHMSIZE,
+    ]
+    .contains(&code)
 }

@@ -1013,3 +1013,150 @@ fn r26_doctor_never_points_a_chmod_outside_the_home() {
         0o644
     );
 }
+
+/// A Claude Code transcript line of session `cc-nul`.
+fn claude_line(uuid: &str, text: &str) -> String {
+    serde_json::json!({
+        "type": "user", "uuid": uuid, "parentUuid": null, "sessionId": "cc-nul",
+        "timestamp": "2026-01-01T00:00:00Z", "cwd": "/work/app",
+        "message": {"role": "user", "content": text},
+    })
+    .to_string()
+        + "\n"
+}
+
+/// `recall index --json PATH`: the summary and stderr.
+fn index_json(env: &Env, path: &std::path::Path) -> (serde_json::Value, String) {
+    let out = env
+        .cmd()
+        .args(["index", "--json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
+    (v["summary"].clone(), stderr)
+}
+
+/// Regression (issue 26 item 14): one line of NUL bytes near the start of
+/// a transcript made the whole file "binary", and a folder walk skipped it
+/// without a word (a real 3 MB Claude transcript lost 294 passages). The
+/// line is reported as `path:line` and skipped; the rest is indexed.
+#[test]
+fn r26_a_nul_line_is_reported_and_the_rest_of_the_file_indexed() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bytes = claude_line("u1", "the osprey cache warms up slowly").into_bytes();
+    bytes.extend(vec![0u8; 4096]);
+    bytes.push(b'\n');
+    bytes.extend(b"\0\0\0\0");
+    bytes.extend(claude_line("u2", "a line a crash cut in half").bytes());
+    for i in 3..40 {
+        bytes.extend(claude_line(&format!("u{i}"), &format!("osprey note number {i}")).bytes());
+    }
+    std::fs::write(dir.join("s1.jsonl"), &bytes).unwrap();
+    let (s, stderr) = index_json(&env, &dir);
+    assert_eq!(
+        (s["indexed"].as_u64(), s["skipped"].as_u64()),
+        (Some(1), Some(0)),
+        "{s} {stderr}"
+    );
+    assert_eq!(s["chunks"].as_u64(), Some(38), "{s} {stderr}");
+    for line in [2, 3] {
+        let at = format!("s1.jsonl:{line}: NUL bytes");
+        assert!(stderr.contains(&at), "{at}: {stderr}");
+    }
+    let hits = env.query_json("alpha", "osprey cache");
+    assert!(!hits["hits"].as_array().unwrap().is_empty(), "{hits}");
+}
+
+/// Regression (issue 26 item 14): a file a folder walk skips is named in
+/// the output with the reason, never skipped silently.
+#[test]
+fn r26_a_binary_file_in_a_folder_is_named_in_the_output() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob: Vec<u8> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(dir.join("blob.jsonl"), &blob).unwrap();
+    std::fs::write(dir.join("ok.jsonl"), claude_line("u1", "the osprey cache")).unwrap();
+    let (s, stderr) = index_json(&env, &dir);
+    assert_eq!(
+        (s["indexed"].as_u64(), s["skipped"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("blob.jsonl"))
+        .unwrap_or_else(|| panic!("blob.jsonl not named: {stderr}"));
+    assert!(line.contains("binary"), "{line}");
+}
+
+/// Regression (issue 26 item 17): a zero-length `index.db` (a full disk
+/// or a crash while it was created) gave "no such table: record_dirs ...
+/// SQL logic error". It is a fresh index: queries rebuild it from the
+/// record files; a hook reads nothing from it and still exits 0.
+#[test]
+fn r26_a_zero_length_index_is_a_fresh_one() {
+    let env = Env::new();
+    let id = env.add("decisions", "cache", "We cache sessions in walrusdb.");
+    let db = env.project_dir().join("index.db");
+    for f in ["index.db", "index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(env.project_dir().join(f));
+    }
+    std::fs::write(&db, b"").unwrap();
+    let out = env.cmd().args(["query", "walrusdb"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(env.hit_ids("alpha", "walrusdb"), vec![id]);
+}
+
+/// Regression (issue 26 item 17): a write the disk refuses printed
+/// "sqlite: disk I/O error: disk I/O error: Error code 778: disk I/O
+/// error", with no path and no fix. A file size limit (`ulimit -f`, with
+/// SIGXFSZ ignored so the write fails with EFBIG) refuses writes the way
+/// a failing disk does; SQLite answers SQLITE_IOERR_WRITE to it (a full
+/// disk, ENOSPC, is SQLITE_FULL: see `store::db`'s unit test). One line
+/// names the index and the fix.
+#[cfg(unix)]
+#[test]
+fn r26_a_refused_write_names_the_index_and_the_fix() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A first fact so the project exists.");
+    let big = env.tmp.path().join("big.jsonl");
+    let lines: String = (0..20_000)
+        .map(|i| {
+            let words: Vec<String> = (0..30).map(|j| format!("w{}", i * 7 + j)).collect();
+            format!(
+                "{{\"role\":\"user\",\"content\":\"message {i} {}\"}}\n",
+                words.join(" ")
+            )
+        })
+        .collect();
+    std::fs::write(&big, lines).unwrap();
+    let recall = assert_cmd::cargo::cargo_bin("recall");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 2048; exec \"$0\" \"$@\"")
+        .arg(&recall)
+        .arg("--home")
+        .arg(env.home())
+        .args(["--project", "alpha", "index"])
+        .arg(&big)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let db = env.project_dir().join("index.db");
+    let want = format!("cannot write {}: disk I/O error", db.display());
+    assert!(stderr.contains(&want), "{want}: {stderr}");
+    assert!(stderr.contains("--home"), "{stderr}");
+    assert_eq!(stderr.matches("disk I/O error").count(), 1, "{stderr}");
+}

@@ -2122,3 +2122,158 @@ fn r_a_message_without_a_time_takes_its_sessions_start() {
         .collect();
     assert_eq!(sessions, ["june"], "{v:#}");
 }
+
+// ---------------------------------------------------------------------------
+// Issue 26: filters constrain the rows bm25 ranks
+
+/// A long message (or ticket body) that names `word` once among many
+/// others: it ranks below every short text that repeats the word.
+fn buried(word: &str, marker: &str) -> String {
+    format!(
+        "The {marker} review covered runways, fuel budgets, crew rosters, weather windows, \
+         hangar leases, paint schedules, radio licences, insurance paperwork, catering \
+         contracts and the {word} that nobody has flown since the spring inspection"
+    )
+}
+
+/// A neutral transcript of `n` short messages at `ts`, each naming `word`.
+fn write_crowd(path: &Path, sid: &str, word: &str, ts: &str, n: usize) {
+    use std::io::Write as _;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    f.write_all(session_line(sid, "crowd").as_bytes()).unwrap();
+    for i in 0..n {
+        let text = format!("{word} {word} hangar {i}");
+        f.write_all(msg(&format!("m{i}"), "user", ts, &text).as_bytes())
+            .unwrap();
+    }
+    f.flush().unwrap();
+}
+
+/// GitHub issue JSON: `crowd` short tickets naming `word` (created at
+/// `crowd_ts`), then one buried ticket `#9999` created at `target_ts`.
+fn write_tickets(path: &Path, word: &str, crowd: usize, crowd_ts: &str, target_ts: &str) {
+    let mut v: Vec<Value> = (0..crowd)
+        .map(|i| {
+            json!({"number": i + 1, "title": format!("{word} {word} {i}"),
+                   "body": word, "createdAt": crowd_ts, "updatedAt": crowd_ts})
+        })
+        .collect();
+    v.push(json!({"number": 9999, "title": "airfield paperwork",
+                  "body": buried(word, "ticket"), "createdAt": target_ts, "updatedAt": target_ts}));
+    std::fs::write(path, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+/// Regression (issue 26 item 13): `--session`, `--since` and `--until`
+/// were applied after the bm25 subquery's limit (`max(60, 2 × limit)`
+/// rows), so on a large index a filtered query found nothing when the
+/// best matches of the whole index were all filtered out. 100,000
+/// passages of one session outrank two buried messages of two others.
+#[test]
+fn r26_session_and_time_filters_rank_inside_the_limit() {
+    let env = Env::new();
+    let crowd = env.tmp.path().join("crowd.jsonl");
+    write_crowd(&crowd, "crowd", "zeppelin", "2024-06-01T00:00:00Z", 100_000);
+    let old = env.tmp.path().join("old.jsonl");
+    let new = env.tmp.path().join("new.jsonl");
+    let one = |sid: &str, ts: &str, marker: &str| {
+        session_line(sid, "airfield") + &msg("a1", "user", ts, &buried("zeppelin", marker))
+    };
+    std::fs::write(&old, one("old-airfield", "2023-01-15T00:00:00Z", "winter")).unwrap();
+    std::fs::write(&new, one("new-airfield", "2025-06-01T00:00:00Z", "summer")).unwrap();
+    let tickets = env.tmp.path().join("tickets.json");
+    write_tickets(
+        &tickets,
+        "zeppelin",
+        100,
+        "2024-06-01T00:00:00Z",
+        "2025-06-01T00:00:00Z",
+    );
+    let s = index(&env, &[&crowd, &old, &new, &tickets]);
+    assert!(s["chunks"].as_u64().unwrap() >= 100_002, "{s}");
+    // Without a filter the buried messages rank below the fetched rows.
+    let (_, v) = query_json(&env, &["--limit", "30", "zeppelin"]);
+    assert_eq!(sessions_of(&v), ["crowd"], "{v:#}");
+    let (code, v) = query_json(&env, &["--session", "new-airfield", "zeppelin"]);
+    assert_eq!(
+        (code, sessions_of(&v)),
+        (0, vec!["new-airfield".to_string()]),
+        "{v:#}"
+    );
+    let (_, v) = query_json(
+        &env,
+        &["--kind", "session", "--since", "2025-01-01", "zeppelin"],
+    );
+    assert_eq!(sessions_of(&v), ["new-airfield"], "{v:#}");
+    let (_, v) = query_json(
+        &env,
+        &["--kind", "session", "--until", "2023-12-31", "zeppelin"],
+    );
+    assert_eq!(sessions_of(&v), ["old-airfield"], "{v:#}");
+    let (_, v) = query_json(
+        &env,
+        &["--kind", "ticket", "--since", "2025-01-01", "zeppelin"],
+    );
+    assert_eq!(ids(&v), ["#9999"], "{v:#}");
+}
+
+/// One record file in `dir` (a project's `records/`), with extra
+/// frontmatter lines.
+fn write_record(dir: &Path, category: &str, id: &str, extra: &str, body: &str) {
+    let text = format!(
+        "---\nid: {id}\nkey: {id}\ncategory: {category}\nscope: project\nsource: manual\n\
+         created: 2024-01-01T00:00:00Z\nupdated: 2024-01-01T00:00:00Z\n{extra}---\n\n{body}\n"
+    );
+    std::fs::create_dir_all(dir.join(category)).unwrap();
+    std::fs::write(dir.join(category).join(format!("{id}.md")), text).unwrap();
+}
+
+/// Regression (issue 26 item 13): archived and expired records and
+/// `--category` were filtered after the records' bm25 limit, so 80
+/// archived (or expired, or other-category) records that match better
+/// hid the one that should be found.
+#[test]
+fn r26_record_filters_rank_inside_the_limit() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A first fact so the project exists.");
+    let dir = env.project_dir().join("records");
+    for i in 0..80 {
+        let archived = "status: archived\n";
+        write_record(
+            &dir,
+            "decisions",
+            &format!("kite-{i}"),
+            archived,
+            "kite kite",
+        );
+        let expired = "temporal: temporary\nexpires: 2020-01-01T00:00:00Z\n";
+        write_record(
+            &dir,
+            "decisions",
+            &format!("heron-{i}"),
+            expired,
+            "heron heron",
+        );
+        write_record(
+            &dir,
+            "decisions",
+            &format!("falcon-{i}"),
+            "",
+            "falcon falcon",
+        );
+    }
+    for (word, id) in [
+        ("kite", "kite-x"),
+        ("heron", "heron-x"),
+        ("falcon", "falcon-x"),
+    ] {
+        write_record(&dir, "procedures", id, "", &buried(word, "record"));
+    }
+    for (args, want) in [
+        (vec!["--kind", "record", "kite"], "kite-x"),
+        (vec!["--kind", "record", "heron"], "heron-x"),
+        (vec!["--category", "procedures", "falcon"], "falcon-x"),
+    ] {
+        let (_, v) = query_json(&env, &args);
+        assert_eq!(ids(&v), [want], "{args:?}: {v:#}");
+    }
+}

@@ -54,7 +54,8 @@ pub struct IndexReport {
     pub indexed: usize,
     pub appended: usize,
     pub unchanged: usize,
-    /// Files found in folders that are not transcripts or tickets.
+    /// Files found in folders that are not transcripts or tickets (binary,
+    /// another kind of file) and empty files; each is named in the output.
     pub skipped: usize,
     pub removed: usize,
     pub failed: usize,
@@ -256,9 +257,11 @@ fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(S
             ));
         }
         Action::Skipped => {
+            // Never silent: a file a folder walk passes over is named with
+            // the reason, so a transcript taken for something else shows.
             report.skipped += 1;
             let why = p.error.as_deref().unwrap_or("not a transcript or ticket");
-            tracing::debug!("skipped {}: {why}", p.path);
+            report_line(format!("{}: skipped: {why}", p.path));
         }
         Action::Append => report.appended += 1,
         Action::Replace => report.indexed += 1,

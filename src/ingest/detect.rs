@@ -19,8 +19,8 @@
 //! "unrecognised format; pass --format"), except that with
 //! `kind_hint = Some(Kind::Ticket)` a text file (extension `.txt`, `.md`,
 //! `.markdown`, `.text` or none) that does not start like JSON is a
-//! plain-text ticket. Binary content (a NUL byte, or more than 10% of bytes
-//! not valid UTF-8) and blank content are never recognised.
+//! plain-text ticket. Binary content (see `is_binary`) and blank content
+//! are never recognised.
 
 use std::fmt;
 use std::path::Path;
@@ -160,13 +160,23 @@ fn text_ticket(head: &[u8], path: &Path, kind_hint: Option<Kind>) -> Option<Form
     (kind_hint == Some(Kind::Ticket) && ext_ok && !json_like).then_some(Format::TextTicket)
 }
 
-/// A NUL byte, or more than 10% of the bytes not valid UTF-8.
+/// Binary content: lines with NUL bytes outnumber the other non-blank
+/// lines, or more than 10% of the bytes of those other lines are not valid
+/// UTF-8. A few lines with NUL bytes in a text file are damage (a crash
+/// left zeros in a transcript), reported and skipped line by line
+/// (`ingest::nul`), not a reason to skip the file.
 pub(crate) fn is_binary(head: &[u8]) -> bool {
-    if memchr::memchr(0, head).is_some() {
-        return true;
+    let (mut damaged, mut lines, mut bytes, mut invalid) = (0usize, 0usize, 0usize, 0usize);
+    for line in head.split(|&b| b == b'\n') {
+        if memchr::memchr(0, line).is_some() {
+            damaged += 1;
+        } else if !line.trim_ascii().is_empty() {
+            lines += 1;
+            bytes += line.len();
+            invalid += line.utf8_chunks().map(|c| c.invalid().len()).sum::<usize>();
+        }
     }
-    let invalid: usize = head.utf8_chunks().map(|c| c.invalid().len()).sum();
-    invalid * 10 > head.len()
+    damaged > lines || invalid * 10 > bytes
 }
 
 /// The first few non-blank lines of `head` (the last may be cut off).

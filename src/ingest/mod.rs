@@ -16,6 +16,7 @@ pub mod discover;
 pub mod model;
 pub mod neutral;
 pub mod noise;
+mod nul;
 pub mod prepare;
 pub mod ticket;
 mod util;

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::chunk::{chunk_messages, Chunk, ChunkOptions};
 use super::detect::{detect, Format, Kind};
 use super::model::{Launcher, ParsedSession, Problem, Role, SessionMeta, Ticket};
+use super::nul::blank_nul_lines;
 use super::{chatlog, claude_code, codex, neutral, noise, ticket};
 use crate::secrets;
 use crate::text::aux_terms;
@@ -194,6 +195,42 @@ fn failed(job: &Job, msg: String) -> Prepared {
     }
 }
 
+/// Why a source is not indexed: [`Action::Skipped`] or [`Action::Failed`],
+/// and the reason shown for it.
+type NotIndexed = (Action, &'static str);
+
+/// The format of a source: forced by the options, else detected from its
+/// head with the lines that hold NUL bytes blanked. A file the user named
+/// fails when it has none; one found in a folder is skipped (and named in
+/// the output all the same).
+fn choose_format(job: &Job, bytes: &[u8], opts: &IngestOptions) -> Result<Format, NotIndexed> {
+    // A file just created by a launcher that has not written yet: nothing
+    // to index, and nothing wrong; the next run looks again.
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err((Action::Skipped, "empty file, nothing to index yet"));
+    }
+    if let Some(f) = opts.format {
+        return Ok(f);
+    }
+    let outcome = if job.explicit {
+        Action::Failed
+    } else {
+        Action::Skipped
+    };
+    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+    if super::detect::is_binary(head) {
+        return Err((outcome, "binary file, not a transcript or ticket"));
+    }
+    let (head, _) = blank_nul_lines(head, true);
+    detect(&head, &job.path, opts.kind).ok_or(match outcome {
+        Action::Failed => (
+            outcome,
+            "unrecognised format: pass --format claude-code|codex|neutral|markdown|github, or --kind",
+        ),
+        _ => (outcome, "not a transcript or ticket"),
+    })
+}
+
 /// Read, parse, chunk and redact one source.
 #[tracing::instrument(level = "trace", skip_all, fields(path = %job.path.display()))]
 pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
@@ -201,29 +238,17 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
         Ok(b) => b,
         Err(e) => return failed(job, format!("cannot read: {e}")),
     };
-    // A file just created by a launcher that has not written yet: nothing
-    // to index, and nothing wrong; the next run looks again.
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        let mut out = failed(job, "empty file, nothing to index yet".into());
-        out.action = Action::Skipped;
-        return out;
-    }
-    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
-    let format = match opts.format.or_else(|| detect(head, &job.path, opts.kind)) {
-        Some(f) => f,
-        None if !job.explicit => {
-            let mut out = failed(job, "not a transcript or ticket".into());
-            out.action = Action::Skipped;
+    let format = match choose_format(job, &bytes, opts) {
+        Ok(f) => f,
+        Err((action, why)) => {
+            let mut out = failed(job, why.into());
+            out.action = action;
             return out;
         }
-        None if super::detect::is_binary(head) => return failed(job, "binary file, not a transcript or ticket".into()),
-        None => {
-            return failed(
-                job,
-                "unrecognised format: pass --format claude-code|codex|neutral|markdown|github, or --kind".into(),
-            )
-        }
     };
+    // Lines with NUL bytes are reported and read as blank; offsets and
+    // hashes stay those of the file.
+    let (clean, damaged) = blank_nul_lines(&bytes, !is_append_only(format));
     let stem = job
         .path
         .file_stem()
@@ -243,14 +268,14 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
     out.format = Some(format);
     out.parser_version = version;
     match format.kind() {
-        Kind::Ticket => prepare_tickets(&bytes, &stem, opts, &mut out),
+        Kind::Ticket => prepare_tickets(&bytes, &clean, &stem, opts, &mut out),
         Kind::Session => {
             let (start, cont) = match append_from {
                 Some(s) => (s.offset as usize, s.cont.clone()),
                 None => (0, Continuation::default()),
             };
             let base = append_from.map_or(0, |s| s.messages as usize);
-            let (parsed, ids) = parse_session(format, &bytes[start..], cont.lines + 1, &stem, opts);
+            let (parsed, ids) = parse_session(format, &clean[start..], cont.lines + 1, &stem, opts);
             let consumed = start + parsed.consumed;
             out.action = if append_from.is_some() {
                 Action::Append
@@ -268,6 +293,14 @@ pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
             finish_session(parsed, format, base, opts, &mut out);
         }
     }
+    // Damage in the lines an earlier run read is not reported again.
+    let done = match (out.action, &job.stored) {
+        (Action::Append, Some(s)) => s.cont.lines,
+        _ => 0,
+    };
+    out.problems
+        .extend(damaged.into_iter().filter(|p| p.line > done));
+    out.problems.sort_by_key(|p| p.line);
     out
 }
 
@@ -432,12 +465,20 @@ fn finish_session(
     });
 }
 
-fn prepare_tickets(bytes: &[u8], stem: &str, opts: &IngestOptions, out: &mut Prepared) {
+/// Tickets of a file: `bytes` as read (for the hash), `clean` with the
+/// lines that hold NUL bytes blanked (to parse).
+fn prepare_tickets(
+    bytes: &[u8],
+    clean: &[u8],
+    stem: &str,
+    opts: &IngestOptions,
+    out: &mut Prepared,
+) {
     out.action = Action::Replace;
     out.offset = bytes.len() as i64;
     out.hash = blake3::hash(bytes).to_hex().to_string();
     out.bytes = bytes.len() as u64;
-    let tickets = match ticket::parse(bytes, stem) {
+    let tickets = match ticket::parse(clean, stem) {
         Ok(t) => t,
         Err(mut p) => {
             out.action = Action::Failed;

@@ -44,9 +44,10 @@ impl Memory {
         report_line: &mut dyn FnMut(String),
     ) -> Result<IndexReport> {
         let dir = self.ensure_scope(Scope::Project)?;
-        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+        let path = dir.index_path();
+        let mut db = Db::open(&path, OpenMode::ReadWrite)?;
         let opts = self.ingest_options(kind, format);
-        index_sources(db.writer()?, files, &opts, run, report_line)
+        index_sources(db.writer()?, files, &opts, run, report_line).map_err(|e| e.at(&path))
     }
 
     /// The extraction options of `job` on top of the config.
@@ -101,7 +102,7 @@ impl Memory {
                 )));
             }
         }
-        let report = run::run(&mut scopes, &options)?;
+        let report = run::run(&mut scopes, &options).map_err(|e| e.at(&pdir.index_path()))?;
         let nothing_due = match report.sessions {
             0 => Some(run::backlog(scopes.project.1, &options)?),
             _ => None,
@@ -149,6 +150,11 @@ impl Memory {
     }
 
     fn reindex_once(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {
+        self.rebuild(dir, full, progress)
+            .map_err(|e| e.at(&dir.index_path()))
+    }
+
+    fn rebuild(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {
         let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
         let report = sync_records(db.writer()?, dir, &self.limits(), full, progress)?;
         if full {

@@ -163,10 +163,12 @@ impl Memory {
     /// Open a scope's index read-write, first syncing records when the cheap
     /// stat check says their files changed.
     pub fn open_synced(&self, dir: &ScopeDir) -> Result<Db> {
-        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
+        let path = dir.index_path();
+        let mut db = Db::open(&path, OpenMode::ReadWrite)?;
         let conn = db.writer()?;
         if records_changed(conn, dir)? {
-            let report = sync_records(conn, dir, &self.limits(), false, &Progress::hidden())?;
+            let report = sync_records(conn, dir, &self.limits(), false, &Progress::hidden())
+                .map_err(|e| e.at(&path))?;
             for e in &report.errors {
                 tracing::warn!("skipped {e}");
             }
@@ -180,7 +182,7 @@ impl Memory {
     /// With `upgrade` (commands a person runs), an index from an older
     /// version is migrated once and the user told so on stderr; hooks pass
     /// `false` and read an old index as it is. `None` when the scope has no
-    /// index yet.
+    /// index yet, or an empty one.
     pub fn open_for_read(&self, dir: &ScopeDir, upgrade: bool) -> Result<Option<Db>> {
         let path = dir.index_path();
         if !path.exists() {
@@ -190,6 +192,13 @@ impl Memory {
         let version = db.with_conn(|c| {
             Ok(c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?)
         })?;
+        // A zero-length file (a crash or a full disk while it was created;
+        // `Db::open` refuses a version 0 that holds tables) is an index
+        // with nothing in it yet: there is nothing to read, and a writer
+        // creates its tables.
+        if version == 0 {
+            return Ok(None);
+        }
         let old = upgrade && version < SCHEMA_VERSION;
         let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
         if (old || changed) && db.is_immutable() {

@@ -170,7 +170,7 @@ impl Memory {
             conn: db.writer()?,
             limits: self.limits(),
         };
-        f(&mut store)
+        f(&mut store).map_err(|e| e.at(&dir.index_path()))
     }
 
     /// Records of the scopes `dirs` that exist: pinned first, then by

@@ -1,11 +1,13 @@
-//! Candidate generation: one bm25-ranked FTS5 query per table, with the
-//! metadata filters applied outside the FTS subquery (which has its own
-//! LIMIT, so SQLite keeps only the top rows instead of sorting every match).
-//! Snippets are left empty here: only the hits that survive selection get
-//! one (`search::recall`).
+//! Candidate generation: one bm25-ranked FTS5 query per table. Its FTS
+//! subquery has its own LIMIT, so SQLite keeps only the top rows instead of
+//! sorting every match; the metadata filters run inside that subquery
+//! (`recall::filter`). Snippets are left empty here: only the hits that
+//! survive selection get one (`search::recall`).
 
-use rusqlite::{params, Connection};
+use rusqlite::types::ToSql;
+use rusqlite::{Connection, Row};
 
+use super::filter::{self, Ranked};
 use super::hit::{Hit, HitKind, HitSource};
 use super::passage::{best_window, Block, Scorer};
 use super::plan::{Plan, Table};
@@ -75,66 +77,94 @@ pub fn records(
         return Ok(vec![]);
     };
     let w = weights(&req.tuning, Table::Records);
+    // Archived and expired records are few: every match is ranked (the
+    // plan an unfiltered query always had) and they are dropped after the
+    // limit. Only when that dropped some of a full list, or the request
+    // names a category or a time, are records ranked with the filters
+    // inside the limit.
+    if req.category.is_none() && req.since.is_none() && req.until.is_none() {
+        let (list, whole) = record_rows(c, dir, scorer, req, &expr, &filter::records_all(&w))?;
+        if whole {
+            return Ok(list);
+        }
+    }
+    let inner = filter::records(&w, req);
+    Ok(record_rows(c, dir, scorer, req, &expr, &inner)?.0)
+}
+
+/// The active, unexpired records among those `inner` ranks, and whether
+/// they are the whole answer: none was dropped, or `inner` found fewer
+/// rows than its limit.
+fn record_rows(
+    c: &Connection,
+    dir: &ScopeDir,
+    scorer: &Scorer,
+    req: &Request,
+    expr: &dyn ToSql,
+    inner: &Ranked,
+) -> Result<(Vec<Candidate>, bool)> {
     let sql = format!(
-        "SELECT r.rowid, r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, r.hits, r.last_hit, f.score, b.body
-         FROM (SELECT rowid, -bm25(records_fts, {w}) AS score FROM records_fts
-               WHERE records_fts MATCH ?1 ORDER BY bm25(records_fts, {w}) LIMIT ?2) f
+        "SELECT r.rowid, r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, r.hits, r.last_hit, f.score, b.body,
+                r.status, r.expires
+         FROM ({}) f
          JOIN records r ON r.rowid = f.rowid
-         JOIN records_fts b ON b.rowid = f.rowid
-         WHERE r.status = 'active' AND (r.expires IS NULL OR r.expires > ?3)
-           AND (?4 IS NULL OR r.category = ?4)
-           AND (?5 IS NULL OR r.updated >= ?5) AND (?6 IS NULL OR r.updated <= ?6)"
+         JOIN records_fts b ON b.rowid = f.rowid",
+        inner.sql
     );
+    let limit = fetch(req);
+    let now = req.now.as_second();
     let mut st = c.prepare_cached(&sql)?;
-    let rows = st.query_map(
-        params![
-            expr,
-            fetch(req),
-            req.now.as_second(),
-            req.category.map(|c| c.as_str()),
-            req.since,
-            req.until
-        ],
-        |r| {
-            let rel: String = r.get(4)?;
-            let key: String = r.get(2)?;
-            let body: String = r.get(11)?;
-            let updated: i64 = r.get(7)?;
-            let (passage, words) = scorer.score_counted(&format!("{key}\n{body}"));
-            Ok(Candidate {
-                hit: Hit {
-                    rank: 0,
-                    score: 0.0,
-                    kind: HitKind::Record,
-                    scope: dir.scope,
-                    id: r.get(1)?,
-                    category: Some(r.get(3)?),
-                    snippet: String::new(),
-                    title: key,
-                    text: body,
-                    source: HitSource {
-                        path: Some(dir.root.join(rel).to_string_lossy().into_owned()),
-                        last_timestamp: ts(Some(updated)),
-                        ..HitSource::default()
-                    },
-                    pinned: r.get(5)?,
-                    importance: r.get(6)?,
-                    updated: Some(updated),
-                },
-                bm25: r.get(10)?,
-                passage,
-                words,
-                times_hit: r.get(8)?,
-                last_hit: r.get(9)?,
-                target: 0,
-                table: Table::Records,
-                rowid: r.get(0)?,
-                range: None,
-                by_user: false,
-            })
+    let mut rows = st.query(&*inner.params(expr, &limit))?;
+    let (mut out, mut seen) = (Vec::new(), 0i64);
+    while let Some(r) = rows.next()? {
+        seen += 1;
+        let (status, expires): (String, Option<i64>) = (r.get(12)?, r.get(13)?);
+        if status == "active" && expires.is_none_or(|e| e > now) {
+            out.push(record(r, dir, scorer)?);
+        }
+    }
+    let whole = out.len() as i64 == seen || seen < limit;
+    Ok((out, whole))
+}
+
+/// One row of `record_rows` as a candidate.
+fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidate> {
+    let rel: String = r.get(4)?;
+    let key: String = r.get(2)?;
+    let body: String = r.get(11)?;
+    let updated: i64 = r.get(7)?;
+    let (passage, words) = scorer.score_counted(&format!("{key}\n{body}"));
+    Ok(Candidate {
+        hit: Hit {
+            rank: 0,
+            score: 0.0,
+            kind: HitKind::Record,
+            scope: dir.scope,
+            id: r.get(1)?,
+            category: Some(r.get(3)?),
+            snippet: String::new(),
+            title: key,
+            text: body,
+            source: HitSource {
+                path: Some(dir.root.join(rel).to_string_lossy().into_owned()),
+                last_timestamp: ts(Some(updated)),
+                ..HitSource::default()
+            },
+            pinned: r.get(5)?,
+            importance: r.get(6)?,
+            updated: Some(updated),
         },
-    )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        bm25: r.get(10)?,
+        passage,
+        words,
+        times_hit: r.get(8)?,
+        last_hit: r.get(9)?,
+        target: 0,
+        table: Table::Records,
+        rowid: r.get(0)?,
+        range: None,
+        by_user: false,
+    })
 }
 
 /// Parse `[[start, end, msg, id, ts], ...]` (`ts` is absent in indexes
@@ -167,79 +197,74 @@ pub fn chunks(
     let Some(expr) = plan.to_match() else {
         return Ok(vec![]);
     };
-    let w = weights(&req.tuning, Table::Chunks);
+    let inner = filter::chunks(&weights(&req.tuning, Table::Chunks), req);
     let sql = format!(
         "SELECT c.rowid, c.session_id, c.seq, c.spans,
                 coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
                 c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers
-         FROM (SELECT rowid, -bm25(chunks_fts, {w}) AS score FROM chunks_fts
-               WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts, {w}) LIMIT ?2) f
+         FROM ({}) f
          JOIN chunks c ON c.rowid = f.rowid
          JOIN chunks_fts b ON b.rowid = f.rowid
          JOIN sources s ON s.id = c.source_id
-         LEFT JOIN sessions ss ON ss.source_id = c.source_id
-         WHERE (?3 IS NULL OR c.session_id = ?3)
-           AND (?4 IS NULL OR coalesce(c.last_ts, c.first_ts, ss.last_ts, ss.first_ts) >= ?4)
-           AND (?5 IS NULL OR coalesce(c.first_ts, c.last_ts, ss.first_ts) <= ?5)"
+         LEFT JOIN sessions ss ON ss.source_id = c.source_id",
+        inner.sql
     );
+    let limit = fetch(req);
     let mut st = c.prepare_cached(&sql)?;
-    let rows = st.query_map(
-        params![expr, fetch(req), req.session, req.since, req.until],
-        |r| {
-            let spans: String = r.get(3)?;
-            let body: String = r.get(10)?;
-            let title: String = r.get(11)?;
-            let session: String = r.get(1)?;
-            let seq: i64 = r.get(2)?;
-            let win = best_window(scorer, &body, &blocks(&spans), req.tuning.window_chars);
-            let range = match (win.blocks.first(), win.blocks.last()) {
-                (Some(a), Some(b)) => Some((a.msg, b.msg)),
-                _ => None,
-            };
-            // The window's own times when the messages have them, else the
-            // chunk's.
-            let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
-            let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
-            Ok(Candidate {
-                hit: Hit {
-                    rank: 0,
-                    score: 0.0,
-                    kind: HitKind::Session,
-                    scope: dir.scope,
-                    id: format!("{session}#{seq}"),
-                    category: None,
-                    title: if title.is_empty() {
-                        format!("session {session}")
-                    } else {
-                        title
-                    },
-                    snippet: String::new(),
-                    text: win.text,
-                    source: HitSource {
-                        session_id: Some(session),
-                        message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
-                        message_range: range.map(|(a, b)| [a, b]),
-                        first_timestamp: ts(first_ts),
-                        last_timestamp: ts(last_ts),
-                        ..HitSource::at(r.get(8)?)
-                    },
-                    pinned: false,
-                    importance: 50,
-                    updated: last_ts.or(first_ts),
+    let rows = st.query_map(&*inner.params(&expr, &limit), |r| {
+        let spans: String = r.get(3)?;
+        let body: String = r.get(10)?;
+        let title: String = r.get(11)?;
+        let session: String = r.get(1)?;
+        let seq: i64 = r.get(2)?;
+        let win = best_window(scorer, &body, &blocks(&spans), req.tuning.window_chars);
+        let range = match (win.blocks.first(), win.blocks.last()) {
+            (Some(a), Some(b)) => Some((a.msg, b.msg)),
+            _ => None,
+        };
+        // The window's own times when the messages have them, else the
+        // chunk's.
+        let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
+        let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
+        Ok(Candidate {
+            hit: Hit {
+                rank: 0,
+                score: 0.0,
+                kind: HitKind::Session,
+                scope: dir.scope,
+                id: format!("{session}#{seq}"),
+                category: None,
+                title: if title.is_empty() {
+                    format!("session {session}")
+                } else {
+                    title
                 },
-                bm25: r.get(9)?,
-                passage: win.score,
-                words: win.words,
-                times_hit: r.get(6)?,
-                last_hit: r.get(7)?,
-                target: 0,
-                table: Table::Chunks,
-                rowid: r.get(0)?,
-                range,
-                by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
-            })
-        },
-    )?;
+                snippet: String::new(),
+                text: win.text,
+                source: HitSource {
+                    session_id: Some(session),
+                    message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
+                    message_range: range.map(|(a, b)| [a, b]),
+                    first_timestamp: ts(first_ts),
+                    last_timestamp: ts(last_ts),
+                    ..HitSource::at(r.get(8)?)
+                },
+                pinned: false,
+                importance: 50,
+                updated: last_ts.or(first_ts),
+            },
+            bm25: r.get(9)?,
+            passage: win.score,
+            words: win.words,
+            times_hit: r.get(6)?,
+            last_hit: r.get(7)?,
+            target: 0,
+            table: Table::Chunks,
+            rowid: r.get(0)?,
+            range,
+            by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
+        })
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -255,19 +280,18 @@ pub fn tickets(
     let Some(expr) = plan.to_match() else {
         return Ok(vec![]);
     };
-    let w = weights(&req.tuning, Table::Tickets);
+    let inner = filter::tickets(&weights(&req.tuning, Table::Tickets), req);
     let sql = format!(
         "SELECT t.rowid, t.ticket_id, t.part, NULL, t.created, t.updated, t.hits, t.last_hit, s.path, f.score, b.body, b.title
-         FROM (SELECT rowid, -bm25(tickets_fts, {w}) AS score FROM tickets_fts
-               WHERE tickets_fts MATCH ?1 ORDER BY bm25(tickets_fts, {w}) LIMIT ?2) f
+         FROM ({}) f
          JOIN tickets t ON t.rowid = f.rowid
          JOIN tickets_fts b ON b.rowid = f.rowid
-         JOIN sources s ON s.id = t.source_id
-         WHERE (?3 IS NULL OR coalesce(t.updated, t.created) >= ?3)
-           AND (?4 IS NULL OR coalesce(t.created, t.updated) <= ?4)"
+         JOIN sources s ON s.id = t.source_id",
+        inner.sql
     );
+    let limit = fetch(req);
     let mut st = c.prepare_cached(&sql)?;
-    let rows = st.query_map(params![expr, fetch(req), req.since, req.until], |r| {
+    let rows = st.query_map(&*inner.params(&expr, &limit), |r| {
         let ticket: String = r.get(1)?;
         let part: i64 = r.get(2)?;
         let title: String = r.get(11)?;

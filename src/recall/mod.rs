@@ -9,6 +9,7 @@
 
 mod candidates;
 mod context;
+mod filter;
 mod hit;
 mod passage;
 mod period;
