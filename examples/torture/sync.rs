@@ -146,7 +146,7 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
             }
         }
         let mut child = sync_cmd(w, home, &["sync"]).spawn()?;
-        std::thread::sleep(Duration::from_millis(r.below(120)));
+        std::thread::sleep(Duration::from_millis(r.below(40)));
         if child.try_wait()?.is_none() {
             killed += 1;
         }
