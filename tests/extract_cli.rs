@@ -1561,3 +1561,36 @@ fn r26_extractor_stderr_and_dropped_keys_are_redacted() {
     assert!(!r.to_string().contains(&secret), "{r}");
     assert_eq!(files_holding(&env, &secret), Vec::<PathBuf>::new());
 }
+
+/// Issue 26 item 10: a killed `extract` left its session "being extracted
+/// by another run" for ten minutes. A lease whose owner process is gone is
+/// taken over at once, and the re-run equals a clean run.
+#[test]
+fn r26_a_killed_runs_lease_is_taken_over_at_once() {
+    let env = env();
+    indexed_session(&env, "s1");
+    // What `claim` leaves when its process is killed: a live lease held by
+    // a pid that no longer exists.
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let db = Connection::open(env.project_dir().join("index.db")).unwrap();
+    db.execute(
+        "INSERT INTO extractions(source_id, session_id, state, lease_owner, lease_until, attempts, updated)
+         SELECT source_id, session_id, 'pending', ?1, ?2, 1, ?3 FROM sessions WHERE session_id = 's1'",
+        rusqlite::params![format!("{pid}-1"), unix_now() + 600, unix_now()],
+    )
+    .unwrap();
+    drop(db);
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "incidents",
+        "watcher race",
+        "The flaky test raced the file watcher; tests now wait for its first event.",
+        0.8,
+    )]);
+    let r = fake.extract(&env, &[]);
+    assert_eq!(fake.calls().len(), 1, "s1 is extracted at once: {r}");
+    assert_eq!(status(&env)["s1"]["state"], "done");
+    assert_eq!(auto_keys(&env), ["auto:watcher-race"]);
+}

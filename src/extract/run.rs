@@ -52,6 +52,9 @@ pub struct Options {
     pub owner: String,
     pub lease_secs: i64,
     pub now: Timestamp,
+    /// The wall clock when the run started: leases run from each claim,
+    /// `now` plus the time since this.
+    pub started: Timestamp,
     pub ingest: IngestOptions,
     pub limits: Limits,
 }
@@ -110,7 +113,8 @@ pub struct Scopes<'a> {
 fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
     let now = o.now.as_second();
     let sql = format!(
-        "SELECT s.id, s.path, s.format, s.hash, se.session_id, se.title, se.launcher, se.cwd
+        "SELECT s.id, s.path, s.format, s.hash, se.session_id, se.title, se.launcher, se.cwd,
+                x.lease_until, x.lease_owner
          FROM sources s JOIN sessions se ON se.source_id = s.id
          LEFT JOIN extractions x ON x.source_id = s.id
          WHERE s.kind = 'session'
@@ -119,22 +123,15 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
                                    AND (?5 IS NOT NULL
                                         OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?2 - ?4)))
            AND (?5 IS NULL OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?5)
-           AND (x.lease_until IS NULL OR x.lease_until < ?2)
            AND {NEEDS_WORK}
-         ORDER BY coalesce(se.last_ts, 0) DESC LIMIT ?6"
+         ORDER BY coalesce(se.last_ts, 0) DESC"
     );
     let mut st = c.prepare(&sql)?;
     let rows = st.query_map(
-        params![
-            o.session,
-            now,
-            o.idle_secs,
-            o.max_age_secs,
-            o.since,
-            o.max_sessions as i64
-        ],
+        params![o.session, now, o.idle_secs, o.max_age_secs, o.since,],
         |r| {
-            Ok(Due {
+            let lease: (Option<i64>, Option<String>) = (r.get(8)?, r.get(9)?);
+            let due = Due {
                 source_id: r.get(0)?,
                 path: PathBuf::from(r.get::<_, String>(1)?),
                 format: r.get(2)?,
@@ -143,16 +140,52 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
                 title: r.get(5)?,
                 launcher: r.get(6)?,
                 cwd: r.get(7)?,
-            })
+            };
+            Ok((due, lease))
         },
     )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    // A live lease of a run that still has a process keeps its session;
+    // a killed run's lease does not (see `claim`).
+    let mut out = Vec::new();
+    for row in rows {
+        let (d, (until, owner)) = row?;
+        let held = until.is_some_and(|u| u >= now)
+            && owner.is_some_and(|w| w != o.owner && owner_alive(&w));
+        if !held {
+            out.push(d);
+        }
+        if out.len() >= o.max_sessions {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Claim `d` for this run. `false` when another run holds a live lease.
+/// The lease runs from the claim, not from the run's start (a run of many
+/// sessions would otherwise claim its later ones already expired), and a
+/// lease whose owner process is gone is free at once (issue 26 item 10).
 fn claim(c: &mut Connection, d: &Due, o: &Options) -> Result<bool> {
-    let now = o.now.as_second();
+    let now = claim_time(o);
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let holder: Option<String> = tx
+        .query_row(
+            "SELECT lease_owner FROM extractions WHERE source_id=?1 AND lease_until >= ?2",
+            params![d.source_id, now],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    if let Some(dead) = holder.filter(|h| *h != o.owner && !owner_alive(h)) {
+        tracing::info!(
+            "session {}: its lease holder {dead} is gone; taking it over",
+            d.session_id
+        );
+        tx.execute(
+            "UPDATE extractions SET lease_until=NULL WHERE source_id=?1 AND lease_owner=?2",
+            params![d.source_id, dead],
+        )?;
+    }
     // Re-checked under the write lock: between `due` and now another run
     // may have leased this session, or finished it.
     let free: Option<i64> = tx
@@ -179,6 +212,40 @@ fn claim(c: &mut Connection, d: &Due, o: &Options) -> Result<bool> {
     )?;
     tx.commit()?;
     Ok(true)
+}
+
+/// The time a claim is made: the run's injected `now` plus the time the run
+/// has taken so far.
+fn claim_time(o: &Options) -> i64 {
+    lease_start(o.now, o.started, Timestamp::now())
+}
+
+/// `now` moved on by the wall time from `started` to `wall` (never back).
+fn lease_start(now: Timestamp, started: Timestamp, wall: Timestamp) -> i64 {
+    now.as_second() + wall.as_second().saturating_sub(started.as_second()).max(0)
+}
+
+/// Whether the run that owns a lease (`<pid>-<nanos>`, see
+/// `Memory::extract_options`) still has a process on this machine. An
+/// owner of another form is taken as alive.
+fn owner_alive(owner: &str) -> bool {
+    let Some(pid) = owner
+        .split_once('-')
+        .and_then(|(p, _)| p.parse::<i32>().ok())
+    else {
+        return true;
+    };
+    #[cfg(unix)]
+    {
+        // SAFETY: signal 0 only checks that the process exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
 }
 
 fn finish(
@@ -229,7 +296,7 @@ pub struct Backlog {
 pub fn backlog(c: &Connection, o: &Options) -> Result<Backlog> {
     let now = o.now.as_second();
     let sql = format!(
-        "SELECT coalesce(se.last_ts, s.mtime / 1000000000), x.lease_until, {NEEDS_WORK}
+        "SELECT coalesce(se.last_ts, s.mtime / 1000000000), x.lease_until, {NEEDS_WORK}, x.lease_owner
          FROM sources s JOIN sessions se ON se.source_id = s.id
          LEFT JOIN extractions x ON x.source_id = s.id
          WHERE s.kind = 'session'"
@@ -239,10 +306,11 @@ pub fn backlog(c: &Connection, o: &Options) -> Result<Backlog> {
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
         let (last, lease, needs): (i64, Option<i64>, bool) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        let owner: Option<String> = r.get(3)?;
         b.sessions += 1;
         if !needs {
             b.finished += 1;
-        } else if lease.is_some_and(|l| l >= now) {
+        } else if lease.is_some_and(|l| l >= now) && owner.is_some_and(|w| owner_alive(&w)) {
             b.leased += 1;
         } else if last > now - o.idle_secs {
             b.active += 1;
@@ -519,4 +587,31 @@ pub fn status(c: &Connection) -> Result<Vec<Status>> {
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 26 item 10: every claim's lease ran from the run's start, so
+    /// with 64 sessions at 60 s each the later claims were born expired.
+    #[test]
+    fn r26_a_lease_runs_from_its_claim() {
+        let t = |s| Timestamp::from_second(s).unwrap();
+        // A run injected at 1,000 that started (wall clock) at 5,000 and
+        // claims at 5,900 has been running 900 s.
+        assert_eq!(lease_start(t(1_000), t(5_000), t(5_900)), 1_900);
+        // A wall clock that went back never moves a lease earlier.
+        assert_eq!(lease_start(t(1_000), t(5_000), t(4_000)), 1_000);
+    }
+
+    #[test]
+    fn an_owner_without_a_process_is_gone() {
+        assert!(owner_alive(&format!("{}-1", std::process::id())));
+        assert!(owner_alive("dead-run"), "not a pid: taken as alive");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!owner_alive(&format!("{pid}-1")));
+    }
 }

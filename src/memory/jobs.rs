@@ -1,6 +1,8 @@
 //! The write jobs of the façade: indexing sources into the project and
 //! extracting records from its finished sessions.
 
+use jiff::Timestamp;
+
 use super::Memory;
 use crate::error::{Error, Result};
 use crate::extract::run::{self, Backlog, Extractor, Options, Report};
@@ -64,6 +66,7 @@ impl Memory {
             owner: format!("{}-{}", std::process::id(), self.now.as_nanosecond()),
             lease_secs: 600,
             now: self.now,
+            started: Timestamp::now(),
             ingest: self.ingest_options(None, None),
             limits: self.limits(),
         }
