@@ -592,6 +592,12 @@ fn r_reindex_removes_temp_files_left_by_killed_writes() {
     let folder = env.project_dir().join("records").join("decisions");
     let orphan = folder.join(".recall-Zx81kq.tmp");
     std::fs::write(&orphan, "---\nid: half").unwrap();
+    // A killed write's file is at least a minute old by the next run.
+    age(&orphan, 120);
+    // A writer that has created its file but not locked it yet.
+    let young = folder.join(".recall-Young1.tmp");
+    std::fs::write(&young, "---\nid: being written").unwrap();
+    std::fs::set_permissions(&young, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let out = env.run(&["reindex", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["summary"]["temps_removed"], 1, "{v}");
@@ -600,8 +606,26 @@ fn r_reindex_removes_temp_files_left_by_killed_writes() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(left.len(), 1, "{left:?}");
-    assert!(left[0].ends_with(".md"));
+    // Issue 26 item 7: a live writer's file is never removed under it.
+    assert!(young.exists(), "a write in progress lost its file");
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.iter().any(|f| f.ends_with(".md")));
+    // Issue 26 item 9: doctor does not call a write in progress damage.
+    let (_, said) = env.doctor();
+    assert!(!said.contains("Young1"), "{said}");
+    age(&young, 120);
+    let (_, said) = env.doctor();
+    assert!(
+        said.contains("Young1") && said.contains("interrupted write"),
+        "{said}"
+    );
+}
+
+/// Set a file's mtime `secs` seconds into the past.
+fn age(path: &std::path::Path, secs: u64) {
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs))
+        .unwrap();
 }
 
 /// Regression (issue probe: `recall index /dev/zero`, or a FIFO, never
@@ -1159,4 +1183,29 @@ fn r26_a_refused_write_names_the_index_and_the_fix() {
     assert!(stderr.contains(&want), "{want}: {stderr}");
     assert!(stderr.contains("--home"), "{stderr}");
     assert_eq!(stderr.matches("disk I/O error").count(), 1, "{stderr}");
+}
+
+/// Issue 26 item 9: `doctor` without `--project` checked the current
+/// folder's project and said "all checks passed" about the whole home.
+#[test]
+fn r26_doctor_names_the_projects_it_did_not_check() {
+    let env = Env::new();
+    env.add("decisions", "k", "fact");
+    env.cmd_in("beta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "b",
+            "other fact",
+        ])
+        .assert()
+        .success();
+    let (_, out) = env.doctor();
+    assert!(
+        out.contains("not checked: 1 other project(s) of this home (beta)"),
+        "{out}"
+    );
 }

@@ -8,7 +8,9 @@ use rusqlite::{Connection, OpenFlags};
 use super::context::Ctx;
 use crate::index::{drift, files_with_secrets};
 use crate::records::Limits;
-use crate::store::{current_docs, immutable_uri, is_temp_name, ScopeDir, Table, SCHEMA_VERSION};
+use crate::store::{
+    current_docs, immutable_uri, is_orphan_temp, is_temp_name, ScopeDir, Table, SCHEMA_VERSION,
+};
 
 /// SQLite failing because it cannot write beside the file (a read-only
 /// folder).
@@ -54,6 +56,21 @@ pub fn run(ctx: &Ctx) -> Result<u8> {
     }
     for f in &findings {
         outln!("problem: {}\n  fix: {}", f.what, f.fix);
+    }
+    // Say what was not checked: other projects of this home.
+    let checked = ctx.project().ok().map(|p| p.info.id);
+    let others: Vec<String> = ctx
+        .projects()?
+        .into_iter()
+        .filter(|p| Some(&p.id) != checked.as_ref())
+        .map(|p| p.name)
+        .collect();
+    if !others.is_empty() {
+        outln!(
+            "not checked: {} other project(s) of this home ({}); run `recall doctor --project NAME` for each",
+            others.len(),
+            others.join(", ")
+        );
     }
     if findings.is_empty() {
         outln!("all checks passed");
@@ -246,7 +263,9 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
         .into_iter()
         .flatten()
     {
-        if is_temp_name(&e.file_name().to_string_lossy()) {
+        // A write in progress is not damage: only a file no writer holds,
+        // older than a minute, was left by a killed write.
+        if is_temp_name(&e.file_name().to_string_lossy()) && is_orphan_temp(e.path()) {
             out.push(Finding {
                 what: format!(
                     "{} is a temporary file left by an interrupted write",

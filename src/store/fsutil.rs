@@ -59,25 +59,37 @@ pub fn is_temp_name(name: &str) -> bool {
 const TEMP_PREFIX: &str = ".recall-";
 const TEMP_SUFFIX: &str = ".tmp";
 
+/// How old an unlocked temporary file must be before it counts as a dead
+/// writer's. A writer locks its file right after creating it; the age rule
+/// closes that window, so no live writer's file is ever taken for an
+/// orphan (issue 26 items 7 and 9).
+pub const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether the temporary file at `path` was left by a writer that died: no
+/// process holds its lock and it is older than [`ORPHAN_AGE`].
+pub fn is_orphan_temp(path: &Path) -> bool {
+    let old = fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age >= ORPHAN_AGE);
+    old && fs::File::open(path).is_ok_and(|f| f.try_lock().is_ok())
+}
+
 /// Remove the temporary files that writers killed mid-write left in `dir`,
-/// returning them. A live writer holds a lock on its temporary file, so it
-/// is skipped; only an unlocked one is an orphan. (A writer between
-/// creating its file and locking it, a window of microseconds, would see
-/// its rename fail with an error; nothing is lost.)
+/// returning them. Only orphans go (see [`is_orphan_temp`]): a file a live
+/// writer holds, or one just created, stays.
 pub fn remove_orphan_temps(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut removed = Vec::new();
     for e in entries.flatten() {
-        if !is_temp_name(&e.file_name().to_string_lossy()) {
-            continue;
-        }
         let path = e.path();
-        let Ok(f) = fs::File::open(&path) else {
-            continue;
-        };
-        if f.try_lock().is_ok() && fs::remove_file(&path).is_ok() {
+        if is_temp_name(&e.file_name().to_string_lossy())
+            && is_orphan_temp(&path)
+            && fs::remove_file(&path).is_ok()
+        {
             removed.push(path);
         }
     }
@@ -148,11 +160,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let orphan = tmp.path().join(".recall-abc123.tmp");
         fs::write(&orphan, "half a rec").unwrap();
+        age(&orphan);
         let live = tmp.path().join(".recall-def456.tmp");
         let held = fs::File::create(&live).unwrap();
         held.lock().unwrap();
+        age(&live);
         let other = tmp.path().join("note.tmp");
         fs::write(&other, "not ours").unwrap();
+        age(&other);
         assert_eq!(
             remove_orphan_temps(tmp.path()),
             std::slice::from_ref(&orphan)
@@ -161,6 +176,28 @@ mod tests {
         assert!(live.exists() && other.exists());
         drop(held);
         assert_eq!(remove_orphan_temps(tmp.path()), [live]);
+    }
+
+    /// Issue 26 item 7: a writer between creating its temp file and
+    /// locking it lost the file to a concurrent sync ("cannot replace …: No
+    /// such file or directory"). A file younger than ORPHAN_AGE is never
+    /// taken for an orphan, locked or not.
+    #[test]
+    fn r26_a_temp_file_just_created_is_never_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let young = tmp.path().join(".recall-young1.tmp");
+        fs::write(&young, "being written").unwrap();
+        assert!(remove_orphan_temps(tmp.path()).is_empty());
+        assert!(young.exists());
+        age(&young);
+        assert_eq!(remove_orphan_temps(tmp.path()), [young]);
+    }
+
+    /// Move a file's mtime past ORPHAN_AGE.
+    fn age(path: &Path) {
+        let f = fs::OpenOptions::new().write(true).open(path).unwrap();
+        f.set_modified(std::time::SystemTime::now() - ORPHAN_AGE * 2)
+            .unwrap();
     }
 
     #[test]

@@ -20,7 +20,8 @@ mod terms;
 
 pub use db::{bound_wal, configure_process, immutable_uri, Db, OpenMode, WAL_LIMIT};
 pub use fsutil::{
-    atomic_write, create_private_dir, file_mtime_ns, is_temp_name, remove_orphan_temps, sync_parent,
+    atomic_write, create_private_dir, file_mtime_ns, is_orphan_temp, is_temp_name,
+    remove_orphan_temps, sync_parent, ORPHAN_AGE,
 };
 pub use hits::{fold_hits, hits_log, note_hits};
 pub use home::resolve_home;
