@@ -103,7 +103,7 @@ pub fn aux_terms(text: &str) -> String {
 }
 
 /// `f` of the stem of the lowercase word `w`, from the thread's cache (see
-/// [`STEM_CACHE`]). `f` must not stem again.
+/// `STEM_CACHE`). `f` must not stem again.
 pub fn with_stem<T>(w: &str, f: impl FnOnce(&str) -> T) -> T {
     STEM_CACHE.with_borrow_mut(|cache| f(cache.changed_stem(w).unwrap_or(w)))
 }
