@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::Memory;
 use crate::error::{Error, Result};
-use crate::store::{Project, ScopeDir, Sharing};
+use crate::index::{sync_records, Progress};
+use crate::store::{Db, OpenMode, Project, ScopeDir, Sharing};
 use crate::sync::{self, identity, local, Me, RemoteUrl, ScopeReport, Target};
 
 /// Options of one sync run.
@@ -210,15 +211,16 @@ impl Memory {
         let mut reports = Vec::new();
         for s in &scopes {
             crate::store::create_private_dir(&s.dir.root)?;
-            let mut db = self.open_synced(&s.dir)?;
-            // Every file's stat, not only the folders': an edit in place
-            // (which keeps the folder's mtime) must still be sent.
-            let report = crate::index::sync_records(
+            // One record sync over every file's stat, not only the folders'
+            // (what `open_synced` checks): an edit in place, which keeps
+            // the folder's mtime, must still be sent.
+            let mut db = Db::open(&s.dir.index_path(), OpenMode::ReadWrite)?;
+            let report = sync_records(
                 db.writer()?,
                 &s.dir,
                 &self.limits(),
                 false,
-                &crate::index::Progress::hidden(),
+                &Progress::hidden(),
             )?;
             for e in &report.errors {
                 tracing::warn!("skipped {e}");

@@ -38,20 +38,20 @@ pub const MUST_PUSH: &str = "!";
 
 /// The last server id this scope applied.
 pub fn cursor(conn: &Connection) -> Result<i64> {
-    meta_i64(conn, "sync.cursor")
+    Ok(meta_i64(conn, "sync.cursor")?.unwrap_or(0))
 }
 
 /// When this scope last finished a sync (unix seconds), if ever.
 pub fn last_sync(conn: &Connection) -> Result<Option<i64>> {
-    Ok(Some(meta_i64(conn, "sync.last")?).filter(|t| *t > 0))
+    Ok(meta_i64(conn, "sync.last")?.filter(|t| *t > 0))
 }
 
-fn meta_i64(conn: &Connection, key: &str) -> Result<i64> {
+fn meta_i64(conn: &Connection, key: &str) -> Result<Option<i64>> {
     let v: Option<String> = conn
         .prepare_cached("SELECT value FROM meta WHERE key=?1")?
         .query_row([key], |r| r.get(0))
         .optional()?;
-    Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    Ok(v.and_then(|v| v.parse().ok()))
 }
 
 /// Store the cursor, inside the transaction that applied the change.
@@ -61,11 +61,7 @@ pub fn set_cursor(conn: &Connection, id: i64) -> Result<()> {
 
 /// The cursor last reported to the server (`recall_hosts.seen_id`).
 pub fn noted(conn: &Connection) -> Result<Option<i64>> {
-    let v: Option<String> = conn
-        .prepare_cached("SELECT value FROM meta WHERE key='sync.noted'")?
-        .query_row([], |r| r.get(0))
-        .optional()?;
-    Ok(v.and_then(|v| v.parse().ok()))
+    meta_i64(conn, "sync.noted")
 }
 
 /// Remember the cursor reported to the server.
@@ -198,19 +194,21 @@ pub fn pending_sources(
     let prefix = format!("{host}:");
     let mut current = std::collections::HashSet::new();
     let mut st = conn.prepare(
-        "SELECT id, path, kind, hash || ':' || offset || ':' || parser_version FROM sources
-         WHERE host IS NULL ORDER BY id",
+        "SELECT s.id, s.path, s.kind, s.hash || ':' || s.offset || ':' || s.parser_version, x.hash
+         FROM sources s LEFT JOIN sync_state x ON x.kind='source' AND x.key = ?1 || s.path
+         WHERE s.host IS NULL ORDER BY s.id",
     )?;
-    let rows = st.query_map([], |r| {
+    let rows = st.query_map([&prefix], |r| {
         Ok((
             r.get::<_, i64>(0)?,
             r.get::<_, String>(1)?,
             r.get::<_, String>(2)?,
             r.get::<_, String>(3)?,
+            r.get::<_, Option<String>>(4)?,
         ))
     })?;
     for row in rows {
-        let (id, path, kind, version) = row?;
+        let (id, path, kind, version, sent) = row?;
         let shared = match kind.as_str() {
             "ticket" => tickets,
             _ => sessions,
@@ -220,7 +218,7 @@ pub fn pending_sources(
         }
         let key = format!("{prefix}{path}");
         current.insert(key.clone());
-        if state(conn, Kind::Source, &key)?.as_deref() != Some(version.as_str()) {
+        if sent.as_deref() != Some(version.as_str()) {
             out.push(Pending {
                 kind: Kind::Source,
                 key,
