@@ -63,6 +63,11 @@ fn records_of(home: &Path) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     let dir = records_dir(home)?;
     for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        // A killed write's temp file is not a record (recall never reads
+        // it; a later run removes it once it is an orphan).
+        if recall::store::is_temp_name(&e.file_name().to_string_lossy()) {
+            continue;
+        }
         let text = std::fs::read_to_string(e.path())?;
         let key = text
             .lines()
