@@ -142,11 +142,13 @@ impl Error {
 }
 
 /// SQLite's extended codes for an I/O error while writing, syncing or
-/// growing a file (reads are not write failures).
+/// growing a file (reads are not write failures). Creating the `-shm`
+/// file is a write: a full disk or a file size limit refuses it.
 fn is_write_ioerr(code: std::ffi::c_int) -> bool {
     use rusqlite::ffi;
     [
         ffi::SQLITE_IOERR_WRITE,
+        ffi::SQLITE_IOERR_SHMOPEN,
         ffi::SQLITE_IOERR_FSYNC,
         ffi::SQLITE_IOERR_DIR_FSYNC,
         ffi::SQLITE_IOERR_TRUNCATE,

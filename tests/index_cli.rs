@@ -1185,6 +1185,119 @@ fn r26_a_refused_write_names_the_index_and_the_fix() {
     assert_eq!(stderr.matches("disk I/O error").count(), 1, "{stderr}");
 }
 
+/// `recall` run with every file write refused: a file size limit of 0
+/// (`ulimit -f 0`, SIGXFSZ ignored) refuses each write the way a full
+/// disk does, `-shm` creation included.
+#[cfg(unix)]
+fn run_refusing_writes(env: &Env, args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let recall = assert_cmd::cargo::cargo_bin("recall");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
+        .arg(&recall)
+        .arg("--home")
+        .arg(env.home())
+        .args(["--project", "alpha"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .current_dir(env.tmp.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Regression (issue 26 item 8): on a full disk, a changed records folder
+/// made `query` fail (exit 2) and the hook return no context: the read
+/// path's record sync could not write, and neither could a new `-shm`.
+/// Both now answer from the index as it is, and `query` says the change
+/// was not seen.
+#[cfg(unix)]
+#[test]
+fn r26_a_full_disk_still_answers_from_the_index_as_it_is() {
+    let env = Env::new();
+    let id = env.add("decisions", "cache", "We cache sessions in walrusdb.");
+    let records = env.project_dir().join("records").join("decisions");
+    for f in ["index.db-wal", "index.db-shm"] {
+        assert!(
+            !env.project_dir().join(f).exists(),
+            "{f} left by a clean close"
+        );
+    }
+    let first = std::fs::read_to_string(records.join(format!("{id}.md"))).unwrap();
+    let late = first
+        .replace(&id, "late-0a1b2c")
+        .replace("key: cache", "key: late")
+        .replace(
+            "We cache sessions in walrusdb.",
+            "The walrusdb port is 7411.",
+        );
+    std::fs::write(records.join("late-0a1b2c.md"), late).unwrap();
+
+    let out = run_refusing_writes(&env, &["query", "--format", "json", "walrusdb"], "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![id.as_str()], "the index as it is: {v}");
+    assert!(stderr.contains("record files changed"), "{stderr}");
+
+    let hook = serde_json::json!({
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "s1",
+        "cwd": env.tmp.path(),
+        "prompt": "where do we cache sessions? walrusdb",
+    });
+    let out = run_refusing_writes(&env, &["hook", "claude-code"], &hook.to_string());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout.contains("We cache sessions in walrusdb"), "{stdout}");
+
+    // With the disk writable again, the next query sees the new file.
+    assert_eq!(env.hit_ids("alpha", "7411").len(), 1);
+
+    // Another reader keeps `-shm` open, so the read opens as usual and the
+    // record sync is what the disk refuses: the answer is the same.
+    let reader = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
+    let n: i64 = reader
+        .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2);
+    let third = first
+        .replace(&id, "third-0a1b2c")
+        .replace("key: cache", "key: third")
+        .replace(
+            "We cache sessions in walrusdb.",
+            "The walrusdb owner is Ada.",
+        );
+    std::fs::write(records.join("third-0a1b2c.md"), third).unwrap();
+    let out = run_refusing_writes(&env, &["query", "--format", "json", "walrusdb"], "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hits"].as_array().unwrap().len(), 2, "{v}");
+    assert!(
+        stderr.contains("answering from the index as it is"),
+        "{stderr}"
+    );
+}
+
 /// Issue 26 item 9: `doctor` without `--project` checked the current
 /// folder's project and said "all checks passed" about the whole home.
 #[test]

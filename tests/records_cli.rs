@@ -492,6 +492,16 @@ fn files_and_folders_are_private() {
         std::fs::metadata(env.home()).unwrap().permissions().mode() & 0o777,
         0o700
     );
+    // Regression: a query's `hits.log` was created 0644.
+    assert_eq!(env.hit_ids("alpha", "t").len(), 1);
+    let hits = env.project_dir().join("hits.log");
+    assert!(hits.exists());
+    for e in walkdir::WalkDir::new(env.home()) {
+        let e = e.unwrap();
+        let want = if e.file_type().is_dir() { 0o700 } else { 0o600 };
+        let mode = e.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, want, "{}", e.path().display());
+    }
 }
 
 #[test]

@@ -257,11 +257,9 @@ fn start_background_sync(ctx: &Ctx) {
 
 /// Open a log file for appending, private to the user.
 fn open_log(path: &std::path::Path) -> Result<std::fs::File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    o.open(path)
+    crate::store::private_file()
+        .append(true)
+        .open(path)
         .with_context(|| format!("cannot open {}", path.display()))
 }
 

@@ -203,7 +203,7 @@ impl Memory {
         let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
         if (old || changed) && db.is_immutable() {
             tracing::warn!(
-                "{} is read-only: record files changed since it was indexed (or it needs an upgrade) are not seen until `recall reindex` runs where the home is writable",
+                "{} cannot be written (a read-only folder or a full disk): record files changed since it was indexed (or an upgrade) are not seen until `recall reindex` runs where it can write",
                 path.display()
             );
             return Ok(Some(db));
@@ -225,7 +225,7 @@ impl Memory {
             return Ok(Some(Db::open(&path, OpenMode::ReadOnly)?));
         }
         if changed {
-            self.sync_if_idle(dir, &path)?;
+            self.sync_if_idle(dir, &path);
         }
         Ok(Some(db))
     }
@@ -233,11 +233,14 @@ impl Memory {
     /// Sync changed record files unless another writer (an index job) holds
     /// the lock: a read never waits for a writer; the next read or the
     /// writer itself picks the change up.
-    fn sync_if_idle(&self, dir: &ScopeDir, path: &Path) -> Result<()> {
+    /// Nor does a read fail because the sync cannot write (a full disk, a
+    /// refused write): the index as it is still answers, with a warning.
+    fn sync_if_idle(&self, dir: &ScopeDir, path: &Path) {
         let synced = Db::try_writer(path).and_then(|w| match w {
             Some(mut w) => {
                 let report =
-                    sync_records(w.writer()?, dir, &self.limits(), false, &Progress::hidden())?;
+                    sync_records(w.writer()?, dir, &self.limits(), false, &Progress::hidden())
+                        .map_err(|e| e.at(path))?;
                 for e in &report.errors {
                     tracing::warn!("skipped {e}");
                 }
@@ -246,11 +249,13 @@ impl Memory {
             None => Ok(()),
         });
         match synced {
+            Ok(()) => {}
             Err(e) if e.is_busy() => {
                 tracing::debug!("records changed but the index is busy; read as it is");
-                Ok(())
             }
-            other => other,
+            Err(e) => tracing::warn!(
+                "record files changed but the index was not updated ({e}); answering from the index as it is"
+            ),
         }
     }
 

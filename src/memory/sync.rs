@@ -251,11 +251,9 @@ impl Memory {
     fn sync_lock(&self, wait: bool) -> Result<Option<std::fs::File>> {
         self.home.ensure()?;
         let path: PathBuf = self.home.root().join("sync.lock");
-        let mut o = std::fs::OpenOptions::new();
-        o.create(true).truncate(false).write(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-        let file = o
+        let file = crate::store::private_file()
+            .truncate(false)
+            .write(true)
             .open(&path)
             .map_err(|e| Error::io("cannot open", &path, e))?;
         if wait {

@@ -178,6 +178,26 @@ impl Db {
                             readers: std::sync::OnceLock::new(),
                         });
                     }
+                    // A full disk (or a refused write) cannot hold a new
+                    // `-shm` either. With no WAL to replay, the main file
+                    // holds every commit: a last writer that closed cleanly
+                    // checkpointed it, and a writer that opens now fails on
+                    // the same disk. So a read answers from it as it is.
+                    Err(e @ (Error::NoSpace { .. } | Error::WriteFailed { .. }))
+                        if !has_wal_frames(path) =>
+                    {
+                        let uri = immutable_uri(path);
+                        let c = open(&uri)?;
+                        tracing::debug!("{e}: reading the index as it is");
+                        return Ok(Db {
+                            path: path.to_path_buf(),
+                            target: uri,
+                            writer: None,
+                            checked: Some(c),
+                            flags,
+                            readers: std::sync::OnceLock::new(),
+                        });
+                    }
                     Err(e) => return Err(e),
                 }
             }
@@ -409,6 +429,14 @@ fn writable_folder(path: &Path) -> bool {
         .prefix(".recall-probe-")
         .tempfile_in(dir)
         .is_ok()
+}
+
+/// Whether `path` has a WAL file with frames in it: commits the main
+/// file does not hold yet, which a reader must see through `-shm`.
+fn has_wal_frames(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(PathBuf::from(wal)).is_ok_and(|m| m.len() > 0)
 }
 
 /// `file:<path>?immutable=1`, with the characters a URI path cannot hold

@@ -24,6 +24,16 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("cannot create folder", dir, e))
 }
 
+/// Options that create a file with mode 0600 (on Unix): logs, locks and
+/// anything else recall keeps in the home is private to the user.
+pub fn private_file() -> fs::OpenOptions {
+    let mut o = fs::OpenOptions::new();
+    o.create(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o
+}
+
 /// Write `contents` to `path` atomically with mode 0600: a reader sees either
 /// the old file or the new one, never a half-written one.
 pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {

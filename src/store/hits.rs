@@ -50,9 +50,8 @@ pub fn note_hits(index: &Path, rows: &[(Table, i64)], now: i64) {
     if lines.is_empty() {
         return;
     }
-    let append = std::fs::OpenOptions::new()
+    let append = super::private_file()
         .append(true)
-        .create(true)
         .open(hits_log(index))
         .and_then(|mut f| f.write_all(lines.as_bytes()));
     if let Err(e) = append {

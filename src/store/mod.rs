@@ -20,7 +20,7 @@ mod terms;
 
 pub use db::{bound_wal, configure_process, immutable_uri, Db, OpenMode, WAL_LIMIT};
 pub use fsutil::{
-    atomic_write, create_private_dir, file_mtime_ns, is_orphan_temp, is_temp_name,
+    atomic_write, create_private_dir, file_mtime_ns, is_orphan_temp, is_temp_name, private_file,
     remove_orphan_temps, sync_parent, ORPHAN_AGE,
 };
 pub use hits::{fold_hits, hits_log, note_hits};
@@ -105,11 +105,10 @@ impl ScopeDir {
     pub fn lock_records(&self) -> Result<Option<RecordsLock>> {
         let path = self.root.join("records.lock");
         let opened = create_private_dir(&self.root).and_then(|()| {
-            let mut o = std::fs::OpenOptions::new();
-            o.create(true).truncate(false).write(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-            o.open(&path)
+            private_file()
+                .truncate(false)
+                .write(true)
+                .open(&path)
                 .map_err(|e| Error::io("cannot open", &path, e))
         });
         let file = match opened {
