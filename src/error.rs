@@ -74,6 +74,11 @@ pub enum Error {
     #[error("cannot write {}: disk I/O error; check that disk (or a file size limit such as `ulimit -f`), or use another home with --home", path.display())]
     WriteFailed { path: PathBuf },
 
+    /// A write whose caller gave up waiting before it changed anything
+    /// (see `index::WriteGate`): nothing was written.
+    #[error("the write was cancelled before it changed anything; nothing was written")]
+    Cancelled,
+
     /// Team memory: the PostgreSQL remote is unreachable, refuses the
     /// credentials, has a newer schema, or failed mid-sync. The message
     /// names the server (never its password) and the fix.

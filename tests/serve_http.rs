@@ -591,3 +591,44 @@ fn r26_a_key_or_value_holding_a_secret_is_refused_over_rest() {
     let (_, v) = s.call("GET", MEM, None);
     assert_eq!(keys(&v), ["use-pnpm"]);
 }
+
+/// Regression (issue 26 item 11): a REST write that timed out answered
+/// 503 "abandoned; try again" and then committed once the index was free,
+/// so a client that retried got two writes and a lie. A write that times
+/// out while it waits for the index is now cancelled before it changes
+/// anything, and the answer says so.
+#[test]
+fn r26_a_write_that_times_out_is_never_committed_later() {
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    let s = Server::start(&env, &["--timeout", "1"]);
+    // Another writer (`recall index`, say) holds the index's write lock.
+    let mut holder = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
+    let tx = holder
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let (code, v) = s.call(
+        "POST",
+        MEM,
+        Some(&json!({"key": "late", "value": "Written after its 503?"})),
+    );
+    assert_eq!(code, 503, "{v}");
+    let e = err(&v);
+    assert!(e.contains("nothing was written"), "{e}");
+    tx.rollback().unwrap();
+    // The server runs one write at a time: this one starts after the
+    // cancelled one has finished, whatever it did.
+    let (code, v) = s.call(
+        "POST",
+        MEM,
+        Some(&json!({"key": "retry", "value": "The retry is written once."})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let (_, v) = s.call("GET", MEM, None);
+    assert_eq!(keys(&v), ["retry", "use-pnpm"], "{v}");
+    let files = walkdir::WalkDir::new(env.project_dir().join("records"))
+        .into_iter()
+        .filter(|e| e.as_ref().unwrap().file_type().is_file())
+        .count();
+    assert_eq!(files, 2);
+}

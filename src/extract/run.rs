@@ -513,6 +513,7 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
         dir,
         conn,
         limits: o.limits,
+        gate: None,
     };
     let existing = store.find(&key)?;
     if existing

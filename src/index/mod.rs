@@ -1,6 +1,7 @@
 //! The single FTS5 writer: everything that puts rows into a scope's
 //! `index.db` (records from files, and later session chunks and tickets).
 
+mod gate;
 mod pipeline;
 mod progress;
 mod record_ops;
@@ -8,6 +9,7 @@ mod records;
 mod shared;
 mod sources;
 
+pub use gate::WriteGate;
 pub use pipeline::{index_sources, IndexReport, RunOptions};
 pub use progress::Progress;
 pub use record_ops::{
@@ -15,8 +17,8 @@ pub use record_ops::{
     RecordStore, SecretPolicy,
 };
 pub use records::{
-    drift, files_with_secrets, records_changed, remove_record, sync_records, upsert_record, Drift,
-    SyncReport,
+    drift, files_with_secrets, records_changed, remove_record, sync_records, truncate_wal,
+    upsert_record, Drift, SyncReport,
 };
 pub use shared::{export_source, import_source, remove_source_at, SourceDoc};
 pub use sources::{delete_source, load_sources, rebuild_source_fts};

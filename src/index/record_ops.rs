@@ -1,18 +1,23 @@
-//! The write path of a record: validate, refuse or redact secrets, write the
-//! file atomically, then update the index row, all in one command.
+//! The write path of a record: validate, refuse or redact secrets, take the
+//! index's write lock, write the file atomically, then update the index row
+//! in that same transaction.
 //!
-//! The file is always written first. If the index update then fails, the
-//! file is still the truth and `recall reindex` repairs the index; a record
-//! is never lost.
+//! A write either happens whole or leaves nothing. Every wait (the write
+//! lock behind a running `recall index`) comes before the file changes, so
+//! a write that times out waiting has changed nothing; a failure after the
+//! file changed puts the old file back before the error is returned. Only a
+//! crash in between can leave a file without its row, and the file is the
+//! truth: the next read or `recall reindex` indexes it.
 
 use std::borrow::Cow;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, Transaction};
 
-use super::records::{remove_record, upsert_record};
+use super::records::{remove_record, truncate_wal, upsert_record};
+use super::WriteGate;
 use crate::error::{Error, Result};
 use crate::records::{
     parse_record, record_path, render_record, validate, Category, Limits, Record,
@@ -41,6 +46,9 @@ pub struct RecordStore<'a> {
     pub dir: &'a ScopeDir,
     pub conn: &'a mut Connection,
     pub limits: Limits,
+    /// Passed once the write holds its locks, before a file changes: a
+    /// caller that gave up waiting stops the write there.
+    pub gate: Option<&'a WriteGate>,
 }
 
 impl RecordStore<'_> {
@@ -72,14 +80,21 @@ impl RecordStore<'_> {
         validate(&record, &self.limits).map_err(|(_, e)| e)?;
         let path = record_path(self.dir, record.meta.category, &record.meta.id);
         let text = render_record(&record)?;
-        atomic_write(&path, text.as_bytes())?;
-        // A reclassified record moves: the new file exists before the old
-        // one is removed, so a crash in between never loses it.
-        if let Some(old) = previous.filter(|p| **p != path) {
-            fs::remove_file(old).map_err(|e| Error::io("cannot remove", old, e))?;
-            remove_record(self.conn, self.dir, old)?;
-        }
-        upsert_record(self.conn, self.dir, &record, &path)?;
+        let moved = previous.filter(|p| **p != path);
+        let tx = begin(self.conn, self.gate)?;
+        let undo = Undo::before(&[&path], moved.map(PathBuf::as_path))?;
+        let written = (|| {
+            atomic_write(&path, text.as_bytes())?;
+            // A reclassified record moves: the new file exists before the
+            // old one is removed, so a crash in between never loses it.
+            if let Some(old) = moved {
+                fs::remove_file(old).map_err(|e| Error::io("cannot remove", old, e))?;
+                remove_record(&tx, self.dir, old)?;
+            }
+            upsert_record(&tx, self.dir, &record, &path)?;
+            Ok(tx.commit()?)
+        })();
+        undo.unless(written)?;
         Ok(Located { record, path })
     }
 
@@ -138,10 +153,74 @@ impl RecordStore<'_> {
     /// Delete a record's file and row.
     pub fn delete(&mut self, id_or_key: &str) -> Result<Located> {
         let loc = self.get(id_or_key)?;
-        fs::remove_file(&loc.path).map_err(|e| Error::io("cannot remove", &loc.path, e))?;
-        crate::store::sync_parent(&loc.path);
-        remove_record(self.conn, self.dir, &loc.path)?;
+        let tx = begin(self.conn, self.gate)?;
+        let undo = Undo::before(&[], Some(&loc.path))?;
+        let removed = (|| {
+            fs::remove_file(&loc.path).map_err(|e| Error::io("cannot remove", &loc.path, e))?;
+            crate::store::sync_parent(&loc.path);
+            remove_record(&tx, self.dir, &loc.path)?;
+            Ok(tx.commit()?)
+        })();
+        undo.unless(removed)?;
+        truncate_wal(self.conn);
         Ok(loc)
+    }
+}
+
+/// The write transaction, begun before any file changes: waiting for the
+/// lock is the only wait of a write, and the gate is passed once it is
+/// held.
+fn begin<'c>(conn: &'c mut Connection, gate: Option<&WriteGate>) -> Result<Transaction<'c>> {
+    let tx = conn.transaction()?;
+    if let Some(g) = gate {
+        g.pass()?;
+    }
+    Ok(tx)
+}
+
+/// The record files a write is about to change, as they were: put back if
+/// the write fails after changing them.
+struct Undo {
+    /// Each path with its old bytes, `None` when it did not exist.
+    files: Vec<(PathBuf, Option<Vec<u8>>)>,
+}
+
+impl Undo {
+    /// Note `written` (files about to be written) and `removed` (a file
+    /// about to be removed).
+    fn before(written: &[&Path], removed: Option<&Path>) -> Result<Undo> {
+        let mut files = Vec::new();
+        for p in written.iter().copied().chain(removed) {
+            let old = match fs::read(p) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(Error::io("cannot read", p, e)),
+            };
+            files.push((p.to_path_buf(), old));
+        }
+        Ok(Undo { files })
+    }
+
+    /// `result`, after putting the files back when it is an error.
+    fn unless(self, result: Result<()>) -> Result<()> {
+        let Err(e) = result else {
+            return Ok(());
+        };
+        for (path, old) in &self.files {
+            let restored = match old {
+                Some(bytes) => atomic_write(path, bytes),
+                None => match fs::remove_file(path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        Err(Error::io("cannot remove", path, e))
+                    }
+                    _ => Ok(()),
+                },
+            };
+            if let Err(r) = restored {
+                tracing::warn!("{} not put back after a failed write: {r}", path.display());
+            }
+        }
+        Err(e)
     }
 }
 

@@ -416,9 +416,10 @@ fn delete_row(tx: &Connection, rowid: i64, stats: &mut TermDeltas) -> Result<()>
     Ok(())
 }
 
-/// Index one record just written to `path` (used by `record add` and friends,
-/// so a write and its index update happen in the same command).
-pub fn upsert_record(conn: &mut Connection, dir: &ScopeDir, r: &Record, path: &Path) -> Result<()> {
+/// Index one record just written to `path`, inside the caller's
+/// transaction (`record add` and friends take the write lock before they
+/// touch the file, so a write and its index update are one step).
+pub fn upsert_record(tx: &Transaction, dir: &ScopeDir, r: &Record, path: &Path) -> Result<()> {
     let meta = fs::metadata(path).map_err(|e| Error::io("cannot stat", path, e))?;
     let bytes = fs::read(path).map_err(|e| Error::io("cannot read", path, e))?;
     let rel = relative(dir, path);
@@ -429,18 +430,17 @@ pub fn upsert_record(conn: &mut Connection, dir: &ScopeDir, r: &Record, path: &P
         mtime: file_mtime_ns(&meta),
         hash: &hash,
     };
-    let tx = conn.transaction()?;
     let mut stats = TermDeltas::default();
-    write_row(&tx, r, &stat, &mut stats)?;
-    stats.flush(&tx)?;
-    tx.commit()?;
-    remember_dirs(conn, &dir_times(dir))
+    write_row(tx, r, &stat, &mut stats)?;
+    stats.flush(tx)?;
+    remember_dirs(tx, &dir_times(dir))
 }
 
-/// Drop the row of a record file that was deleted or moved.
-pub fn remove_record(conn: &mut Connection, dir: &ScopeDir, path: &Path) -> Result<()> {
+/// Drop the row of a record file that was deleted or moved, inside the
+/// caller's transaction. After a delete commits, [`truncate_wal`] clears
+/// the deleted text out of the log.
+pub fn remove_record(tx: &Transaction, dir: &ScopeDir, path: &Path) -> Result<()> {
     let rel = relative(dir, path);
-    let tx = conn.transaction()?;
     let rowid: Option<i64> = tx
         .query_row("SELECT rowid FROM records WHERE path=?1", [&rel], |r| {
             r.get(0)
@@ -448,17 +448,19 @@ pub fn remove_record(conn: &mut Connection, dir: &ScopeDir, path: &Path) -> Resu
         .optional()?;
     if let Some(rowid) = rowid {
         let mut stats = TermDeltas::default();
-        delete_row(&tx, rowid, &mut stats)?;
-        stats.flush(&tx)?;
+        delete_row(tx, rowid, &mut stats)?;
+        stats.flush(tx)?;
     }
-    tx.commit()?;
-    // The deleted text's old page images sit in the WAL until a checkpoint
-    // copies the zeroed pages over them (`secure_delete` zeroes the
-    // database pages); truncate the log now rather than leave them.
+    remember_dirs(tx, &dir_times(dir))
+}
+
+/// Truncate the WAL after a delete: the deleted text's old page images sit
+/// in it until a checkpoint copies the zeroed pages over them
+/// (`secure_delete` zeroes the database pages).
+pub fn truncate_wal(conn: &Connection) {
     if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
         tracing::debug!("WAL not truncated after a delete: {e}");
     }
-    remember_dirs(conn, &dir_times(dir))
 }
 
 fn relative(dir: &ScopeDir, path: &Path) -> String {
@@ -493,13 +495,12 @@ fn dir_times(dir: &ScopeDir) -> Vec<(String, i64)> {
 /// Store folder times: a sync stores those taken before its listing; a
 /// single write through recall stores the times after it (its own change
 /// is indexed, and other recall writers index theirs).
-fn remember_dirs(conn: &mut Connection, times: &[(String, i64)]) -> Result<()> {
-    let tx = conn.transaction()?;
+fn remember_dirs(conn: &Connection, times: &[(String, i64)]) -> Result<()> {
+    let mut st =
+        conn.prepare_cached("INSERT OR REPLACE INTO record_dirs(path, mtime) VALUES(?1, ?2)")?;
     for (rel, mtime) in times {
-        tx.prepare_cached("INSERT OR REPLACE INTO record_dirs(path, mtime) VALUES(?1, ?2)")?
-            .execute(params![rel, mtime])?;
+        st.execute(params![rel, mtime])?;
     }
-    tx.commit()?;
     Ok(())
 }
 
@@ -585,7 +586,9 @@ mod tests {
         let path = record_path(dir, r.meta.category, &r.meta.id);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         crate::store::atomic_write(&path, render_record(&r).unwrap().as_bytes()).unwrap();
-        upsert_record(conn, dir, &r, &path).unwrap();
+        let tx = conn.transaction().unwrap();
+        upsert_record(&tx, dir, &r, &path).unwrap();
+        tx.commit().unwrap();
     }
 
     fn keys(conn: &Connection) -> Vec<String> {

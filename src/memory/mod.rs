@@ -14,6 +14,7 @@ mod search;
 mod sync;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
@@ -24,7 +25,7 @@ pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::index::{records_changed, sync_records, Progress};
+use crate::index::{records_changed, sync_records, Progress, WriteGate};
 use crate::ingest::chunk::ChunkOptions;
 use crate::ingest::{Format, IngestOptions, Kind};
 use crate::records::Limits;
@@ -43,6 +44,10 @@ pub struct Memory {
     pub cwd: PathBuf,
     /// The time every operation of this `Memory` runs at.
     pub now: Timestamp,
+    /// Passed by each record write before it changes a file (see
+    /// [`WriteGate`]): a server that stops waiting for a request cancels
+    /// it, so an abandoned write never happens later.
+    pub gate: Option<Arc<WriteGate>>,
 }
 
 impl Memory {
@@ -63,6 +68,7 @@ impl Memory {
             project_name,
             cwd,
             now: Timestamp::now(),
+            gate: None,
         })
     }
 
@@ -70,6 +76,15 @@ impl Memory {
     pub fn at(&self, now: Timestamp) -> Memory {
         Memory {
             now,
+            ..self.clone()
+        }
+    }
+
+    /// The same memory, its record writes passing `gate` (see
+    /// [`WriteGate`]).
+    pub fn with_gate(&self, gate: Arc<WriteGate>) -> Memory {
+        Memory {
+            gate: Some(gate),
             ..self.clone()
         }
     }

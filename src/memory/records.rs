@@ -169,6 +169,7 @@ impl Memory {
             dir,
             conn: db.writer()?,
             limits: self.limits(),
+            gate: self.gate.as_deref(),
         };
         f(&mut store).map_err(|e| e.at(&dir.index_path()))
     }
@@ -404,6 +405,91 @@ mod tests {
         .at(Timestamp::from_second(1_700_000_000).unwrap());
         let dir = mem.ensure_scope(Scope::Project).unwrap();
         (tmp, mem, dir)
+    }
+
+    /// The record store of `dir` on a connection of the test's own.
+    fn store_on<'a>(dir: &'a ScopeDir, conn: &'a mut rusqlite::Connection) -> RecordStore<'a> {
+        RecordStore {
+            dir,
+            conn,
+            limits: crate::records::Limits::default(),
+            gate: None,
+        }
+    }
+
+    fn record_files(dir: &ScopeDir) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut v: Vec<_> = walkdir::WalkDir::new(dir.records_dir())
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Regression (issue 26 item 7): a record write that failed with
+    /// "database is locked" while `recall index` held the index had
+    /// already written its file, so a failed write was in fact stored. The
+    /// write lock is now taken before the file changes.
+    #[test]
+    fn r26_a_write_that_cannot_get_the_lock_leaves_nothing() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        mem.upsert(&dir, new("first", "The first fact."))?;
+        let before = record_files(&dir);
+        let mut holder = rusqlite::Connection::open(dir.index_path())?;
+        let held = holder.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut conn = rusqlite::Connection::open(dir.index_path())?;
+        conn.busy_timeout(std::time::Duration::ZERO)?;
+        let mut store = store_on(&dir, &mut conn);
+        for (key, text) in [
+            ("second", "A new fact."),
+            ("first", "The first fact, edited."),
+        ] {
+            let err = store
+                .upsert(key, None, text, |_| {}, SecretPolicy::Refuse, mem.now)
+                .unwrap_err();
+            assert!(err.is_busy(), "{err}");
+        }
+        let err = store.delete("first").unwrap_err();
+        assert!(err.is_busy(), "{err}");
+        assert_eq!(record_files(&dir), before);
+        held.rollback()?;
+        Ok(())
+    }
+
+    /// Issue 26 item 7: a write that fails after its file changed (here the
+    /// index refuses the row) puts the old file back: a new record leaves
+    /// no file, an edit leaves the old text, a move leaves the old file.
+    #[test]
+    fn r26_a_write_the_index_refuses_puts_the_files_back() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        mem.upsert(&dir, new("first", "The first fact."))?;
+        let before = record_files(&dir);
+        let mut conn = rusqlite::Connection::open(dir.index_path())?;
+        conn.execute_batch(
+            "CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.records
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )?;
+        let mut store = store_on(&dir, &mut conn);
+        let now = mem.now;
+        let edits: [(&str, Option<Category>, &str); 3] = [
+            ("second", None, "A new fact."),
+            ("first", None, "The first fact, edited."),
+            (
+                "first",
+                Some(Category::Procedures),
+                "The first fact, moved.",
+            ),
+        ];
+        for (key, category, text) in edits {
+            let err = store
+                .upsert(key, category, text, |_| {}, SecretPolicy::Refuse, now)
+                .unwrap_err();
+            assert!(err.to_string().contains("refused by the test"), "{err}");
+            assert_eq!(record_files(&dir), before, "{key} {category:?}");
+        }
+        Ok(())
     }
 
     /// A text edit by the API, where generated text is read-only.

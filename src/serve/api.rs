@@ -4,6 +4,7 @@
 //! `/api/user/memories`; both take the same bodies.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -18,7 +19,7 @@ use serde_json::{json, Value};
 use super::envelope::{Data, Fail, PathParam, QueryParam, Reply};
 use super::{Shared, BODY_LIMIT};
 use crate::error::{Error, Result};
-use crate::index::{ListFilter, Listed, Located, SecretPolicy};
+use crate::index::{ListFilter, Listed, Located, SecretPolicy, WriteGate};
 use crate::memory::{ListOrder, NewRecord, Patch};
 use crate::recall::Request;
 use crate::records::{Category, Source, Status};
@@ -62,43 +63,71 @@ enum Place {
 
 /// Run `f` on tokio's blocking pool with a memory at the current time and
 /// the folder of `place`; writes hold the process's write lock.
+///
+/// Reads are bounded by the guard's time limit. A write is bounded here,
+/// through a [`WriteGate`]: when its time is up before it has changed
+/// anything (it is still waiting for a lock), it is cancelled and the
+/// answer says nothing was written; once it has passed the gate it
+/// finishes, and the answer is its result. A client that retries never
+/// gets two writes or a lie.
 async fn blocking<T: Send + 'static>(
     state: &Shared,
     place: Place,
     write: bool,
     f: impl FnOnce(&Memory, &ScopeDir) -> Result<T> + Send + 'static,
 ) -> std::result::Result<T, Fail> {
-    let state = state.clone();
-    tokio::task::spawn_blocking(move || {
-        let _lock = match write {
-            true => Some(state.writes.lock().unwrap_or_else(|p| p.into_inner())),
-            false => None,
-        };
-        let mem = state.memory.at(Timestamp::now());
-        let (mem, dir) = match place {
-            Place::User if write => {
-                let dir = mem.ensure_scope(Scope::User)?;
-                (mem, dir)
+    let gate = Arc::new(WriteGate::new());
+    let task = {
+        let (state, gate) = (state.clone(), gate.clone());
+        tokio::task::spawn_blocking(move || {
+            let _lock = match write {
+                true => Some(state.writes.lock().unwrap_or_else(|p| p.into_inner())),
+                false => None,
+            };
+            let mem = state.memory.at(Timestamp::now()).with_gate(gate);
+            let (mem, dir) = match place {
+                Place::User if write => {
+                    let dir = mem.ensure_scope(Scope::User)?;
+                    (mem, dir)
+                }
+                Place::User => {
+                    let dir = mem.home.user();
+                    (mem, dir)
+                }
+                Place::Project(p) => {
+                    let project = mem.existing_project(&p)?;
+                    (mem.with_project(&project.info.id), project.dir)
+                }
+            };
+            f(&mem, &dir)
+        })
+    };
+    let mut task = task;
+    let joined = match write {
+        false => task.await,
+        true => match tokio::time::timeout(state.timeout, &mut task).await {
+            Ok(joined) => joined,
+            Err(_) if gate.cancel() => {
+                return Err(Fail(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the write waited more than {} s for the index (another write or `recall index` holds it) and was cancelled; nothing was written, so try again",
+                        state.timeout.as_secs()
+                    ),
+                ))
             }
-            Place::User => {
-                let dir = mem.home.user();
-                (mem, dir)
-            }
-            Place::Project(p) => {
-                let project = mem.existing_project(&p)?;
-                (mem.with_project(&project.info.id), project.dir)
-            }
-        };
-        f(&mem, &dir)
-    })
-    .await
-    .map_err(|e| {
-        Fail(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the request failed: {e}"),
-        )
-    })?
-    .map_err(Fail::from)
+            // Past the point of no return: it finishes in moments.
+            Err(_) => task.await,
+        },
+    };
+    joined
+        .map_err(|e| {
+            Fail(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the request failed: {e}"),
+            )
+        })?
+        .map_err(Fail::from)
 }
 
 /// Read a JSON body of at most [`BODY_LIMIT`] bytes.

@@ -44,7 +44,16 @@ pub async fn guard(State(state): State<Shared>, req: Request, next: Next) -> Res
             return r;
         }
     }
-    let mut resp = match tokio::time::timeout(state.timeout, next.run(req)).await {
+    // A write is never dropped here: one that was abandoned mid-way could
+    // still commit. It is bounded where it runs, before it changes
+    // anything (see `api::blocking`).
+    let timed = req.method().is_safe();
+    let run = next.run(req);
+    let outcome = match timed {
+        true => tokio::time::timeout(state.timeout, run).await,
+        false => Ok(run.await),
+    };
+    let mut resp = match outcome {
         Ok(r) => r,
         Err(_) => Fail(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -238,6 +238,7 @@ fn apply_record(
         dir,
         conn,
         limits: me.limits,
+        gate: None,
     };
     let Some(body) = row.body.as_deref().filter(|_| !row.deleted) else {
         if let Some(h) = &here {
