@@ -841,3 +841,52 @@ fn r26_reads_never_wait_for_a_writer() {
     }
     writer.execute_batch("ROLLBACK").unwrap();
 }
+
+/// Regression (issue 26 item 9): `doctor` run while records were being
+/// written reported a record "not indexed": it read the files and the rows
+/// at different moments, between a write's file and its row. It now waits
+/// for a record write in flight (which holds `records.lock` from its file
+/// to its row) and reads the index as one snapshot.
+#[cfg(target_os = "linux")]
+#[test]
+fn r26_doctor_waits_for_a_record_write_in_flight() {
+    let env = Env::new();
+    let id = env.add("decisions", "seed", "A first fact so the project exists.");
+    let dir = env.project_dir();
+    // A writer between its file and its row: it holds the records lock
+    // and its new file is in place.
+    let lock = std::fs::File::create(dir.join("records.lock")).unwrap();
+    lock.lock().unwrap();
+    let records = dir.join("records").join("decisions");
+    let first = std::fs::read_to_string(records.join(format!("{id}.md"))).unwrap();
+    let late = first
+        .replace(&id, "late-0a1b2c")
+        .replace("key: seed", "key: late")
+        .replace("A first fact", "A second fact");
+    let path = records.join("late-0a1b2c.md");
+    std::fs::write(&path, late).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let doctor = env
+        .std_cmd()
+        .arg("doctor")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Doctor waits for the lock (the kernel says where it sleeps).
+    let wchan = format!("/proc/{}/wchan", doctor.id());
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(&wchan).unwrap_or_default() != "locks_lock_inode_wait" {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "doctor did not wait for the write in flight"
+        );
+        std::thread::yield_now();
+    }
+    // The writer indexes its row (here a read syncs the new file), then
+    // lets go.
+    assert_eq!(env.hit_ids("alpha", "second").len(), 1);
+    drop(lock);
+    let out = doctor.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+}

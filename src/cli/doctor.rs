@@ -130,8 +130,15 @@ fn check_scope(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) -> bool 
         if !read_only {
             check_integrity(c, &path, out)?;
         }
+        // What a write in flight would make look wrong is read as one
+        // snapshot: a recall record write holds the records lock from its
+        // file to its row, and one read transaction sees each commit whole
+        // (term counts and rows together).
+        let _writes = dir.lock_records().ok().flatten();
+        let snapshot = c.unchecked_transaction()?;
         check_term_stats(c, &path, out)?;
         let d = drift(c, dir)?;
+        snapshot.finish()?;
         if !d.is_clean() {
             out.push(Finding {
                 what: format!(
