@@ -257,3 +257,79 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
         c.close().await.unwrap();
     });
 }
+
+/// Issue 26 items 18 and 19, the panel's half: the add row silently
+/// overwrote a memory with the same key and said only "Saved", and an
+/// archived memory showed as active with no way back. Now the add row
+/// warns first and replaces only when asked; archived memories are hidden
+/// until shown, and Restore brings one back.
+#[test]
+fn r26_panel_warns_before_overwriting_and_restores_archived() {
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    env.add("procedures", "deploy", "Deploy with make release.");
+    env.run(&["record", "archive", "deploy"]);
+    let server = Server::start(&env, &[]);
+    let driver = Driver::start();
+    let profile = env.tmp.path().join("chromium-profile");
+    let url = server.url.clone();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = browser(&driver, &profile).await;
+        c.goto(&format!("{url}/")).await.unwrap();
+        wait_for(&c, "li[data-key='use-pnpm']").await;
+        // The archived memory is hidden and counted.
+        assert!(c
+            .find_all(Locator::Css("li[data-key='deploy']"))
+            .await
+            .unwrap()
+            .is_empty());
+        let count = c.find(Locator::Css("#count")).await.unwrap();
+        assert_eq!(count.text().await.unwrap(), "(1, 1 archived)");
+
+        // The add row warns before it overwrites a key that exists.
+        type_into(&c, "#new-key", "use-pnpm").await;
+        type_into(&c, "#new-value", "We use yarn.").await;
+        click(&c, "#create-form button[type=submit]").await;
+        let note = wait_for(&c, "#create-note:not([hidden])").await;
+        let text = note.text().await.unwrap();
+        assert!(text.contains("We use pnpm, never npm."), "{text}");
+        assert!(record_file(&env, "use-pnpm")
+            .unwrap()
+            .contains("We use pnpm, never npm."));
+        let png = c.screenshot().await.unwrap();
+        std::fs::write(shots.join("panel-overwrite.png"), png).unwrap();
+        let submit = c
+            .find(Locator::Css("#create-form button[type=submit]"))
+            .await
+            .unwrap();
+        assert_eq!(submit.text().await.unwrap(), "Replace");
+        submit.click().await.unwrap();
+        wait_gone(&c, "#create-note:not([hidden])").await;
+        let t0 = Instant::now();
+        while !record_file(&env, "use-pnpm")
+            .unwrap()
+            .contains("We use yarn.")
+        {
+            assert!(t0.elapsed() < Duration::from_secs(10), "never replaced");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
+        // Shown on request, marked, and restored.
+        click(&c, "#show-archived").await;
+        wait_for(&c, "li.archived[data-key='deploy'] .badge.archived").await;
+        click(&c, "li[data-key='deploy'] button.restore").await;
+        wait_for(&c, "li[data-key='deploy']:not(.archived)").await;
+        assert!(record_file(&env, "deploy")
+            .unwrap()
+            .contains("status: active"));
+        let count = c.find(Locator::Css("#count")).await.unwrap();
+        assert_eq!(count.text().await.unwrap(), "(2)");
+        c.close().await.unwrap();
+    });
+}

@@ -5,6 +5,7 @@
 const $ = (sel) => document.querySelector(sel);
 let token = sessionStorage.getItem("recall-token") || "";
 let current = null; // {kind: "project", id, name} or {kind: "user"}
+let rows = []; // the scope's memories as last loaded, archived ones too
 
 function base() {
   return current.kind === "user"
@@ -97,17 +98,33 @@ function choose() {
 }
 
 async function loadEntries() {
-  let rows;
   try {
     rows = await api("GET", base());
   } catch (e) {
     say(e.message, true);
     return;
   }
-  $("#count").textContent = `(${rows.length})`;
+  showEntries();
+}
+
+// Archived memories are hidden unless asked for, and then listed after
+// the active ones, each with a Restore button.
+function showEntries() {
+  const archived = rows.filter((m) => m.status === "archived");
+  const active = rows.filter((m) => m.status !== "archived");
+  const showArchived = $("#show-archived").checked;
+  $("#count").textContent = archived.length
+    ? `(${active.length}, ${archived.length} archived)`
+    : `(${active.length})`;
+  const shown = showArchived ? active.concat(archived) : active;
   const list = $("#entries");
-  list.replaceChildren(...rows.map(entry));
-  if (!rows.length) list.append(el("li", { class: "empty", text: "No memories yet: add one below." }));
+  list.replaceChildren(...shown.map(entry));
+  if (!shown.length) {
+    const text = archived.length
+      ? "No active memories: add one below, or show the archived ones."
+      : "No memories yet: add one below.";
+    list.append(el("li", { class: "empty", text }));
+  }
 }
 
 function day(ts) {
@@ -116,7 +133,10 @@ function day(ts) {
 
 function entry(m) {
   const editable = m.source === "manual";
-  const li = el("li", { class: `entry${m.pinned ? " pinned" : ""}`, "data-id": m.id, "data-key": m.key });
+  const li = el("li", {
+    class: `entry${m.pinned ? " pinned" : ""}${m.status === "archived" ? " archived" : ""}`,
+    "data-id": m.id, "data-key": m.key,
+  });
   const head = el("div", { class: "head" },
     el("span", { class: `badge ${m.source}`, text: m.source }),
     m.pinned ? el("span", { class: "badge pin", text: "pinned" }) : null,
@@ -134,6 +154,13 @@ function entry(m) {
       `${m.pinned ? "Unpinned" : "Pinned"} ${m.key}`),
   });
   actions.append(pin);
+  if (m.status === "archived") {
+    actions.append(el("button", {
+      class: "secondary restore", type: "button", "aria-label": `Restore ${m.key}`, text: "Restore",
+      onclick: () => act(() => api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { status: "active" }),
+        `Restored ${m.key}`),
+    }));
+  }
   if (editable) {
     actions.append(el("button", {
       class: "secondary edit", type: "button", "aria-label": `Edit ${m.key}`, text: "Edit",
@@ -189,8 +216,25 @@ async function act(change, done) {
   await loadEntries();
 }
 
+// A note under the add row: an error, or a warning before an overwrite.
+function createNote(text) {
+  const n = $("#create-note");
+  n.textContent = text || "";
+  n.hidden = !text;
+}
+
+// The add row asks before it replaces a memory that has the same key: the
+// first Add says what would be overwritten, and Replace overwrites it.
+function resetCreate() {
+  const form = $("#create-form");
+  delete form.dataset.replace;
+  form.querySelector("button[type=submit]").textContent = "Add";
+  createNote("");
+}
+
 async function create(ev) {
   ev.preventDefault();
+  const form = $("#create-form");
   const body = {
     key: $("#new-key").value.trim(),
     value: $("#new-value").value,
@@ -198,13 +242,23 @@ async function create(ev) {
   };
   const cat = $("#new-category").value;
   if (cat) body.category = cat;
+  const existing = rows.find((m) => m.key === body.key);
+  if (existing && form.dataset.replace !== body.key) {
+    form.dataset.replace = body.key;
+    form.querySelector("button[type=submit]").textContent = "Replace";
+    const state = existing.status === "archived" ? "an archived" : "a";
+    createNote(`There is already ${state} memory with the key ${body.key}: "${existing.value}" `
+      + `(${existing.category}). Press Replace to overwrite its value, or change the key.`);
+    return;
+  }
   try {
     const m = await api("POST", base(), body);
     say(`Saved ${m.key}`);
-    $("#create-form").reset();
+    form.reset();
+    resetCreate();
     $("#new-key").focus();
   } catch (e) {
-    say(e.message, true);
+    createNote(e.message);
   }
   await loadEntries();
 }
@@ -238,6 +292,8 @@ function source(h) {
 document.addEventListener("DOMContentLoaded", () => {
   $("#scope").addEventListener("change", choose);
   $("#create-form").addEventListener("submit", create);
+  $("#new-key").addEventListener("input", resetCreate);
+  $("#show-archived").addEventListener("change", showEntries);
   $("#search-form").addEventListener("submit", search);
   $("#token-form").addEventListener("submit", () => {
     token = $("#token").value.trim();
