@@ -1407,13 +1407,26 @@ fn hostile(w: &World) -> Result<Vec<Row>> {
             && w.run(&home, &["--project", "p", "record", "get", "k"])?
                 .status
                 .success();
+        // A changed records folder on the full disk: a query still
+        // answers from the index as it is (issue 26 item 8).
+        if let Some(db) = &db {
+            let _ = Command::new("touch")
+                .arg(db.with_file_name("records").join("decisions"))
+                .status();
+        }
+        let q = w.run(
+            &home,
+            &["--project", "p", "query", "--format", "prompt", "kept fact"],
+        )?;
+        let answers =
+            q.status.success() && String::from_utf8_lossy(&q.stdout).contains("kept fact");
         let _ = Command::new("umount").arg(&mnt).status();
         rows.push(row(
             "hostile",
-            "full disk: clear error, index intact, records kept",
-            format!("{clear}/{intact}/{kept}"),
-            "true/true/true",
-            clear && intact && kept,
+            "full disk: clear error, index intact, records kept, queries answer",
+            format!("{clear}/{intact}/{kept}/{answers}"),
+            "true/true/true/true",
+            clear && intact && kept && answers,
         ));
     } else {
         rows.push(row(
