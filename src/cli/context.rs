@@ -16,9 +16,13 @@ pub fn open(g: &GlobalArgs) -> Result<Ctx> {
         Some(c) => c.clone(),
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
-    Ok(Ctx::open(g.home.clone(), g.project.clone(), cwd, |k| {
-        std::env::var(k).ok()
-    })?)
+    Ok(Ctx::open(g.home.clone(), g.project.clone(), cwd, env)?)
+}
+
+/// The process environment, as the lookup the library takes: the edge is
+/// the only place that reads it.
+pub fn env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
 }
 
 /// Lower this process's CPU priority to `index.nice` (Unix), before any

@@ -22,7 +22,8 @@ const EVENTS: &[&str] = &[
 
 fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
     if a.user {
-        let home = dirs::home_dir().context("cannot find your home folder")?;
+        let home = crate::store::user_home(super::context::env)
+            .context("cannot find your home folder: set HOME")?;
         return Ok(home.join(".claude/settings.json"));
     }
     let project = ctx.project()?;
@@ -129,7 +130,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
         }
     }
     if a.codex {
-        let home = crate::ingest::discover::default_codex_home()
+        let home = crate::ingest::discover::default_codex_home(super::context::env)
             .context("cannot find ~/.codex; set CODEX_HOME")?;
         let path = home.join("config.toml");
         let raw = read_text(&path)?;
@@ -302,7 +303,7 @@ fn hook_command(ctx: &Ctx) -> String {
 fn non_default_home(ctx: &Ctx) -> Option<String> {
     let default = crate::store::resolve_home(None, |k| {
         (k != "RECALL_HOME")
-            .then(|| std::env::var(k).ok())
+            .then(|| super::context::env(k))
             .flatten()
     });
     match default {

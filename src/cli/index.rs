@@ -32,7 +32,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
             let home = a
                 .claude_home
                 .clone()
-                .or_else(default_claude_home)
+                .or_else(|| default_claude_home(super::context::env))
                 .context("cannot find ~/.claude; pass --claude-home")?;
             let found = claude_code_transcripts(&home, &root);
             if found.is_empty() {
@@ -48,7 +48,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
             let home = a
                 .codex_home
                 .clone()
-                .or_else(default_codex_home)
+                .or_else(|| default_codex_home(super::context::env))
                 .context("cannot find ~/.codex; pass --codex-home")?;
             let found = codex_rollouts(&home, &root);
             if found.is_empty() {

@@ -42,7 +42,7 @@ fn sync_every(ctx: Ctx, every: Duration) {
         .spawn(move || loop {
             let round = ctx.at(jiff::Timestamp::now());
             let opts = crate::memory::SyncOptions::default();
-            match round.sync(&opts, false, &|k| std::env::var(k).ok()) {
+            match round.sync(&opts, false, &super::context::env) {
                 Ok(Some(r)) => {
                     let (pulled, pushed) = r
                         .scopes

@@ -7,12 +7,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::args::SyncArgs;
-use super::context::Ctx;
+use super::context::{env, Ctx};
 use crate::memory::{SyncOptions, SyncReport, SyncStatus};
-
-fn env(k: &str) -> Option<String> {
-    std::env::var(k).ok()
-}
 
 pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     let mut ctx = ctx.clone();

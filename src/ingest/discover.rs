@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::store::user_home;
 
 /// File endings considered when walking a folder. Explicit files are always
 /// taken, whatever their name.
@@ -104,17 +105,17 @@ pub fn claude_project_dir_name(root: &Path) -> String {
         .collect()
 }
 
-/// Default Claude Code home: `~/.claude`.
-pub fn default_claude_home() -> Option<PathBuf> {
-    dirs::home_dir().map(|h| h.join(".claude"))
+/// Default Claude Code home: `~/.claude`, with `$HOME` read through `env`.
+pub fn default_claude_home(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    user_home(env).map(|h| h.join(".claude"))
 }
 
-/// Default Codex home: `$CODEX_HOME` or `~/.codex`.
-pub fn default_codex_home() -> Option<PathBuf> {
-    std::env::var_os("CODEX_HOME")
+/// Default Codex home: `$CODEX_HOME` or `~/.codex`, read through `env`.
+pub fn default_codex_home(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env("CODEX_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| dirs::home_dir().map(|h| h.join(".codex")))
+        .or_else(|| user_home(env).map(|h| h.join(".codex")))
 }
 
 /// Every `*.jsonl` under `<claude_home>/projects/<mapped root>/`, including
@@ -203,6 +204,28 @@ fn rollout_cwd(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The launchers' homes come from the environment the caller passes,
+    /// not the process's (`dirs` read the process's own).
+    #[test]
+    fn launcher_homes_follow_the_given_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let home = env(&[("HOME", "/h")]);
+        assert_eq!(default_claude_home(home), Some(PathBuf::from("/h/.claude")));
+        assert_eq!(default_codex_home(home), Some(PathBuf::from("/h/.codex")));
+        let codex = env(&[("HOME", "/h"), ("CODEX_HOME", "/c")]);
+        assert_eq!(default_codex_home(codex), Some(PathBuf::from("/c")));
+        let none = env(&[("HOME", ""), ("CODEX_HOME", "")]);
+        assert_eq!(default_claude_home(none), None);
+        assert_eq!(default_codex_home(none), None);
+    }
 
     #[test]
     fn claude_folder_name_mapping() {

@@ -31,6 +31,13 @@ pub fn resolve_home(
     ))
 }
 
+/// The user's home folder (`$HOME`), read through `env` like
+/// [`resolve_home`], so a test or a caller with its own environment gets
+/// its own answer.
+pub fn user_home(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env("HOME").filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

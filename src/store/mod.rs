@@ -24,7 +24,7 @@ pub use fsutil::{
     remove_orphan_temps, sync_parent, ORPHAN_AGE,
 };
 pub use hits::{fold_hits, hits_log, note_hits};
-pub use home::resolve_home;
+pub use home::{resolve_home, user_home};
 #[cfg(test)]
 pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{empty_in_memory, MIGRATIONS, SCHEMA_VERSION};
