@@ -54,7 +54,29 @@ pub enum Dataset {
         #[command(flatten)]
         common: Common,
     },
-    /// Every set (LoCoMo, BEAM, BEAM merged, SciFact) and one combined table
+    /// jira-dups: a new bug ticket finds its earlier duplicates (past tickets only)
+    Jira {
+        /// Folder holding corpus.jsonl.gz, queries.jsonl and qrels.tsv
+        #[arg(default_value = "../shared/data/jira-dups")]
+        dir: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// swe-sessions: an issue finds the coding-agent session that worked on it
+    Swe {
+        /// Folder holding sessions.jsonl.gz, queries.jsonl, queries_title.jsonl and qrels.tsv
+        #[arg(default_value = "../shared/data/swe-sessions")]
+        dir: PathBuf,
+        /// Only the title queries (default: titles, then full issues)
+        #[arg(long, conflicts_with = "full")]
+        titles: bool,
+        /// Only the full-issue queries
+        #[arg(long)]
+        full: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Every set (LoCoMo, BEAM, BEAM merged, SciFact, jira-dups, swe-sessions) and one combined table
     #[command(alias = "suite")]
     All {
         #[command(flatten)]
@@ -88,6 +110,16 @@ pub struct SuitePaths {
         default_value = "../shared/data/beir-scifact"
     )]
     pub scifact: PathBuf,
+    /// Folder of jira-dups
+    #[arg(long, value_name = "DIR", default_value = "../shared/data/jira-dups")]
+    pub jira: PathBuf,
+    /// Folder of swe-sessions
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "../shared/data/swe-sessions"
+    )]
+    pub swe: PathBuf,
 }
 
 /// Where `eval beam --merged` indexes and asks: by default the project

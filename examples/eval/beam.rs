@@ -6,14 +6,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
 use std::time::Instant;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::data::read_maybe_gz;
 use crate::evidence::Gold;
 use crate::locomo::month_number;
 use crate::runner::Recall;
@@ -197,29 +198,6 @@ pub fn load(path: &Path) -> Result<Vec<Conversation>> {
         }
     }
     Ok(convs)
-}
-
-/// The file's bytes, decompressed by `gzip -dc` when it ends in `.gz` (the
-/// harness has no gzip crate).
-fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
-    if path.extension().is_none_or(|e| e != "gz") {
-        return fs::read(path).with_context(|| format!("cannot read {}", path.display()));
-    }
-    let out = Command::new("gzip")
-        .arg("-dc")
-        .arg(path)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run `gzip -dc`: install gzip or pass the unpacked JSON")?;
-    if !out.status.success() {
-        bail!(
-            "gzip -dc {} failed ({}): {}",
-            path.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(out.stdout)
 }
 
 /// `"March-15-2024"` as RFC 3339 UTC midnight; `None` when it does not parse.

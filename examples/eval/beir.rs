@@ -1,9 +1,9 @@
 //! BEIR (SciFact): docs as Markdown tickets, test queries, nDCG@10 and
 //! recall@100. See the crate doc for the rules.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::Common;
+use crate::data::{jsonl, load_qrels, str_field, Qrels};
 use crate::floor::Floor;
 use crate::metrics::{mean, ndcg_graded, ratio};
 use crate::report::{f3, opt3, Headline, Run, Table};
@@ -27,30 +28,6 @@ struct Doc {
     id: String,
     title: String,
     text: String,
-}
-
-/// Query id → (doc id → graded relevance).
-type Qrels = BTreeMap<String, HashMap<String, i64>>;
-
-/// The rows of a JSON Lines file that are objects; other lines are skipped.
-fn jsonl(path: &Path) -> Result<Vec<Value>> {
-    let f = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut rows = Vec::new();
-    for line in BufReader::new(f).lines() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        if let Ok(v @ Value::Object(_)) = serde_json::from_str(&line) {
-            rows.push(v);
-        }
-    }
-    Ok(rows)
-}
-
-fn str_field(v: &Value, key: &str) -> String {
-    match &v[key] {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        _ => String::new(),
-    }
 }
 
 fn load_corpus(dir: &Path) -> Result<Vec<Doc>> {
@@ -72,25 +49,6 @@ fn load_queries(dir: &Path) -> Result<HashMap<String, String>> {
         .iter()
         .map(|v| (str_field(v, "_id"), str_field(v, "text")))
         .collect())
-}
-
-/// `query-id \t corpus-id \t score` lines; the header and bad lines are skipped.
-fn load_qrels(path: &Path) -> Result<Qrels> {
-    let text =
-        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut qrels = Qrels::new();
-    for line in text.lines() {
-        let cols: Vec<&str> = line.split('\t').map(str::trim).collect();
-        let [q, d, s] = cols[..] else { continue };
-        let Ok(score) = s.parse::<i64>() else {
-            continue;
-        };
-        qrels
-            .entry(q.to_string())
-            .or_default()
-            .insert(d.to_string(), score);
-    }
-    Ok(qrels)
 }
 
 /// A Markdown ticket; frontmatter strings are JSON-quoted (valid YAML).

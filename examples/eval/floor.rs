@@ -98,6 +98,52 @@ impl Floor {
         }
     }
 
+    /// The best `limit` rows whose key `keep` accepts, as hits without
+    /// text (for sets scored by key alone: only the keys are read, and
+    /// the walk stops at `limit`).
+    pub fn search_keys(
+        &self,
+        question: &str,
+        limit: usize,
+        mut keep: impl FnMut(&str) -> bool,
+    ) -> Outcome {
+        let t0 = Instant::now();
+        let result = match self.match_expr(question) {
+            Some(expr) => (|| {
+                let mut st = self
+                    .conn
+                    .prepare_cached("SELECT key FROM t WHERE t MATCH ?1 ORDER BY bm25(t)")?;
+                let mut rows = st.query([&expr])?;
+                let mut hits = Vec::new();
+                while let Some(row) = rows.next()? {
+                    let key: String = row.get(0)?;
+                    if keep(&key) {
+                        hits.push(Hit::floor(hits.len() + 1, key, None, ""));
+                        if hits.len() == limit {
+                            break;
+                        }
+                    }
+                }
+                Ok::<_, rusqlite::Error>(hits)
+            })(),
+            None => Ok(vec![]),
+        };
+        let wall_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        match result {
+            Ok(hits) => Outcome {
+                hits,
+                engine_ms: Some(wall_ms),
+                wall_ms,
+                error: None,
+            },
+            Err(e) => Outcome {
+                wall_ms,
+                error: Some(e.to_string()),
+                ..Outcome::default()
+            },
+        }
+    }
+
     fn run(&self, expr: &str, limit: Option<usize>) -> rusqlite::Result<Vec<Hit>> {
         let limit = limit.map_or(-1, |l| l as i64);
         let mut st = self.conn.prepare_cached(

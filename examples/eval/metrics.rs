@@ -87,6 +87,31 @@ pub fn ndcg_graded(docs: &[String], rels: &HashMap<String, i64>, k: usize) -> f6
     }
 }
 
+/// The reciprocal rank of the first item of `ranked` in `gold` (0 when
+/// none is).
+pub fn reciprocal_rank(ranked: &[String], gold: &std::collections::HashSet<&str>) -> f64 {
+    ranked
+        .iter()
+        .position(|d| gold.contains(d.as_str()))
+        .map_or(0.0, |i| 1.0 / (i + 1) as f64)
+}
+
+/// Whether any of the first `k` items of `ranked` is in `gold`.
+pub fn hit_at(ranked: &[String], gold: &std::collections::HashSet<&str>, k: usize) -> bool {
+    ranked.iter().take(k).any(|d| gold.contains(d.as_str()))
+}
+
+/// Distinct keys of `items` in first-seen order, at most `depth`.
+pub fn distinct<T>(items: &[T], key: impl Fn(&T) -> Option<String>, depth: usize) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    items
+        .iter()
+        .filter_map(key)
+        .filter(|k| seen.insert(k.clone()))
+        .take(depth)
+        .collect()
+}
+
 pub fn mean(xs: impl IntoIterator<Item = f64>) -> f64 {
     let (sum, n) = xs
         .into_iter()

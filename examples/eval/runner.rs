@@ -138,8 +138,19 @@ impl Recall {
 
     /// `recall query --format json --limit N`, the question on stdin.
     pub fn query(&self, project: &str, question: &str, limit: usize) -> Outcome {
+        self.query_with(project, question, limit, &[])
+    }
+
+    /// [`Recall::query`] with more query flags (`--until WHEN`).
+    pub fn query_with(
+        &self,
+        project: &str,
+        question: &str,
+        limit: usize,
+        flags: &[String],
+    ) -> Outcome {
         let t0 = Instant::now();
-        let result = self.run_query(project, question, limit);
+        let result = self.run_query(project, question, limit, flags);
         let wall_ms = t0.elapsed().as_secs_f64() * 1000.0;
         match result {
             Ok(doc) => Outcome {
@@ -156,13 +167,20 @@ impl Recall {
         }
     }
 
-    fn run_query(&self, project: &str, question: &str, limit: usize) -> Result<Value> {
+    fn run_query(
+        &self,
+        project: &str,
+        question: &str,
+        limit: usize,
+        flags: &[String],
+    ) -> Result<Value> {
         // `--no-salience`: a question must not shift the ranking of the
         // next ones (nor of a later run reusing this index).
         let mut child = self
             .command(project)
             .args(["query", "--format", "json", "--no-salience"])
             .args(["--limit", &limit.to_string()])
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,5 +1,5 @@
-//! `eval all`: LoCoMo, BEAM per conversation, BEAM merged and SciFact in
-//! one workspace. Each set's own table goes to stderr as it finishes; stdout
+//! `eval all`: LoCoMo, BEAM per conversation, BEAM merged, SciFact,
+//! jira-dups and swe-sessions (titles and full issues) in one workspace. Each set's own table goes to stderr as it finishes; stdout
 //! gets one combined `set | metric | recall | floor | delta` table. A set
 //! that fails is reported and left out; the others still run.
 
@@ -11,7 +11,7 @@ use crate::beam::{self, Target};
 use crate::report::{suite_markdown, write_json, Headline, Run};
 use crate::runner::Recall;
 use crate::workspace::Workspace;
-use crate::{beam_eval, beir, locomo};
+use crate::{beam_eval, beir, jira, locomo, swe};
 
 /// What the sets produced so far.
 #[derive(Default)]
@@ -62,6 +62,16 @@ pub fn run(paths: &SuitePaths, common: &Common, ws: &Workspace, recall: &Recall)
         "scifact",
         beir::run(&paths.scifact, "test", common, ws, recall),
     );
+    c.add("jira", jira::run(&paths.jira, common, ws, recall));
+    let forms = [swe::Form::Title, swe::Form::Full];
+    match swe::run(&paths.swe, &forms, common, ws, recall) {
+        Ok(runs) => {
+            for (form, run) in forms.iter().zip(runs) {
+                c.add(form.key(), Ok(run));
+            }
+        }
+        Err(e) => c.add("swe", Err(e)),
+    }
     print!(
         "{}",
         suite_markdown("All sets: recall beside the FTS5 floor", &c.headlines)
