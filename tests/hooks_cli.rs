@@ -1327,3 +1327,110 @@ fn install_wires_the_mcp_server_for_claude_code_and_codex() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not valid TOML"));
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "model = [");
 }
+
+/// Issue 25 part 1: SessionStart on a project with no memory said nothing,
+/// session after session. It says so once, in one line for the user (a
+/// `systemMessage`, not context for the model), then stays quiet.
+#[test]
+fn session_start_says_once_that_a_project_has_no_memory() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    // Another project gives the home its folder; this one has nothing.
+    let other = make_project(&env, "other");
+    add(
+        &env,
+        &other,
+        &[
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "A fact of another project.",
+        ],
+    );
+    let p = payload("SessionStart", &proj, json!({"source": "startup"}));
+    let r = hook(&env, "claude-code", &p);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = r.json();
+    let msg = v["systemMessage"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(msg.contains("no memory for shop"), "{msg}");
+    assert!(msg.contains("recall index --claude-code"), "{msg}");
+    assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+    // Once: the next session of that project hears nothing.
+    let r = hook(&env, "claude-code", &p);
+    assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
+    // A project with memory gets its context, never the notice.
+    let p = payload("SessionStart", &other, json!({"source": "startup"}));
+    let r = hook(&env, "codex", &p);
+    assert!(r
+        .context("SessionStart")
+        .contains("A fact of another project."));
+}
+
+/// A Claude Code home under `home` holding one earlier session of `root`.
+fn claude_home_with_a_session(home: &Path, root: &Path, text: &str) {
+    let mapped: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = home.join(".claude/projects").join(mapped);
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = json!({
+        "type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s1",
+        "timestamp": "2026-01-01T00:00:00Z", "cwd": root,
+        "message": {"role": "user", "content": text},
+    });
+    std::fs::write(dir.join("s1.jsonl"), format!("{line}\n")).unwrap();
+}
+
+/// Issue 25 part 1: after `hook install`, a project's earlier transcripts
+/// stayed unindexed, so the first sessions recalled nothing. Install now
+/// offers to index them: `--yes` does it, no terminal and no `--yes` only
+/// says how, `--no-backfill` skips, `--dry-run` says what it would offer.
+#[test]
+fn install_offers_to_index_the_projects_earlier_sessions() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let user_home = env.tmp.path().join("user");
+    claude_home_with_a_session(&user_home, &proj, "the walrus cache fails on cold start");
+    let install = |extra: &[&str]| {
+        let out = in_project(&env, &proj)
+            .env("HOME", &user_home)
+            .args(["hook", "install", "--claude-code"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let hits = || {
+        let out = ok(in_project(&env, &proj).args(["query", "--format", "json", "walrus cache"]));
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        v["hits"].as_array().map_or(0, Vec::len)
+    };
+    let out = install(&["--dry-run"]);
+    assert!(
+        out.contains("would offer to index 1 earlier session file(s)"),
+        "{out}"
+    );
+    let out = install(&["--no-backfill"]);
+    assert!(!out.contains("earlier session"), "{out}");
+    let out = install(&[]);
+    assert!(
+        out.contains("not indexed: `recall index --claude-code`"),
+        "{out}"
+    );
+    let store = store_dir(&env, &proj);
+    assert!(
+        !store.join("index.db").exists(),
+        "nothing indexed without --yes"
+    );
+    let out = install(&["--yes"]);
+    assert!(out.contains("indexed"), "{out}");
+    assert_eq!(hits(), 1);
+}

@@ -475,6 +475,14 @@ pub struct InstallArgs {
     /// Show what would change in each file, as a diff, and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not offer to index this project's earlier Claude Code and Codex
+    /// sessions
+    #[arg(long)]
+    pub no_backfill: bool,
+    /// Index them without asking (scripts; without a terminal and without
+    /// --yes, install only says how)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

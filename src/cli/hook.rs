@@ -109,7 +109,12 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
     let context = match p.hook_event_name.as_str() {
         "SessionStart" => {
             start_background_sync(&ctx);
-            session_start(&ctx)?
+            let context = session_start(&ctx)?;
+            if context.is_empty() {
+                return Ok(no_memory_notice(&ctx, launcher)
+                    .map(|m| json!({"systemMessage": m}).to_string()));
+            }
+            context
         }
         "UserPromptSubmit" => prompt(&ctx, p.prompt.as_deref().unwrap_or_default())?,
         "SessionEnd" | "Stop" | "PreCompact" => {
@@ -203,6 +208,36 @@ fn session_start(ctx: &Ctx) -> Result<String> {
         return Ok(out);
     }
     Ok(format!("{}{out}", super::hook_start::HEADER))
+}
+
+/// The one line a session of a project with no memory yet shows its user,
+/// once per project (a marker in `<home>/notices/` remembers it was said):
+/// better than injecting nothing, silently, session after session.
+fn no_memory_notice(ctx: &Ctx, launcher: &str) -> Option<String> {
+    let project = ctx.project().ok()?;
+    let marker = ctx
+        .home
+        .root()
+        .join("notices")
+        .join(format!("no-memory-{}", project.info.id));
+    if marker.exists() {
+        return None;
+    }
+    let said = crate::store::create_private_dir(marker.parent()?)
+        .and_then(|()| crate::store::atomic_write(&marker, b""));
+    if let Err(e) = said {
+        tracing::debug!("no-memory notice not remembered: {e}");
+        return None;
+    }
+    let flag = if launcher == "codex" {
+        "--codex"
+    } else {
+        "--claude-code"
+    };
+    Some(format!(
+        "recall: no memory for {} yet; it fills as sessions end (`recall index {flag}` adds this project's earlier sessions now)",
+        project.info.name
+    ))
 }
 
 /// Whether this home syncs the current project (or the user scope): only

@@ -4,6 +4,7 @@
 //! `config.toml` (Codex), keeping every other setting, hook and line,
 //! writing a backup first; idempotent; `--dry-run` shows the diffs.
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
@@ -11,6 +12,10 @@ use serde_json::{json, Value};
 
 use super::args::InstallArgs;
 use super::context::Ctx;
+use crate::ingest::discover::{
+    claude_code_transcripts, codex_rollouts, default_claude_home, default_codex_home, Input,
+};
+use crate::ingest::Kind;
 
 /// The events recall hooks into, and why.
 const EVENTS: &[&str] = &[
@@ -170,7 +175,100 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
         write_with_backup(ctx, &c)?;
         outln!("installed {} in {}", c.what, c.path.display());
     }
+    if !a.no_backfill {
+        backfill(ctx, &a)?;
+    }
     Ok(0)
+}
+
+/// Memory from the first session: offer to index this project's earlier
+/// sessions of the launchers just installed, which would otherwise stay
+/// unindexed until each one ended again.
+fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
+    let Some(root) = ctx.project().ok().and_then(|p| p.info.root) else {
+        return Ok(());
+    };
+    let env = super::context::env;
+    let mut found = Vec::new();
+    let mut launchers = Vec::new();
+    if a.claude_code {
+        if let Some(home) = default_claude_home(env) {
+            let files = claude_code_transcripts(&home, &root);
+            launchers.push(format!("{} Claude Code", files.len()));
+            found.extend(files);
+        }
+    }
+    if a.codex {
+        if let Some(home) = default_codex_home(env) {
+            let files = codex_rollouts(&home, &root);
+            launchers.push(format!("{} Codex", files.len()));
+            found.extend(files);
+        }
+    }
+    if found.is_empty() {
+        outln!(
+            "no earlier sessions of {} to index: memory fills as sessions end",
+            root.display()
+        );
+        return Ok(());
+    }
+    let bytes: u64 = found
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let what = format!(
+        "{} earlier session file(s) of {} ({}; {:.1} MB)",
+        found.len(),
+        root.display(),
+        launchers.join(", "),
+        bytes as f64 / 1e6
+    );
+    let how = format!(
+        "`recall index{}{}` indexes them",
+        if a.claude_code { " --claude-code" } else { "" },
+        if a.codex { " --codex" } else { "" }
+    );
+    if a.dry_run {
+        outln!("would offer to index {what}");
+        return Ok(());
+    }
+    if !a.yes
+        && !confirm(&format!(
+            "Index {what} now, so the next session recalls them? [Y/n] "
+        ))?
+    {
+        outln!("found {what}; not indexed: {how} (or install again with --yes)");
+        return Ok(());
+    }
+    let inputs: Vec<Input> = found.into_iter().map(Input::found).collect();
+    let run = crate::index::RunOptions {
+        full: false,
+        prune: false,
+        progress: std::io::stderr().is_terminal(),
+        now: ctx.now.as_second(),
+    };
+    let report = ctx.index(&inputs, Some(Kind::Session), None, &run, &mut |line| {
+        eprintln!("recall: {line}")
+    })?;
+    outln!("{}", report.summary());
+    Ok(())
+}
+
+/// Ask `question` on the terminal: `true` for yes (the default), `false`
+/// for no, or when there is no terminal to ask on (a script must pass
+/// --yes to say yes).
+fn confirm(question: &str) -> Result<bool> {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Ok(false);
+    }
+    eprint!("{question}");
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("cannot read the answer")?;
+    let answer = line.trim().to_ascii_lowercase();
+    Ok(!matches!(answer.as_str(), "n" | "no"))
 }
 
 /// Write a change: a timestamped backup of the old file first, the new
