@@ -2277,3 +2277,56 @@ fn r26_record_filters_rank_inside_the_limit() {
         assert_eq!(ids(&v), [want], "{args:?}: {v:#}");
     }
 }
+
+/// Two sessions that decided the same thing, one started yesterday and
+/// one six weeks ago, with `recent_text` and `old_text`; returns how the
+/// old one's month is said relative to now ("last month", "2 months
+/// ago").
+fn index_recent_and_old_decisions(env: &Env, recent_text: &str, old_text: &str) -> String {
+    let now = jiff::Timestamp::now();
+    let utc = |t: jiff::Timestamp| t.to_zoned(jiff::tz::TimeZone::UTC).date();
+    let recent = now - jiff::SignedDuration::from_hours(24);
+    let old = now - jiff::SignedDuration::from_hours(24 * 42);
+    index_unrelated_sessions(
+        env,
+        &[
+            "the cache size",
+            "a cache miss",
+            "the cache logo",
+            "lunch",
+            "a film",
+        ],
+    );
+    for (name, time, text) in [("recent", recent, recent_text), ("old", old, old_text)] {
+        let session = json!({"session": {"id": name, "started_at": time.to_string()}});
+        let message = json!({"role": "user", "content": text});
+        env.index_transcript(
+            &format!("{name}.jsonl"),
+            &[&session.to_string(), &message.to_string()],
+        );
+    }
+    let month = |d: jiff::civil::Date| i32::from(d.year()) * 12 + i32::from(d.month());
+    match month(utc(now)) - month(utc(old)) {
+        1 => "last month".into(),
+        n => format!("{n} months ago"),
+    }
+}
+
+const LONG: &str = "We decided to move the cache to Redis after the outage review.";
+const SHORT: &str = "We decided to move the cache to Redis.";
+
+/// Issue 24 item 5: a question that gives a time relative to now lifts
+/// the hits from that span ("yesterday", "last month"), in both
+/// directions; with the lift off, the shorter message wins each time.
+#[test]
+fn a_question_that_says_yesterday_or_last_month_prefers_hits_from_then() {
+    let env = Env::new();
+    index_recent_and_old_decisions(&env, LONG, SHORT);
+    let q = "What did we decide about the cache yesterday?";
+    assert_lift_decides(&env, q, "period_boost = 0.0", "recent.jsonl", "old.jsonl");
+
+    let env = Env::new();
+    let when = index_recent_and_old_decisions(&env, SHORT, LONG);
+    let q = format!("What did we decide about the cache {when}?");
+    assert_lift_decides(&env, &q, "period_boost = 0.0", "old.jsonl", "recent.jsonl");
+}

@@ -15,6 +15,7 @@ mod passage;
 mod period;
 pub mod plan;
 mod rank;
+mod relative;
 mod salience;
 pub mod sanitize;
 mod search;

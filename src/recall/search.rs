@@ -134,7 +134,9 @@ pub struct Tuning {
     /// merged -0.001, SciFact unchanged; 0.5 +0.003 / -0.001 / -0.002.
     /// BEAM's 19 such questions lose (0.2: -0.013 per conversation,
     /// -0.036 merged): its times are coarse batch anchors, and its
-    /// questions name the dates of plans, not of messages.
+    /// questions name the dates of plans, not of messages. Times relative
+    /// to now ("yesterday", "last week", "two days ago": `recall::relative`)
+    /// are lifted the same way.
     pub period_boost: f64,
 }
 
@@ -348,11 +350,12 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         rank::answer_type(&mut all, |c| c.by_user, req.tuning.subject_boost);
     }
     let periods = super::period::named(&req.query);
-    if !periods.is_empty() {
+    let spans = super::relative::spans(&req.query, req.now);
+    if !periods.is_empty() || !spans.is_empty() {
         let in_period = |c: &Candidate| {
-            c.hit
-                .updated
-                .is_some_and(|t| periods.iter().any(|p| p.contains(t)))
+            c.hit.updated.is_some_and(|t| {
+                periods.iter().any(|p| p.contains(t)) || spans.iter().any(|s| s.contains(t))
+            })
         };
         rank::answer_type(&mut all, in_period, req.tuning.period_boost);
     }
