@@ -164,18 +164,19 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
         let c = browser(&driver, &profile).await;
         c.goto(&format!("{url}/")).await.unwrap();
         wait_for(&c, "li[data-key='use-pnpm']").await;
-        // A generated entry is read-only: no edit button, a note instead.
+        // A generated entry's text is read-only: a note says so, and its
+        // edit box changes only the category and importance.
         let auto = wait_for(&c, "li[data-key='ci-runner']").await;
-        assert!(auto
-            .find_all(Locator::Css("button.edit"))
-            .await
-            .unwrap()
-            .is_empty());
         assert!(auto
             .text()
             .await
             .unwrap()
-            .contains("auto-captured · read-only"));
+            .contains("auto-captured · its text is read-only"));
+        click(&c, "li[data-key='ci-runner'] button.edit").await;
+        let area = wait_for(&c, "li[data-key='ci-runner'] textarea").await;
+        assert!(!area.is_enabled().await.unwrap());
+        click(&c, "li[data-key='ci-runner'] button.cancel-edit").await;
+        wait_gone(&c, "li[data-key='ci-runner'] textarea").await;
 
         // Create through the inline row.
         type_into(&c, "#new-key", "db-engine").await;
@@ -330,6 +331,158 @@ fn r26_panel_warns_before_overwriting_and_restores_archived() {
             .contains("status: active"));
         let count = c.find(Locator::Css("#count")).await.unwrap();
         assert_eq!(count.text().await.unwrap(), "(2)");
+        c.close().await.unwrap();
+    });
+}
+
+/// The text of the first element `css` matches.
+async fn text_of(c: &Client, css: &str) -> String {
+    wait_for(c, css).await.text().await.unwrap()
+}
+
+/// Issue 25 part 5, the panel as a user found it: it opens the folder's
+/// project (not the last in the list) and the URL follows the scope; a
+/// 255-character key wraps; a failed edit keeps what was typed and says
+/// why in its row; Esc cancels; category and importance can be changed;
+/// the list filters by source and category; search works in the user
+/// scope and says which scope it searches; a message about one scope
+/// clears when another is chosen; a stopped server is named as such.
+#[test]
+fn panel_rough_edges_as_a_user_found_them() {
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    env.cmd_in("zeta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "z",
+            "Zeta's fact.",
+        ])
+        .assert()
+        .success();
+    let mut server = Server::start(&env, &[]);
+    let long_key = "k".repeat(255);
+    let mem = "/api/projects/alpha/memories";
+    for body in [
+        json!({"key": long_key, "value": "A memory with the longest key."}),
+        json!({"key": "ci-runner", "value": "CI runs on two cores.", "source": "auto"}),
+    ] {
+        assert_eq!(server.call("POST", mem, Some(&body)).0, 201);
+    }
+    server.call(
+        "POST",
+        "/api/user/memories",
+        Some(&json!({"key": "editor", "value": "I edit in Helix, with pnpm scripts."})),
+    );
+    let driver = Driver::start();
+    let profile = env.tmp.path().join("chromium-profile");
+    let url = server.url.clone();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = browser(&driver, &profile).await;
+        c.goto(&format!("{url}/")).await.unwrap();
+        // `recall serve` runs for alpha: the panel opens alpha, though zeta
+        // came later, and the URL says so.
+        wait_for(&c, "li[data-key='use-pnpm']").await;
+        assert!(c.current_url().await.unwrap().as_str().ends_with("?project=alpha"));
+
+        // The longest key wraps: every button stays on the page.
+        let overflow: bool = c
+            .execute(
+                "return [...document.querySelectorAll('#entries button')]
+                   .some(b => b.getBoundingClientRect().right > document.documentElement.clientWidth);",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_bool()
+            .unwrap();
+        assert!(!overflow, "a button was pushed off the page");
+
+        // A failed edit keeps the typed text and says why, in its row.
+        click(&c, "li[data-key='use-pnpm'] button.edit").await;
+        let area = wait_for(&c, "li[data-key='use-pnpm'] textarea").await;
+        area.clear().await.unwrap();
+        let secret = format!("Deploy with ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        area.send_keys(&secret).await.unwrap();
+        click(&c, "li[data-key='use-pnpm'] button.save").await;
+        let e = text_of(&c, "li[data-key='use-pnpm'] .row-error:not([hidden])").await;
+        assert!(e.contains("secret") || e.contains("github"), "{e}");
+        let kept = c
+            .find(Locator::Css("li[data-key='use-pnpm'] textarea"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap();
+        assert_eq!(kept.as_deref(), Some(secret.as_str()));
+        let png = c.screenshot().await.unwrap();
+        std::fs::write(shots.join("panel-row-error.png"), png).unwrap();
+        // Esc cancels the edit: the value is back, unchanged on disk.
+        area.send_keys("\u{e00c}").await.unwrap();
+        wait_gone(&c, "li[data-key='use-pnpm'] textarea").await;
+        assert!(record_file(&env, "use-pnpm").unwrap().contains("We use pnpm, never npm."));
+
+        // Category and importance change through the edit box.
+        click(&c, "li[data-key='use-pnpm'] button.edit").await;
+        wait_for(&c, "li[data-key='use-pnpm'] select.edit-category").await
+            .select_by_value("procedures")
+            .await
+            .unwrap();
+        let imp = wait_for(&c, "li[data-key='use-pnpm'] input.edit-importance").await;
+        imp.clear().await.unwrap();
+        imp.send_keys("80").await.unwrap();
+        click(&c, "li[data-key='use-pnpm'] button.save").await;
+        wait_gone(&c, "li[data-key='use-pnpm'] textarea").await;
+        let file = record_file(&env, "use-pnpm").unwrap();
+        assert!(file.contains("category: procedures") && file.contains("importance: 80"), "{file}");
+
+        // Filters: by source, then by category.
+        wait_for(&c, "#filter-source").await.select_by_value("auto").await.unwrap();
+        wait_gone(&c, "li[data-key='use-pnpm']").await;
+        wait_for(&c, "li[data-key='ci-runner']").await;
+        wait_for(&c, "#filter-source").await.select_by_value("").await.unwrap();
+        wait_for(&c, "#filter-category").await.select_by_value("procedures").await.unwrap();
+        wait_gone(&c, "li[data-key='ci-runner']").await;
+        wait_for(&c, "li[data-key='use-pnpm']").await;
+        wait_for(&c, "#filter-category").await.select_by_value("").await.unwrap();
+
+        // A message about alpha goes when the user scope is chosen; the
+        // search there says it searches the user's memory, and finds it.
+        click(&c, "li[data-key='ci-runner'] button.pin").await;
+        wait_for(&c, "li.pinned[data-key='ci-runner']").await;
+        assert!(text_of(&c, "#status").await.contains("Pinned ci-runner"));
+        wait_for(&c, "#scope").await.select_by_value("user").await.unwrap();
+        wait_for(&c, "li[data-key='editor']").await;
+        assert_eq!(text_of(&c, "#status").await, "");
+        assert!(c.current_url().await.unwrap().as_str().ends_with("?scope=user"));
+        assert_eq!(text_of(&c, "#q-label").await, "Search your memory (all projects)");
+        type_into(&c, "#q", "helix").await;
+        click(&c, "#search-form button").await;
+        assert!(text_of(&c, "#hits li").await.contains("editor"));
+
+        // A stopped server is named, not "Failed to fetch".
+        // SAFETY: kill(2) on our own child has no memory effects.
+        unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+        let _ = server.child.wait();
+        wait_for(&c, "#scope").await.select_by_index(0).await.unwrap();
+        let t0 = Instant::now();
+        loop {
+            let s = text_of(&c, "#status").await;
+            if s.contains("the server is not running: start it with `recall serve`") {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "status: {s}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         c.close().await.unwrap();
     });
 }

@@ -632,3 +632,97 @@ fn r26_a_write_that_times_out_is_never_committed_later() {
         .count();
     assert_eq!(files, 2);
 }
+
+/// Issue 25 part 5, the API's half: one memory by id or key; an empty
+/// PATCH changes nothing, not even `updated`; user-scope search; a
+/// favicon; and a server bound to every address names ones a person can
+/// open.
+#[test]
+fn one_memory_an_empty_patch_user_search_and_a_favicon() {
+    let (env, s) = setup();
+    let (code, v) = s.call("GET", &format!("{MEM}/use-pnpm"), None);
+    assert_eq!(code, 200, "{v}");
+    let m = ok(&v).clone();
+    assert_eq!(m["value"], "We use pnpm, never npm.");
+    let (code, v) = s.call("GET", &format!("{MEM}/{}", m["id"].as_str().unwrap()), None);
+    assert_eq!((code, ok(&v)["key"].as_str()), (200, Some("use-pnpm")));
+    let (code, v) = s.call("GET", &format!("{MEM}/no-such-key"), None);
+    assert_eq!(code, 404, "{v}");
+
+    let path = m["path"].as_str().unwrap();
+    let before = std::fs::read(path).unwrap();
+    let (code, v) = s.call("PATCH", &format!("{MEM}/use-pnpm"), Some(&json!({})));
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(ok(&v)["updated"], m["updated"]);
+    assert_eq!(
+        std::fs::read(path).unwrap(),
+        before,
+        "an empty patch rewrote the file"
+    );
+    let same = json!({"value": "We use pnpm, never npm.", "importance": m["importance"]});
+    s.call("PATCH", &format!("{MEM}/use-pnpm"), Some(&same));
+    assert_eq!(
+        std::fs::read(path).unwrap(),
+        before,
+        "a patch to the same values"
+    );
+
+    let body = json!({"key": "editor", "value": "I edit in Helix with the pnpm plugin."});
+    assert_eq!(s.call("POST", "/api/user/memories", Some(&body)).0, 201);
+    let (code, v) = s.call("GET", "/api/user/recall?q=pnpm", None);
+    assert_eq!(code, 200, "{v}");
+    let ids: Vec<&str> = ok(&v)["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["scope"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["user"], "the user scope alone: {v}");
+    let (code, v) = s.call("GET", "/api/user/recall", None);
+    assert_eq!(code, 400, "{v}");
+
+    let (code, icon) = s.raw("GET", "/favicon.ico", None, "");
+    assert_eq!(code, 200);
+    assert!(icon.starts_with("<svg"), "{icon}");
+    drop(env);
+}
+
+#[test]
+fn a_server_on_every_address_names_addresses_a_person_can_open() {
+    use std::io::BufRead as _;
+    let env = Env::new();
+    env.add("decisions", "k", "fact");
+    let mut child = env
+        .std_cmd()
+        .args([
+            "serve",
+            "--addr",
+            "0.0.0.0:0",
+            "--token",
+            "t0ken-for-the-test",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let port = first
+        .trim()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/');
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        line.contains(&format!("open http://127.0.0.1:{port}/ on this machine")),
+        "{first} {line}"
+    );
+}

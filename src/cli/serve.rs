@@ -28,6 +28,16 @@ pub fn run(ctx: Ctx, a: ServeArgs) -> Result<u8> {
         let mut out = std::io::stdout();
         let _ = writeln!(out, "listening on http://{bound}/");
         let _ = out.flush();
+        if bound.ip().is_unspecified() {
+            // Nobody can open http://0.0.0.0/: name the addresses that work.
+            let port = bound.port();
+            let host = crate::sync::identity::machine_name();
+            let other = match host.is_empty() {
+                true => String::new(),
+                false => format!(", or http://{host}:{port}/ from another machine"),
+            };
+            eprintln!("recall serve: open http://127.0.0.1:{port}/ on this machine{other}");
+        }
         eprintln!("recall serve: home {home}; Ctrl-C stops");
     })?;
     Ok(0)

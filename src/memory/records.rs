@@ -76,7 +76,10 @@ impl Default for Patch {
 
 impl Patch {
     /// Apply the fields to `r` at `now`.
-    fn apply(self, r: &mut Record, now: Timestamp) -> Result<()> {
+    /// Change `r` as asked; returns whether anything changed (`updated`
+    /// moves only then: an empty patch changes nothing).
+    fn apply(self, r: &mut Record, now: Timestamp) -> Result<bool> {
+        let before = r.clone();
         if let Some(t) = self.text {
             if t.trim() != r.body {
                 refuse_generated(r, self.keep_generated)?;
@@ -100,8 +103,11 @@ impl Patch {
         if let Some(s) = self.status {
             r.meta.status = s;
         }
-        r.meta.updated = now;
-        Ok(())
+        let changed = *r != before;
+        if changed {
+            r.meta.updated = now;
+        }
+        Ok(changed)
     }
 }
 
@@ -225,12 +231,17 @@ impl Memory {
         )))
     }
 
-    /// How many records a scope holds (0 without an index).
+    /// How many active records a scope holds (0 without an index):
+    /// archived ones are left out of recall, and of the count.
     pub fn count_records(&self, dir: &ScopeDir) -> Result<usize> {
         match self.open_for_read(dir, false)? {
             None => Ok(0),
             Some(db) => db.with_conn(|c| {
-                let n: i64 = c.query_row("SELECT count(*) FROM records", [], |r| r.get(0))?;
+                let n: i64 = c.query_row(
+                    "SELECT count(*) FROM records WHERE status = 'active'",
+                    [],
+                    |r| r.get(0),
+                )?;
                 Ok(usize::try_from(n).unwrap_or(0))
             }),
         }
@@ -345,8 +356,10 @@ impl Memory {
     pub fn patch(&self, dirs: &[ScopeDir], id_or_key: &str, patch: Patch) -> Result<Located> {
         let policy = patch.secrets;
         self.with_record(dirs, id_or_key, |store, loc| {
-            let mut r = loc.record;
-            patch.apply(&mut r, self.now)?;
+            let mut r = loc.record.clone();
+            if !patch.apply(&mut r, self.now)? {
+                return Ok(loc);
+            }
             store.save(r, Some(&loc.path), policy)
         })
     }

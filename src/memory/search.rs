@@ -39,6 +39,12 @@ impl Memory {
     /// The scope folders a query searches: the current project's and the
     /// user's, or one of them.
     pub fn search_dirs(&self, scope: Option<Scope>) -> Result<(Vec<ScopeDir>, String)> {
+        // The user scope alone needs no project (a server asked for it has
+        // none); the project is then only named, when there is one.
+        if scope == Some(Scope::User) {
+            let project = self.project().map(|p| p.info.id).unwrap_or_default();
+            return Ok((vec![self.home.user()], project));
+        }
         let project = self.project()?;
         let dirs = match scope {
             None => vec![project.dir.clone(), self.home.user()],

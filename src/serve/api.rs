@@ -38,7 +38,7 @@ pub fn router(state: Shared) -> Router {
         )
         .route(
             "/api/projects/{project}/memories/{id}",
-            patch(project_patch).delete(project_delete),
+            get(project_get).patch(project_patch).delete(project_delete),
         )
         .route(
             "/api/projects/{project}/memories/{id}/pin",
@@ -48,8 +48,9 @@ pub fn router(state: Shared) -> Router {
         .route("/api/user/memories", get(user_list).post(user_create))
         .route(
             "/api/user/memories/{id}",
-            patch(user_patch).delete(user_delete),
+            get(user_get).patch(user_patch).delete(user_delete),
         )
+        .route("/api/user/recall", get(user_recall))
         .route("/api/user/memories/{id}/pin", patch(user_pin))
         .with_state(state)
 }
@@ -248,11 +249,15 @@ async fn health() -> Reply {
 
 async fn projects(State(state): State<Shared>) -> Reply {
     let rows = blocking(&state, Place::User, false, |mem, _| {
+        // The project of the folder `recall serve` runs in, which the panel
+        // opens when the URL names none.
+        let here = mem.project().ok().map(|p| p.info.id);
         let mut out = Vec::new();
         for p in mem.projects()? {
             let dir = mem.home.project(&p.id);
             let records = mem.count_records(&dir)?;
-            out.push(json!({"id": p.id, "name": p.name, "root": p.root, "records": records}));
+            let current = here.as_deref() == Some(p.id.as_str());
+            out.push(json!({"id": p.id, "name": p.name, "root": p.root, "records": records, "current": current}));
         }
         Ok(out)
     })
@@ -320,6 +325,25 @@ async fn update(state: Shared, place: Place, id: String, u: Update) -> Reply {
     })
     .await?;
     Ok(Data::new(view(&loc)))
+}
+
+async fn one(state: Shared, place: Place, id: String) -> Reply {
+    let loc = blocking(&state, place, false, move |mem, dir| {
+        mem.get(std::slice::from_ref(dir), &id)
+    })
+    .await?;
+    Ok(Data::new(view(&loc)))
+}
+
+async fn project_get(
+    State(s): State<Shared>,
+    PathParam((project, id)): PathParam<(String, String)>,
+) -> Reply {
+    one(s, Place::Project(project), id).await
+}
+
+async fn user_get(State(s): State<Shared>, PathParam(id): PathParam<String>) -> Reply {
+    one(s, Place::User, id).await
 }
 
 async fn remove(state: Shared, place: Place, id: String) -> Reply {
@@ -425,6 +449,22 @@ async fn project_recall(
     PathParam(project): PathParam<String>,
     QueryParam(q): QueryParam<HashMap<String, String>>,
 ) -> Reply {
+    recall_in(s, Place::Project(project), q).await
+}
+
+/// `GET /api/user/recall?q=…`: the same over the user scope alone.
+async fn user_recall(
+    State(s): State<Shared>,
+    QueryParam(q): QueryParam<HashMap<String, String>>,
+) -> Reply {
+    recall_in(s, Place::User, q).await
+}
+
+async fn recall_in(s: Shared, place: Place, q: HashMap<String, String>) -> Reply {
+    let scope = match place {
+        Place::User => Some(Scope::User),
+        Place::Project(_) => None,
+    };
     let text = q.get("q").map(|t| t.trim().to_string()).unwrap_or_default();
     if text.is_empty() {
         return Err(Fail::bad("missing query: pass ?q=<what to look for>"));
@@ -450,7 +490,7 @@ async fn project_recall(
             }
         },
     };
-    let data = blocking(&s, Place::Project(project), false, move |mem, _| {
+    let data = blocking(&s, place, false, move |mem, _| {
         let mut req = Request::new(text, limit.unwrap_or(mem.config.recall.limit), mem.now);
         req.tuning = mem.config.recall.tuning.clone();
         if format == "prompt" {
@@ -458,9 +498,10 @@ async fn project_recall(
         }
         // A GET has no side effects: no salience note (any web page can
         // make a browser send this request, so it must not move ranking).
-        let found = mem.recall(&req, None)?;
+        let found = mem.recall(&req, scope)?;
+        let project = scope.is_none().then_some(found.project.as_str());
         let data = match format.as_str() {
-            "json" => serde_json::from_str(&render_json(&found.response, Some(&found.project)))?,
+            "json" => serde_json::from_str(&render_json(&found.response, project))?,
             "prompt" => Value::String(render_prompt(
                 &found.response,
                 PromptOptions {

@@ -11,6 +11,9 @@ use axum::Router;
 const INDEX: &str = include_str!("panel/index.html");
 const SCRIPT: &str = include_str!("panel/panel.js");
 const STYLE: &str = include_str!("panel/panel.css");
+/// The panel's icon (browsers ask for `/favicon.ico` whatever the page
+/// links; a 404 there is noise in every log).
+const ICON: &str = include_str!("panel/favicon.svg");
 
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -26,6 +29,7 @@ pub fn router() -> Router {
             "/panel.css",
             get(|| asset("text/css; charset=utf-8", STYLE)),
         )
+        .route("/favicon.ico", get(|| asset("image/svg+xml", ICON)))
 }
 
 async fn asset(ctype: &'static str, body: &'static str) -> impl IntoResponse {

@@ -52,7 +52,8 @@ pub fn host_id(home: &Home, configured: Option<&str>) -> Result<String> {
     Ok(id)
 }
 
-fn machine_name() -> String {
+/// This machine's host name (empty when the system gives none).
+pub fn machine_name() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its length; gethostname writes at
     // most that many bytes and we read up to the first NUL.

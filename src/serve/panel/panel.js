@@ -4,8 +4,11 @@
 
 const $ = (sel) => document.querySelector(sel);
 let token = sessionStorage.getItem("recall-token") || "";
+let tokenRefused = false; // the last answer was 401: its message is shown
 let current = null; // {kind: "project", id, name} or {kind: "user"}
 let rows = []; // the scope's memories as last loaded, archived ones too
+
+const CATEGORIES = ["decisions", "procedures", "principles", "incidents", "preferences"];
 
 function base() {
   return current.kind === "user"
@@ -19,16 +22,22 @@ function say(text, isError) {
   s.classList.toggle("error", !!isError);
 }
 
-// Call the API; returns `data` or throws an Error with the server's message.
+// Call the API; returns `data` or throws an Error with a message for people.
 async function api(method, path, body) {
   const headers = {};
   if (token) headers["Authorization"] = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const resp = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let resp;
+  try {
+    resp = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (_) {
+    // fetch rejects only when no answer came at all.
+    throw new Error("the server is not running: start it with `recall serve`, then reload this page");
+  }
   let env = null;
   try {
     env = await resp.json();
@@ -36,7 +45,12 @@ async function api(method, path, body) {
     throw new Error(`the server answered ${resp.status} without JSON`);
   }
   if (resp.status === 401) {
+    tokenRefused = true;
     askToken();
+  } else if (tokenRefused) {
+    // The token works now: its error is no longer true.
+    tokenRefused = false;
+    say("");
   }
   if (!env.success) throw new Error(env.error || `request failed (${resp.status})`);
   return env.data;
@@ -59,6 +73,10 @@ function el(tag, props, ...children) {
   return e;
 }
 
+function scopeLabel(p) {
+  return `${p.name} (${p.records})`;
+}
+
 async function loadScopes() {
   const sel = $("#scope");
   for (const o of [...sel.options]) if (o.value !== "user") o.remove();
@@ -69,31 +87,54 @@ async function loadScopes() {
     say(`Could not list projects: ${e.message}`, true);
   }
   for (const p of projects) {
-    const o = el("option", { value: `project:${p.id}`, text: `${p.name} (${p.records})` });
+    const o = el("option", { value: `project:${p.id}`, text: scopeLabel(p) });
     o.dataset.name = p.name;
     sel.insertBefore(o, sel.firstChild);
   }
-  const wanted = new URLSearchParams(location.search).get("project");
-  const match = projects.find((p) => p.id === wanted || p.name === wanted);
+  // The URL's project or scope; else the folder `recall serve` runs in;
+  // else the only project; else ask.
+  const params = new URLSearchParams(location.search);
+  const wanted = params.get("project");
+  const match = projects.find((p) => p.id === wanted || p.name === wanted)
+    || (!wanted && projects.find((p) => p.current))
+    || (!wanted && projects.length === 1 && projects[0]);
   if (match) sel.value = `project:${match.id}`;
-  else if (projects.length) sel.value = `project:${projects[projects.length - 1].id}`;
-  else sel.value = "user";
-  choose();
+  else if (params.get("scope") === "user" || !projects.length) sel.value = "user";
+  else {
+    const ask = el("option", { value: "", text: "choose a project…", disabled: "" });
+    sel.insertBefore(ask, sel.firstChild);
+    sel.value = "";
+    say(wanted
+      ? `No project called ${wanted}: choose one above.`
+      : "Choose a project above, or your own memory.");
+    return;
+  }
+  await choose();
 }
 
 function choose() {
-  const v = $("#scope").value;
+  const sel = $("#scope");
+  const v = sel.value;
+  if (!v) return;
+  for (const o of [...sel.options]) if (!o.value) o.remove();
   if (v === "user") {
     current = { kind: "user" };
   } else {
     const id = v.slice("project:".length);
-    current = { kind: "project", id, name: $("#scope").selectedOptions[0].dataset.name };
+    current = { kind: "project", id, name: sel.selectedOptions[0].dataset.name };
   }
+  // The URL says what is shown, so a reload or a shared link opens it.
+  const url = new URL(location.href);
+  url.search = current.kind === "user"
+    ? "?scope=user"
+    : `?project=${encodeURIComponent(current.name)}`;
+  history.replaceState(null, "", url);
+  say("");
   $("#hits").replaceChildren();
-  $("#q").disabled = current.kind === "user";
-  $("#q").placeholder = current.kind === "user"
-    ? "choose a project to search its memory"
-    : "a task, a question, an error message";
+  $("#q-label").textContent = current.kind === "user"
+    ? "Search your memory (all projects)"
+    : `Search the memory of ${current.name} (and yours)`;
+  resetCreate();
   return loadEntries();
 }
 
@@ -108,21 +149,29 @@ async function loadEntries() {
 }
 
 // Archived memories are hidden unless asked for, and then listed after
-// the active ones, each with a Restore button.
+// the active ones, each with a Restore button. The source and category
+// filters narrow the list.
 function showEntries() {
+  const source = $("#filter-source").value;
+  const category = $("#filter-category").value;
+  const wanted = (m) => (!source || m.source === source) && (!category || m.category === category);
   const archived = rows.filter((m) => m.status === "archived");
   const active = rows.filter((m) => m.status !== "archived");
   const showArchived = $("#show-archived").checked;
   $("#count").textContent = archived.length
     ? `(${active.length}, ${archived.length} archived)`
     : `(${active.length})`;
-  const shown = showArchived ? active.concat(archived) : active;
+  const opt = $("#scope").selectedOptions[0];
+  if (opt && opt.value.startsWith("project:")) {
+    opt.textContent = scopeLabel({ name: opt.dataset.name, records: active.length });
+  }
+  const shown = (showArchived ? active.concat(archived) : active).filter(wanted);
   const list = $("#entries");
   list.replaceChildren(...shown.map(entry));
   if (!shown.length) {
-    const text = archived.length
-      ? "No active memories: add one below, or show the archived ones."
-      : "No memories yet: add one below.";
+    let text = "No memories yet: add one below.";
+    if (rows.length && (source || category)) text = "No memory matches these filters.";
+    else if (archived.length) text = "No active memories: add one below, or show the archived ones.";
     list.append(el("li", { class: "empty", text }));
   }
 }
@@ -150,38 +199,44 @@ function entry(m) {
   const pin = el("button", {
     class: "secondary pin", type: "button", "aria-pressed": String(m.pinned),
     "aria-label": `${m.pinned ? "Unpin" : "Pin"} ${m.key}`, text: m.pinned ? "Unpin" : "Pin",
-    onclick: () => act(() => api("PATCH", `${base()}/${encodeURIComponent(m.id)}/pin`, { pinned: !m.pinned }),
+    onclick: () => act(li, () => api("PATCH", `${base()}/${encodeURIComponent(m.id)}/pin`, { pinned: !m.pinned }),
       `${m.pinned ? "Unpinned" : "Pinned"} ${m.key}`),
   });
   actions.append(pin);
   if (m.status === "archived") {
     actions.append(el("button", {
       class: "secondary restore", type: "button", "aria-label": `Restore ${m.key}`, text: "Restore",
-      onclick: () => act(() => api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { status: "active" }),
+      onclick: () => act(li, () => api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { status: "active" }),
         `Restored ${m.key}`),
     }));
   }
-  if (editable) {
-    actions.append(el("button", {
-      class: "secondary edit", type: "button", "aria-label": `Edit ${m.key}`, text: "Edit",
-      onclick: () => edit(li, value, m),
-    }));
-  }
+  actions.append(el("button", {
+    class: "secondary edit", type: "button", "aria-label": `Edit ${m.key}`, text: "Edit",
+    onclick: () => edit(li, value, meta, m, editable),
+  }));
   const del = el("button", {
     class: "secondary delete", type: "button", "aria-label": `Delete ${m.key}`, text: "Delete",
-    onclick: () => confirmDelete(actions, del, m),
+    onclick: () => confirmDelete(li, actions, del, m),
   });
   actions.append(del);
-  const note = editable ? null : el("div", { class: "readonly", text: `${m.source}-captured · read-only` });
-  li.append(...[head, value, meta, note, actions].filter(Boolean));
+  const note = editable ? null : el("div", { class: "readonly", text: `${m.source}-captured · its text is read-only` });
+  const error = el("p", { class: "row-error", role: "alert", hidden: "" });
+  li.append(...[head, value, meta, note, error, actions].filter(Boolean));
   return li;
 }
 
-function confirmDelete(actions, del, m) {
+// An error shown in the row it is about; `null` clears it.
+function rowError(li, text) {
+  const e = li.querySelector(".row-error");
+  e.textContent = text || "";
+  e.hidden = !text;
+}
+
+function confirmDelete(li, actions, del, m) {
   del.hidden = true;
   const yes = el("button", {
     class: "danger confirm-delete", type: "button", "aria-label": `Really delete ${m.key}`, text: "Really delete",
-    onclick: () => act(() => api("DELETE", `${base()}/${encodeURIComponent(m.id)}`), `Deleted ${m.key}`),
+    onclick: () => act(li, () => api("DELETE", `${base()}/${encodeURIComponent(m.id)}`), `Deleted ${m.key}`),
   });
   const no = el("button", {
     class: "secondary cancel", type: "button", text: "Keep",
@@ -191,28 +246,63 @@ function confirmDelete(actions, del, m) {
   yes.focus();
 }
 
-function edit(li, value, m) {
+// Edit in place: the value (a person's memory only), category and
+// importance. Save sends only what changed; Esc or Cancel puts the row
+// back; a failed save keeps what was typed and says why in the row.
+function edit(li, value, meta, m, editable) {
   const area = el("textarea", { "aria-label": `New value of ${m.key}`, maxlength: "2000" });
   area.value = m.value;
+  if (!editable) area.disabled = true;
+  const cat = el("select", { "aria-label": `Category of ${m.key}`, class: "edit-category" },
+    ...CATEGORIES.map((c) => el("option", { value: c, text: c })));
+  cat.value = m.category;
+  const imp = el("input", {
+    "aria-label": `Importance of ${m.key}`, class: "edit-importance", type: "number", min: "0", max: "100",
+  });
+  imp.value = m.importance;
+  const cancel = () => loadEntries();
   const save = el("button", {
     class: "save", type: "button", text: "Save",
-    onclick: () => act(() => api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { value: area.value }),
-      `Saved ${m.key}`),
+    onclick: async () => {
+      const change = {};
+      if (editable && area.value !== m.value) change.value = area.value;
+      if (cat.value !== m.category) change.category = cat.value;
+      if (Number(imp.value) !== m.importance) change.importance = Number(imp.value);
+      try {
+        await api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, change);
+      } catch (e) {
+        rowError(li, e.message);
+        return;
+      }
+      say(`Saved ${m.key}`);
+      await loadEntries();
+    },
   });
-  const cancel = el("button", { class: "secondary", type: "button", text: "Cancel", onclick: () => loadEntries() });
-  const box = el("div", { class: "value" }, area, el("div", { class: "head" }, save, cancel));
+  const box = el("div", { class: "value editing" }, area,
+    el("div", { class: "head" },
+      el("label", {}, "Category ", cat), el("label", {}, "Importance ", imp),
+      save, el("button", { class: "secondary cancel-edit", type: "button", text: "Cancel", onclick: cancel })));
+  box.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") {
+      ev.preventDefault();
+      cancel();
+    }
+  });
   value.replaceWith(box);
-  area.focus();
+  meta.hidden = true;
+  (editable ? area : cat).focus();
 }
 
-// Run a change, then reload the list and say what happened.
-async function act(change, done) {
+// Run a change to one row, then reload the list and say what happened; a
+// failure is shown in the row and changes nothing on screen.
+async function act(li, change, done) {
   try {
     await change();
-    say(done);
   } catch (e) {
-    say(e.message, true);
+    rowError(li, e.message);
+    return;
   }
+  say(done);
   await loadEntries();
 }
 
@@ -259,6 +349,7 @@ async function create(ev) {
     $("#new-key").focus();
   } catch (e) {
     createNote(e.message);
+    return;
   }
   await loadEntries();
 }
@@ -267,10 +358,12 @@ async function search(ev) {
   ev.preventDefault();
   const q = $("#q").value.trim();
   const out = $("#hits");
-  if (!q || current.kind !== "project") return;
+  if (!q || !current) return;
+  const path = current.kind === "user"
+    ? "/api/user/recall"
+    : `/api/projects/${encodeURIComponent(current.id)}/recall`;
   try {
-    const r = await api("GET",
-      `/api/projects/${encodeURIComponent(current.id)}/recall?format=json&limit=8&q=${encodeURIComponent(q)}`);
+    const r = await api("GET", `${path}?format=json&limit=8&q=${encodeURIComponent(q)}`);
     out.replaceChildren(...r.hits.map((h) => el("li", {},
       el("strong", { text: h.title || h.id }),
       el("div", { text: h.snippet.replaceAll("**", "") }),
@@ -294,6 +387,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#create-form").addEventListener("submit", create);
   $("#new-key").addEventListener("input", resetCreate);
   $("#show-archived").addEventListener("change", showEntries);
+  $("#filter-source").addEventListener("change", showEntries);
+  $("#filter-category").addEventListener("change", showEntries);
   $("#search-form").addEventListener("submit", search);
   $("#token-form").addEventListener("submit", () => {
     token = $("#token").value.trim();
