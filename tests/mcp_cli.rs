@@ -59,16 +59,21 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
+    /// The next message the server writes.
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "the server closed stdout");
+        serde_json::from_str(&line).unwrap()
+    }
+
     /// Send a request and read until its response (skipping notifications).
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).unwrap();
-            assert!(n > 0, "the server closed stdout while {method} was pending");
-            let v: Value = serde_json::from_str(&line).unwrap();
+            let v = self.read();
             if v["id"] == id {
                 return v;
             }
@@ -251,4 +256,172 @@ fn r26_remember_refuses_a_key_holding_a_secret() {
     );
     assert!(err && text.contains("secret (twilio-key at text"), "{text}");
     assert!(common::record_files(&env.home()).is_empty());
+}
+
+/// Three procedures that all answer "before pushing".
+fn env_with_three_procedures() -> Env {
+    let env = Env::new();
+    env.add("procedures", "tests", "Run cargo nextest before pushing.");
+    env.add("procedures", "lint", "Run cargo clippy before pushing.");
+    env.add("procedures", "fmt", "Run cargo fmt before pushing.");
+    env
+}
+
+/// Regression (issue 25: the MCP Inspector CLI sends `limit=2` as `"2"`,
+/// and such calls failed with "invalid type: string"). A number sent as a
+/// string of digits and a list sent as one string are taken as meant, and
+/// the tools' schemas say so.
+#[test]
+fn r25_numbers_and_lists_sent_as_strings_are_accepted() {
+    let env = env_with_three_procedures();
+    let mut c = Client::start(&env);
+
+    let (err, text) = c.call("list", json!({"limit": "2"}));
+    assert!(!err, "{text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let (err, text) = c.call("recall", json!({"query": "before pushing", "limit": "1"}));
+    assert!(!err, "{text}");
+    assert_eq!(text.matches("before pushing").count(), 1, "{text}");
+
+    // One kind, several kinds with commas, or a JSON list in a string.
+    for kinds in [
+        "record",
+        "session,record",
+        "[\"record\"]",
+        " record , ticket ",
+    ] {
+        let (err, text) = c.call("recall", json!({"query": "cargo nextest", "kinds": kinds}));
+        assert!(!err && text.contains("nextest"), "{kinds}: {text}");
+    }
+    let (err, text) = c.call(
+        "recall",
+        json!({"query": "cargo nextest", "kinds": "session"}),
+    );
+    assert!(!err && text.starts_with("No memory matched"), "{text}");
+
+    let (err, text) = c.call(
+        "remember",
+        json!({"text": "Releases are tagged by the release manager.", "importance": "80"}),
+    );
+    assert!(!err, "{text}");
+    let cli = env.run(&[
+        "record",
+        "get",
+        "agent:releases-are-tagged-by-the-release-manager",
+    ]);
+    assert!(cli.contains("importance: 80"), "{cli}");
+
+    // The schemas are honest about it.
+    let tools = c.request("tools/list", json!({}));
+    let schema = |tool: &str, field: &str| -> Value {
+        tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == tool)
+            .unwrap()["inputSchema"]["properties"][field]
+            .clone()
+    };
+    for (tool, field, kinds) in [
+        ("recall", "limit", ["integer", "string"]),
+        ("list", "limit", ["integer", "string"]),
+        ("remember", "importance", ["integer", "string"]),
+        ("recall", "kinds", ["array", "string"]),
+    ] {
+        let s = schema(tool, field);
+        let types = s["type"].as_array().unwrap_or_else(|| panic!("{s}"));
+        for k in kinds {
+            assert!(types.contains(&json!(k)), "{tool}.{field}: {s}");
+        }
+    }
+    let limit = schema("recall", "limit");
+    assert_eq!(limit["minimum"], 1, "{limit}");
+    assert_eq!(limit["maximum"], 200, "{limit}");
+    assert_eq!(limit["pattern"], "^[0-9]+$", "{limit}");
+}
+
+/// Regression (issue 25). A value that is not a number, or out of range,
+/// is refused with a message that names the field and the form to send.
+#[test]
+fn r25_a_number_that_is_not_one_is_refused_with_the_expected_form() {
+    let env = Env::new();
+    let mut c = Client::start(&env);
+    for (tool, args, wanted) in [
+        (
+            "recall",
+            json!({"query": "x", "limit": "two"}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limit": -3}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limit": 2.5}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limit": 201}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "list",
+            json!({"limit": "lots"}),
+            "limit must be a whole number from 1 to 1000",
+        ),
+        (
+            "remember",
+            json!({"text": "x y z", "importance": "high"}),
+            "importance must be a whole number from 0 to 100",
+        ),
+        (
+            "remember",
+            json!({"text": "x y z", "importance": 101}),
+            "importance must be a whole number from 0 to 100",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "kinds": 5}),
+            "kinds must be a list of strings",
+        ),
+    ] {
+        let (err, text) = c.call(tool, args.clone());
+        assert!(err, "{args}: {text}");
+        assert!(text.contains(wanted), "{args}: {text}");
+        assert!(
+            text.contains("as a number or a string") || text.contains("separated by commas"),
+            "{args}: {text}"
+        );
+    }
+    assert!(common::record_files(&env.home()).is_empty());
+}
+
+/// Regression (issue 25: an empty query answered "No memory matched" and
+/// `limit: 0` was quietly taken as 1). Both are errors that say what to
+/// send.
+#[test]
+fn r25_an_empty_query_and_a_zero_limit_say_what_to_send() {
+    let env = env_with_three_procedures();
+    let mut c = Client::start(&env);
+    for query in ["", "   ", "\n\t"] {
+        let (err, text) = c.call("recall", json!({"query": query}));
+        assert!(err, "{query:?}: {text}");
+        assert!(
+            text.contains("the query is empty: send what to look for"),
+            "{text}"
+        );
+    }
+    let (err, text) = c.call("recall", json!({"query": "before pushing", "limit": 0}));
+    assert!(
+        err && text.contains("limit must be a whole number from 1 to 200"),
+        "{text}"
+    );
+    let (err, text) = c.call("list", json!({"limit": "0"}));
+    assert!(
+        err && text.contains("limit must be a whole number from 1 to 1000"),
+        "{text}"
+    );
 }

@@ -7,6 +7,10 @@
 //! others' writes at once) and runs on the tokio runtime this command alone
 //! starts. A failing call is a tool error (`isError`) with a message the
 //! model can act on; the server itself never stops for one.
+//!
+//! Arguments are read the way clients really send them (`params.rs`).
+
+mod params;
 
 use anyhow::Result;
 use clap::ValueEnum;
@@ -18,10 +22,7 @@ use rmcp::model::{
     Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{
-    schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt,
-};
-use serde::Deserialize;
+use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use super::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
 use super::context::{parse_scope, parse_search_scope, Ctx};
@@ -29,6 +30,7 @@ use crate::index::{ListFilter, SecretPolicy};
 use crate::records::{render_record, Category, Status};
 use crate::render::{render_prompt, PromptOptions};
 use crate::store::Scope;
+use params::{IdParams, ListParams, RecallParams, RememberParams};
 
 /// Serve MCP on stdin/stdout until the client hangs up.
 pub fn run(global: &GlobalArgs) -> Result<u8> {
@@ -53,56 +55,6 @@ const RECORD_URI: &str = "memory://records/";
 pub struct RecallMcp {
     global: GlobalArgs,
     tool_router: ToolRouter<Self>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct RecallParams {
-    /// What to look for: the task at hand, a question, an error message or a
-    /// ticket's text. Plain words; no query syntax is needed.
-    pub query: String,
-    /// Most hits to return (default 8).
-    pub limit: Option<usize>,
-    /// Only these kinds of memory: "record" (durable facts), "session"
-    /// (past conversations), "ticket". Default: all.
-    pub kinds: Option<Vec<String>>,
-    /// "project" (this codebase), "user" (the person's preferences across
-    /// projects) or "all" (default).
-    pub scope: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct RememberParams {
-    /// The fact to keep, in one to three self-contained sentences: a
-    /// decision and its reason, a procedure, a principle, an incident and
-    /// its fix, or a preference of the user. Never a secret.
-    pub text: String,
-    /// decisions, procedures, principles, incidents or preferences. Default:
-    /// classified from the text.
-    pub category: Option<String>,
-    /// A stable key; remembering the same key again updates the record.
-    /// Default: "agent:" and a slug of the text.
-    pub key: Option<String>,
-    /// "project" or "user". Default: "user" for a preference, else "project".
-    pub scope: Option<String>,
-    /// 0-100: how much this should count (default 50).
-    pub importance: Option<u8>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct IdParams {
-    /// A record's id or key (as `list` and `recall` show them).
-    pub id: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ListParams {
-    /// Only this category: decisions, procedures, principles, incidents or
-    /// preferences.
-    pub category: Option<String>,
-    /// "project" or "user". Default: both.
-    pub scope: Option<String>,
-    /// Most records to return (default 50).
-    pub limit: Option<usize>,
 }
 
 /// A tool's answer: the text, or a tool error the model reads.
@@ -176,9 +128,15 @@ impl RecallMcp {
 
 impl RecallMcp {
     fn do_recall(&self, p: RecallParams) -> Result<String> {
+        if p.query.trim().is_empty() {
+            anyhow::bail!(
+                "the query is empty: send what to look for in plain words, such as the task at hand, a question, an error message or a ticket's text"
+            );
+        }
         let ctx = self.ctx()?;
         let kinds = p
             .kinds
+            .map(params::Words::into_vec)
             .unwrap_or_default()
             .iter()
             .map(|k| {
@@ -190,7 +148,8 @@ impl RecallMcp {
         let args = QueryArgs {
             text: vec![p.query.clone()],
             format: Some(QueryFormat::Prompt),
-            limit: Some(p.limit.unwrap_or(8).max(1)),
+            // The range (1 to 200) keeps the cast exact.
+            limit: Some(p.limit.map_or(8, |l| l.get() as usize)),
             kinds,
             scope: p.scope.unwrap_or_default(),
             ..QueryArgs::default()
@@ -218,15 +177,13 @@ impl RecallMcp {
             (None, Some(_)) => Scope::Project,
             (None, None) => classify(&p.text).1,
         };
-        if p.importance.is_some_and(|i| i > 100) {
-            anyhow::bail!("importance must be 0-100");
-        }
         let dir = ctx.ensure_scope(scope)?;
         let fact = Fact {
             text: p.text.trim(),
             category,
             key: p.key.as_deref(),
-            importance: p.importance,
+            // The range (0 to 100) keeps the cast exact.
+            importance: p.importance.map(|i| i.get() as u8),
             secrets: SecretPolicy::Refuse,
         };
         let (loc, created) = ctx.remember(&dir, &fact)?;
@@ -260,7 +217,8 @@ impl RecallMcp {
         }
         Ok(rows
             .iter()
-            .take(p.limit.unwrap_or(50).max(1))
+            // The range (1 to 1000) keeps the cast exact.
+            .take(p.limit.map_or(50, |l| l.get() as usize))
             .map(|r| {
                 format!(
                     "- {} ({}, {} scope, id {}): {}",
