@@ -425,3 +425,22 @@ fn r25_an_empty_query_and_a_zero_limit_say_what_to_send() {
         "{text}"
     );
 }
+
+/// Regression (issue 25: "tool not found" did not say which tool). The
+/// error names the tool asked for and the tools there are.
+#[test]
+fn r25_tool_not_found_names_the_tool() {
+    let env = Env::new();
+    let mut c = Client::start(&env);
+    let v = c.request(
+        "tools/call",
+        json!({"name": "serach", "arguments": {"query": "x"}}),
+    );
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("'serach'"), "{v}");
+    assert!(
+        message.contains("forget, get, list, recall, remember"),
+        "{v}"
+    );
+}

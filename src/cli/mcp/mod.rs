@@ -15,11 +15,13 @@ mod params;
 use anyhow::Result;
 use clap::ValueEnum;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -254,6 +256,33 @@ impl RecallMcp {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RecallMcp {
+    /// rmcp's router, with an unknown tool named: rmcp only says "tool not
+    /// found", which leaves a client guessing which name was wrong.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name) {
+            let names: Vec<_> = self
+                .tool_router
+                .list_all()
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tool not found: '{}'; the tools are {}",
+                    request.name,
+                    names.join(", ")
+                ),
+                None,
+            ));
+        }
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
