@@ -444,3 +444,74 @@ fn r25_tool_not_found_names_the_tool() {
         "{v}"
     );
 }
+
+/// Regression (issue 25: `memory://records/package%20manager` looked for a
+/// record whose key was `package%20manager`). A record URI is
+/// percent-decoded.
+#[test]
+fn r25_a_record_uri_is_percent_decoded() {
+    let env = Env::new();
+    env.add(
+        "decisions",
+        "package manager",
+        "We use pnpm, never npm or yarn.",
+    );
+    let mut c = Client::start(&env);
+    let uri = "memory://records/package%20manager";
+    let v = c.request("resources/read", json!({"uri": uri}));
+    let content = &v["result"]["contents"][0];
+    assert!(
+        content["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pnpm"),
+        "{v}"
+    );
+    assert_eq!(content["uri"], uri, "{v}");
+    // The plain spelling still works; a broken escape is a clear error.
+    let v = c.request(
+        "resources/read",
+        json!({"uri": "memory://records/package manager"}),
+    );
+    assert!(
+        v["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pnpm"),
+        "{v}"
+    );
+    let v = c.request("resources/read", json!({"uri": "memory://records/%FF"}));
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not UTF-8"), "{v}");
+}
+
+/// Regression (issue 25: the list said `text/markdown`, a read said
+/// nothing). A resource's mimeType is the same in the list (or its
+/// template) and on read.
+#[test]
+fn r25_a_resource_has_the_same_mime_type_listed_and_read() {
+    let env = Env::new();
+    env.add("decisions", "pnpm", "We use pnpm, never npm or yarn.");
+    let mut c = Client::start(&env);
+    let listed = c.request("resources/list", json!({}));
+    let summary = &listed["result"]["resources"][0];
+    let read = c.request("resources/read", json!({"uri": summary["uri"]}));
+    assert_eq!(summary["mimeType"], "text/markdown", "{listed}");
+    assert_eq!(
+        read["result"]["contents"][0]["mimeType"], summary["mimeType"],
+        "{read}"
+    );
+
+    let templates = c.request("resources/templates/list", json!({}));
+    let record = &templates["result"]["resourceTemplates"][0];
+    assert_eq!(
+        record["uriTemplate"], "memory://records/{id}",
+        "{templates}"
+    );
+    assert_eq!(record["mimeType"], "text/markdown", "{templates}");
+    let read = c.request("resources/read", json!({"uri": "memory://records/pnpm"}));
+    assert_eq!(
+        read["result"]["contents"][0]["mimeType"], record["mimeType"],
+        "{read}"
+    );
+}

@@ -14,6 +14,7 @@ mod params;
 
 use anyhow::Result;
 use clap::ValueEnum;
+use percent_encoding::percent_decode_str;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
@@ -50,8 +51,11 @@ pub fn run(global: &GlobalArgs) -> Result<u8> {
 
 /// The URI of the summary resource.
 const SUMMARY_URI: &str = "memory://summary";
-/// Record resources are this prefix and the record's id.
+/// Record resources are this prefix and the record's id, percent-encoded
+/// or not.
 const RECORD_URI: &str = "memory://records/";
+/// Both resources are Markdown: the summary, and a record's file.
+const MARKDOWN: &str = "text/markdown";
 
 #[derive(Debug, Clone)]
 pub struct RecallMcp {
@@ -306,7 +310,7 @@ impl ServerHandler for RecallMcp {
             "memory summary",
         )
         .with_description("A compact index of this project's memory and the user's preferences")
-        .with_mime_type("text/markdown")]))
+        .with_mime_type(MARKDOWN)]))
     }
 
     async fn list_resource_templates(
@@ -316,7 +320,10 @@ impl ServerHandler for RecallMcp {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             ResourceTemplate::new(format!("{RECORD_URI}{{id}}"), "record")
-                .with_description("One record's Markdown file, by id or key"),
+                .with_description(
+                    "One record's Markdown file, by id or key (percent-encoded or not)",
+                )
+                .with_mime_type(MARKDOWN),
         ]))
     }
 
@@ -331,7 +338,13 @@ impl ServerHandler for RecallMcp {
                 .and_then(|ctx| super::extract::summary_text(&ctx, 5000))
                 .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?
         } else if let Some(id) = uri.strip_prefix(RECORD_URI) {
-            self.record_text(id)
+            let id = percent_decode_str(id).decode_utf8().map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("{uri}: the id is not UTF-8 once percent-decoded; percent-encode the record's id or key as UTF-8"),
+                    None,
+                )
+            })?;
+            self.record_text(&id)
                 .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e:#}"), None))?
         } else {
             return Err(ErrorData::resource_not_found(
@@ -339,6 +352,9 @@ impl ServerHandler for RecallMcp {
                 None,
             ));
         };
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type(MARKDOWN)
+        ])
+        .into())
     }
 }
