@@ -55,7 +55,13 @@ impl Client {
     }
 
     fn send(&mut self, msg: Value) {
-        writeln!(self.stdin, "{msg}").unwrap();
+        self.send_raw(msg.to_string().as_bytes());
+    }
+
+    /// Write one line as is: the bytes and a newline.
+    fn send_raw(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
         self.stdin.flush().unwrap();
     }
 
@@ -76,6 +82,23 @@ impl Client {
             let v = self.read();
             if v["id"] == id {
                 return v;
+            }
+        }
+    }
+
+    /// Send a request and return every message up to and including its
+    /// response.
+    fn request_seeing(&mut self, method: &str, params: Value) -> Vec<Value> {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut seen = Vec::new();
+        loop {
+            let v = self.read();
+            let done = v["id"] == id;
+            seen.push(v);
+            if done {
+                return seen;
             }
         }
     }
@@ -514,4 +537,41 @@ fn r25_a_resource_has_the_same_mime_type_listed_and_read() {
         read["result"]["contents"][0]["mimeType"], record["mimeType"],
         "{read}"
     );
+}
+
+/// Regression (issue 25: a line that is not JSON got no answer at all, so
+/// a client waited forever). It gets a JSON-RPC parse error (-32700) with
+/// no id, and the server goes on answering.
+#[test]
+fn r25_a_line_that_is_not_json_gets_a_parse_error() {
+    let env = Env::new();
+    let mut c = Client::start(&env);
+    let bad: [&[u8]; 3] = [
+        b"this is not json",
+        b"{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": \"ping\"",
+        b"\xff\xfe{}",
+    ];
+    for line in bad {
+        c.send_raw(line);
+        // The answer to the bad line comes before the ping's, or at the
+        // latest before a second ping's: never wait for it unbounded.
+        let mut seen = c.request_seeing("ping", json!({}));
+        if !seen.iter().any(|v| v["error"]["code"] == -32700) {
+            seen.extend(c.request_seeing("ping", json!({})));
+        }
+        let errors: Vec<_> = seen
+            .iter()
+            .filter(|v| v["error"]["code"] == -32700)
+            .collect();
+        let shown = String::from_utf8_lossy(line);
+        assert_eq!(errors.len(), 1, "{shown}: {seen:?}");
+        let e = errors[0];
+        assert!(e["id"].is_null(), "{e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains("not JSON"), "{e}");
+        assert!(message.contains("one JSON-RPC message per line"), "{e}");
+        assert!(seen.last().unwrap()["result"].is_object(), "{seen:?}");
+    }
+    let (err, _) = c.call("list", json!({}));
+    assert!(!err);
 }

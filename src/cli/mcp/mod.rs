@@ -8,9 +8,11 @@
 //! starts. A failing call is a tool error (`isError`) with a message the
 //! model can act on; the server itself never stops for one.
 //!
-//! Arguments are read the way clients really send them (`params.rs`).
+//! Arguments are read the way clients really send them (`params.rs`), and
+//! a line that is not JSON gets a parse error (`stdio.rs`).
 
 mod params;
+mod stdio;
 
 use anyhow::Result;
 use clap::ValueEnum;
@@ -42,7 +44,7 @@ pub fn run(global: &GlobalArgs) -> Result<u8> {
         .enable_all()
         .build()?
         .block_on(async move {
-            let running = server.serve(rmcp::transport::stdio()).await?;
+            let running = server.serve(stdio::transport()).await?;
             running.waiting().await?;
             anyhow::Ok(())
         })?;
