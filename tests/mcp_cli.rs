@@ -575,3 +575,20 @@ fn r25_a_line_that_is_not_json_gets_a_parse_error() {
     let (err, _) = c.call("list", json!({}));
     assert!(!err);
 }
+
+/// Regression (issue 25, and issue 26 item 19). Forgetting a record that
+/// is already archived says so and changes nothing.
+#[test]
+fn r25_forget_on_an_archived_record_says_it_was_already_archived() {
+    let env = Env::new();
+    env.add("decisions", "pnpm", "We use pnpm, never npm or yarn.");
+    let mut c = Client::start(&env);
+    let (err, text) = c.call("forget", json!({"id": "pnpm"}));
+    assert!(!err && text.starts_with("Forgot pnpm"), "{text}");
+    let before = common::snapshot(&env.home().join("projects"));
+    let (err, text) = c.call("forget", json!({"id": "pnpm"}));
+    assert!(!err, "{text}");
+    assert!(text.starts_with("pnpm was already archived"), "{text}");
+    assert!(text.contains("nothing changed"), "{text}");
+    assert_eq!(common::snapshot(&env.home().join("projects")), before);
+}
