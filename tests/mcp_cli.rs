@@ -1,7 +1,9 @@
 //! `recall mcp` as a child process, driven by a JSON-RPC client over its
 //! stdio the way an agent launcher drives it: initialize, list the tools,
 //! remember, recall, get, list, forget, read the resources, and every error
-//! path (a missing argument, an unknown tool, a secret, bad values).
+//! path (a missing argument, an unknown tool, a secret, bad values, a line
+//! that is not JSON). The last test drives it with the official Python MCP
+//! SDK as a second client (`tests/mcp_python_client.py`).
 
 mod common;
 
@@ -591,4 +593,59 @@ fn r25_forget_on_an_archived_record_says_it_was_already_archived() {
     assert!(text.starts_with("pnpm was already archived"), "{text}");
     assert!(text.contains("nothing changed"), "{text}");
     assert_eq!(common::snapshot(&env.home().join("projects")), before);
+}
+
+/// The official Python MCP SDK (PyPI `mcp`) as a second client:
+/// `tests/mcp_python_client.py` lists the tools and resources and calls
+/// remember, recall, get and forget. Without the SDK this test says it
+/// skipped, except in CI (`CI` or `RECALL_REQUIRE_SHARED` set), where
+/// `.ci/run` installs it and a missing SDK is a failure.
+#[test]
+fn python_sdk_client_drives_the_server() {
+    let python = std::env::var("RECALL_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_sdk = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_sdk {
+        let ci =
+            std::env::var_os("CI").is_some() || std::env::var_os("RECALL_REQUIRE_SHARED").is_some();
+        assert!(
+            !ci,
+            "`{python} -c 'import mcp'` failed: the Python MCP SDK is missing; .ci/run installs it (python3 -m pip install 'mcp>=1.26,<3'), or set RECALL_TEST_PYTHON to a Python that has it"
+        );
+        eprintln!(
+            "skipped: the Python MCP SDK is not installed for {python} (python3 -m pip install 'mcp>=1.26,<3', or set RECALL_TEST_PYTHON)"
+        );
+        return;
+    }
+    let env = Env::new();
+    env.add("procedures", "tests", "Run cargo nextest before pushing.");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python_client.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(assert_cmd::cargo::cargo_bin("recall"))
+        .arg(env.home())
+        .arg(&env.project)
+        .current_dir(env.tmp.path())
+        .env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python client failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("python mcp client: ok"),
+        "{stdout}\n{stderr}"
+    );
+    // What it remembered is on disk, where the CLI finds it.
+    let cli = env.run(&["record", "get", "python-client"]);
+    assert!(cli.contains("status: archived"), "{cli}");
 }
