@@ -1,7 +1,9 @@
 //! `recall mcp` as a child process, driven by a JSON-RPC client over its
 //! stdio the way an agent launcher drives it: initialize, list the tools,
 //! remember, recall, get, list, forget, read the resources, and every error
-//! path (a missing argument, an unknown tool, a secret, bad values).
+//! path (a missing argument, an unknown tool, a secret, bad values, a line
+//! that is not JSON). The last test drives it with the official Python MCP
+//! SDK as a second client (`tests/mcp_python_client.py`).
 
 mod common;
 
@@ -55,8 +57,22 @@ impl Client {
     }
 
     fn send(&mut self, msg: Value) {
-        writeln!(self.stdin, "{msg}").unwrap();
+        self.send_raw(msg.to_string().as_bytes());
+    }
+
+    /// Write one line as is: the bytes and a newline.
+    fn send_raw(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
         self.stdin.flush().unwrap();
+    }
+
+    /// The next message the server writes.
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "the server closed stdout");
+        serde_json::from_str(&line).unwrap()
     }
 
     /// Send a request and read until its response (skipping notifications).
@@ -65,12 +81,26 @@ impl Client {
         self.next += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).unwrap();
-            assert!(n > 0, "the server closed stdout while {method} was pending");
-            let v: Value = serde_json::from_str(&line).unwrap();
+            let v = self.read();
             if v["id"] == id {
                 return v;
+            }
+        }
+    }
+
+    /// Send a request and return every message up to and including its
+    /// response.
+    fn request_seeing(&mut self, method: &str, params: Value) -> Vec<Value> {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut seen = Vec::new();
+        loop {
+            let v = self.read();
+            let done = v["id"] == id;
+            seen.push(v);
+            if done {
+                return seen;
             }
         }
     }
@@ -251,4 +281,371 @@ fn r26_remember_refuses_a_key_holding_a_secret() {
     );
     assert!(err && text.contains("secret (twilio-key at text"), "{text}");
     assert!(common::record_files(&env.home()).is_empty());
+}
+
+/// Three procedures that all answer "before pushing".
+fn env_with_three_procedures() -> Env {
+    let env = Env::new();
+    env.add("procedures", "tests", "Run cargo nextest before pushing.");
+    env.add("procedures", "lint", "Run cargo clippy before pushing.");
+    env.add("procedures", "fmt", "Run cargo fmt before pushing.");
+    env
+}
+
+/// Regression (issue 25: the MCP Inspector CLI sends `limit=2` as `"2"`,
+/// and such calls failed with "invalid type: string"). A number sent as a
+/// string of digits and a list sent as one string are taken as meant, and
+/// the tools' schemas say so.
+#[test]
+fn r25_numbers_and_lists_sent_as_strings_are_accepted() {
+    let env = env_with_three_procedures();
+    let mut c = Client::start(&env);
+
+    let (err, text) = c.call("list", json!({"limit": "2"}));
+    assert!(!err, "{text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let (err, text) = c.call("recall", json!({"query": "before pushing", "limit": "1"}));
+    assert!(!err, "{text}");
+    assert_eq!(text.matches("before pushing").count(), 1, "{text}");
+
+    // One kind, several kinds with commas, or a JSON list in a string.
+    for kinds in [
+        "record",
+        "session,record",
+        "[\"record\"]",
+        " record , ticket ",
+    ] {
+        let (err, text) = c.call("recall", json!({"query": "cargo nextest", "kinds": kinds}));
+        assert!(!err && text.contains("nextest"), "{kinds}: {text}");
+    }
+    let (err, text) = c.call(
+        "recall",
+        json!({"query": "cargo nextest", "kinds": "session"}),
+    );
+    assert!(!err && text.starts_with("No memory matched"), "{text}");
+
+    let (err, text) = c.call(
+        "remember",
+        json!({"text": "Releases are tagged by the release manager.", "importance": "80"}),
+    );
+    assert!(!err, "{text}");
+    let cli = env.run(&[
+        "record",
+        "get",
+        "agent:releases-are-tagged-by-the-release-manager",
+    ]);
+    assert!(cli.contains("importance: 80"), "{cli}");
+
+    // The schemas are honest about it.
+    let tools = c.request("tools/list", json!({}));
+    let schema = |tool: &str, field: &str| -> Value {
+        tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == tool)
+            .unwrap()["inputSchema"]["properties"][field]
+            .clone()
+    };
+    for (tool, field, kinds) in [
+        ("recall", "limit", ["integer", "string"]),
+        ("list", "limit", ["integer", "string"]),
+        ("remember", "importance", ["integer", "string"]),
+        ("recall", "kinds", ["array", "string"]),
+    ] {
+        let s = schema(tool, field);
+        let types = s["type"].as_array().unwrap_or_else(|| panic!("{s}"));
+        for k in kinds {
+            assert!(types.contains(&json!(k)), "{tool}.{field}: {s}");
+        }
+    }
+    let limit = schema("recall", "limit");
+    assert_eq!(limit["minimum"], 1, "{limit}");
+    assert_eq!(limit["maximum"], 200, "{limit}");
+    assert_eq!(limit["pattern"], "^[0-9]+$", "{limit}");
+}
+
+/// Regression (issue 25). A value that is not a number, or out of range,
+/// is refused with a message that names the field and the form to send.
+#[test]
+fn r25_a_number_that_is_not_one_is_refused_with_the_expected_form() {
+    let env = Env::new();
+    let mut c = Client::start(&env);
+    for (tool, args, wanted) in [
+        (
+            "recall",
+            json!({"query": "x", "limit": "two"}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limit": -3}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limit": 2.5}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limit": 201}),
+            "limit must be a whole number from 1 to 200",
+        ),
+        (
+            "list",
+            json!({"limit": "lots"}),
+            "limit must be a whole number from 1 to 1000",
+        ),
+        (
+            "remember",
+            json!({"text": "x y z", "importance": "high"}),
+            "importance must be a whole number from 0 to 100",
+        ),
+        (
+            "remember",
+            json!({"text": "x y z", "importance": 101}),
+            "importance must be a whole number from 0 to 100",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "kinds": 5}),
+            "kinds must be a list of strings",
+        ),
+    ] {
+        let (err, text) = c.call(tool, args.clone());
+        assert!(err, "{args}: {text}");
+        assert!(text.contains(wanted), "{args}: {text}");
+        assert!(
+            text.contains("as a number or a string") || text.contains("separated by commas"),
+            "{args}: {text}"
+        );
+    }
+    assert!(common::record_files(&env.home()).is_empty());
+}
+
+/// Regression (issue 25: an empty query answered "No memory matched" and
+/// `limit: 0` was quietly taken as 1). Both are errors that say what to
+/// send.
+#[test]
+fn r25_an_empty_query_and_a_zero_limit_say_what_to_send() {
+    let env = env_with_three_procedures();
+    let mut c = Client::start(&env);
+    for query in ["", "   ", "\n\t"] {
+        let (err, text) = c.call("recall", json!({"query": query}));
+        assert!(err, "{query:?}: {text}");
+        assert!(
+            text.contains("the query is empty: send what to look for"),
+            "{text}"
+        );
+    }
+    let (err, text) = c.call("recall", json!({"query": "before pushing", "limit": 0}));
+    assert!(
+        err && text.contains("limit must be a whole number from 1 to 200"),
+        "{text}"
+    );
+    let (err, text) = c.call("list", json!({"limit": "0"}));
+    assert!(
+        err && text.contains("limit must be a whole number from 1 to 1000"),
+        "{text}"
+    );
+}
+
+/// Regression (issue 25: "tool not found" did not say which tool). The
+/// error names the tool asked for and the tools there are.
+#[test]
+fn r25_tool_not_found_names_the_tool() {
+    let env = Env::new();
+    let mut c = Client::start(&env);
+    let v = c.request(
+        "tools/call",
+        json!({"name": "serach", "arguments": {"query": "x"}}),
+    );
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("'serach'"), "{v}");
+    assert!(
+        message.contains("forget, get, list, recall, remember"),
+        "{v}"
+    );
+}
+
+/// Regression (issue 25: `memory://records/package%20manager` looked for a
+/// record whose key was `package%20manager`). A record URI is
+/// percent-decoded.
+#[test]
+fn r25_a_record_uri_is_percent_decoded() {
+    let env = Env::new();
+    env.add(
+        "decisions",
+        "package manager",
+        "We use pnpm, never npm or yarn.",
+    );
+    let mut c = Client::start(&env);
+    let uri = "memory://records/package%20manager";
+    let v = c.request("resources/read", json!({"uri": uri}));
+    let content = &v["result"]["contents"][0];
+    assert!(
+        content["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pnpm"),
+        "{v}"
+    );
+    assert_eq!(content["uri"], uri, "{v}");
+    // The plain spelling still works; a broken escape is a clear error.
+    let v = c.request(
+        "resources/read",
+        json!({"uri": "memory://records/package manager"}),
+    );
+    assert!(
+        v["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pnpm"),
+        "{v}"
+    );
+    let v = c.request("resources/read", json!({"uri": "memory://records/%FF"}));
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not UTF-8"), "{v}");
+}
+
+/// Regression (issue 25: the list said `text/markdown`, a read said
+/// nothing). A resource's mimeType is the same in the list (or its
+/// template) and on read.
+#[test]
+fn r25_a_resource_has_the_same_mime_type_listed_and_read() {
+    let env = Env::new();
+    env.add("decisions", "pnpm", "We use pnpm, never npm or yarn.");
+    let mut c = Client::start(&env);
+    let listed = c.request("resources/list", json!({}));
+    let summary = &listed["result"]["resources"][0];
+    let read = c.request("resources/read", json!({"uri": summary["uri"]}));
+    assert_eq!(summary["mimeType"], "text/markdown", "{listed}");
+    assert_eq!(
+        read["result"]["contents"][0]["mimeType"], summary["mimeType"],
+        "{read}"
+    );
+
+    let templates = c.request("resources/templates/list", json!({}));
+    let record = &templates["result"]["resourceTemplates"][0];
+    assert_eq!(
+        record["uriTemplate"], "memory://records/{id}",
+        "{templates}"
+    );
+    assert_eq!(record["mimeType"], "text/markdown", "{templates}");
+    let read = c.request("resources/read", json!({"uri": "memory://records/pnpm"}));
+    assert_eq!(
+        read["result"]["contents"][0]["mimeType"], record["mimeType"],
+        "{read}"
+    );
+}
+
+/// Regression (issue 25: a line that is not JSON got no answer at all, so
+/// a client waited forever). It gets a JSON-RPC parse error (-32700) with
+/// no id, and the server goes on answering.
+#[test]
+fn r25_a_line_that_is_not_json_gets_a_parse_error() {
+    let env = Env::new();
+    let mut c = Client::start(&env);
+    let bad: [&[u8]; 3] = [
+        b"this is not json",
+        b"{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": \"ping\"",
+        b"\xff\xfe{}",
+    ];
+    for line in bad {
+        c.send_raw(line);
+        // The answer to the bad line comes before the ping's, or at the
+        // latest before a second ping's: never wait for it unbounded.
+        let mut seen = c.request_seeing("ping", json!({}));
+        if !seen.iter().any(|v| v["error"]["code"] == -32700) {
+            seen.extend(c.request_seeing("ping", json!({})));
+        }
+        let errors: Vec<_> = seen
+            .iter()
+            .filter(|v| v["error"]["code"] == -32700)
+            .collect();
+        let shown = String::from_utf8_lossy(line);
+        assert_eq!(errors.len(), 1, "{shown}: {seen:?}");
+        let e = errors[0];
+        assert!(e["id"].is_null(), "{e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains("not JSON"), "{e}");
+        assert!(message.contains("one JSON-RPC message per line"), "{e}");
+        assert!(seen.last().unwrap()["result"].is_object(), "{seen:?}");
+    }
+    let (err, _) = c.call("list", json!({}));
+    assert!(!err);
+}
+
+/// Regression (issue 25, and issue 26 item 19). Forgetting a record that
+/// is already archived says so and changes nothing.
+#[test]
+fn r25_forget_on_an_archived_record_says_it_was_already_archived() {
+    let env = Env::new();
+    env.add("decisions", "pnpm", "We use pnpm, never npm or yarn.");
+    let mut c = Client::start(&env);
+    let (err, text) = c.call("forget", json!({"id": "pnpm"}));
+    assert!(!err && text.starts_with("Forgot pnpm"), "{text}");
+    let before = common::snapshot(&env.home().join("projects"));
+    let (err, text) = c.call("forget", json!({"id": "pnpm"}));
+    assert!(!err, "{text}");
+    assert!(text.starts_with("pnpm was already archived"), "{text}");
+    assert!(text.contains("nothing changed"), "{text}");
+    assert_eq!(common::snapshot(&env.home().join("projects")), before);
+}
+
+/// The official Python MCP SDK (PyPI `mcp`) as a second client:
+/// `tests/mcp_python_client.py` lists the tools and resources and calls
+/// remember, recall, get and forget. Without the SDK this test says it
+/// skipped, except in CI (`CI` or `RECALL_REQUIRE_SHARED` set), where
+/// `.ci/run` installs it and a missing SDK is a failure.
+#[test]
+fn python_sdk_client_drives_the_server() {
+    let python = std::env::var("RECALL_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_sdk = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_sdk {
+        let ci =
+            std::env::var_os("CI").is_some() || std::env::var_os("RECALL_REQUIRE_SHARED").is_some();
+        assert!(
+            !ci,
+            "`{python} -c 'import mcp'` failed: the Python MCP SDK is missing; .ci/run installs it (python3 -m pip install 'mcp>=1.26,<3'), or set RECALL_TEST_PYTHON to a Python that has it"
+        );
+        eprintln!(
+            "skipped: the Python MCP SDK is not installed for {python} (python3 -m pip install 'mcp>=1.26,<3', or set RECALL_TEST_PYTHON)"
+        );
+        return;
+    }
+    let env = Env::new();
+    env.add("procedures", "tests", "Run cargo nextest before pushing.");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python_client.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(assert_cmd::cargo::cargo_bin("recall"))
+        .arg(env.home())
+        .arg(&env.project)
+        .current_dir(env.tmp.path())
+        .env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python client failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("python mcp client: ok"),
+        "{stdout}\n{stderr}"
+    );
+    // What it remembered is on disk, where the CLI finds it.
+    let cli = env.run(&["record", "get", "python-client"]);
+    assert!(cli.contains("status: archived"), "{cli}");
 }

@@ -7,21 +7,27 @@
 //! others' writes at once) and runs on the tokio runtime this command alone
 //! starts. A failing call is a tool error (`isError`) with a message the
 //! model can act on; the server itself never stops for one.
+//!
+//! Arguments are read the way clients really send them (`params.rs`), and
+//! a line that is not JSON gets a parse error (`stdio.rs`).
+
+mod params;
+mod stdio;
 
 use anyhow::Result;
 use clap::ValueEnum;
+use percent_encoding::percent_decode_str;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{
-    schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt,
-};
-use serde::Deserialize;
+use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use super::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
 use super::context::{parse_scope, parse_search_scope, Ctx};
@@ -29,6 +35,7 @@ use crate::index::{ListFilter, SecretPolicy};
 use crate::records::{render_record, Category, Status};
 use crate::render::{render_prompt, PromptOptions};
 use crate::store::Scope;
+use params::{IdParams, ListParams, RecallParams, RememberParams};
 
 /// Serve MCP on stdin/stdout until the client hangs up.
 pub fn run(global: &GlobalArgs) -> Result<u8> {
@@ -37,7 +44,7 @@ pub fn run(global: &GlobalArgs) -> Result<u8> {
         .enable_all()
         .build()?
         .block_on(async move {
-            let running = server.serve(rmcp::transport::stdio()).await?;
+            let running = server.serve(stdio::transport()).await?;
             running.waiting().await?;
             anyhow::Ok(())
         })?;
@@ -46,63 +53,16 @@ pub fn run(global: &GlobalArgs) -> Result<u8> {
 
 /// The URI of the summary resource.
 const SUMMARY_URI: &str = "memory://summary";
-/// Record resources are this prefix and the record's id.
+/// Record resources are this prefix and the record's id, percent-encoded
+/// or not.
 const RECORD_URI: &str = "memory://records/";
+/// Both resources are Markdown: the summary, and a record's file.
+const MARKDOWN: &str = "text/markdown";
 
 #[derive(Debug, Clone)]
 pub struct RecallMcp {
     global: GlobalArgs,
     tool_router: ToolRouter<Self>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct RecallParams {
-    /// What to look for: the task at hand, a question, an error message or a
-    /// ticket's text. Plain words; no query syntax is needed.
-    pub query: String,
-    /// Most hits to return (default 8).
-    pub limit: Option<usize>,
-    /// Only these kinds of memory: "record" (durable facts), "session"
-    /// (past conversations), "ticket". Default: all.
-    pub kinds: Option<Vec<String>>,
-    /// "project" (this codebase), "user" (the person's preferences across
-    /// projects) or "all" (default).
-    pub scope: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct RememberParams {
-    /// The fact to keep, in one to three self-contained sentences: a
-    /// decision and its reason, a procedure, a principle, an incident and
-    /// its fix, or a preference of the user. Never a secret.
-    pub text: String,
-    /// decisions, procedures, principles, incidents or preferences. Default:
-    /// classified from the text.
-    pub category: Option<String>,
-    /// A stable key; remembering the same key again updates the record.
-    /// Default: "agent:" and a slug of the text.
-    pub key: Option<String>,
-    /// "project" or "user". Default: "user" for a preference, else "project".
-    pub scope: Option<String>,
-    /// 0-100: how much this should count (default 50).
-    pub importance: Option<u8>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct IdParams {
-    /// A record's id or key (as `list` and `recall` show them).
-    pub id: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ListParams {
-    /// Only this category: decisions, procedures, principles, incidents or
-    /// preferences.
-    pub category: Option<String>,
-    /// "project" or "user". Default: both.
-    pub scope: Option<String>,
-    /// Most records to return (default 50).
-    pub limit: Option<usize>,
 }
 
 /// A tool's answer: the text, or a tool error the model reads.
@@ -176,9 +136,15 @@ impl RecallMcp {
 
 impl RecallMcp {
     fn do_recall(&self, p: RecallParams) -> Result<String> {
+        if p.query.trim().is_empty() {
+            anyhow::bail!(
+                "the query is empty: send what to look for in plain words, such as the task at hand, a question, an error message or a ticket's text"
+            );
+        }
         let ctx = self.ctx()?;
         let kinds = p
             .kinds
+            .map(params::Words::into_vec)
             .unwrap_or_default()
             .iter()
             .map(|k| {
@@ -190,7 +156,8 @@ impl RecallMcp {
         let args = QueryArgs {
             text: vec![p.query.clone()],
             format: Some(QueryFormat::Prompt),
-            limit: Some(p.limit.unwrap_or(8).max(1)),
+            // The range (1 to 200) keeps the cast exact.
+            limit: Some(p.limit.map_or(8, |l| l.get() as usize)),
             kinds,
             scope: p.scope.unwrap_or_default(),
             ..QueryArgs::default()
@@ -218,15 +185,13 @@ impl RecallMcp {
             (None, Some(_)) => Scope::Project,
             (None, None) => classify(&p.text).1,
         };
-        if p.importance.is_some_and(|i| i > 100) {
-            anyhow::bail!("importance must be 0-100");
-        }
         let dir = ctx.ensure_scope(scope)?;
         let fact = Fact {
             text: p.text.trim(),
             category,
             key: p.key.as_deref(),
-            importance: p.importance,
+            // The range (0 to 100) keeps the cast exact.
+            importance: p.importance.map(|i| i.get() as u8),
             secrets: SecretPolicy::Refuse,
         };
         let (loc, created) = ctx.remember(&dir, &fact)?;
@@ -260,7 +225,8 @@ impl RecallMcp {
         }
         Ok(rows
             .iter()
-            .take(p.limit.unwrap_or(50).max(1))
+            // The range (1 to 1000) keeps the cast exact.
+            .take(p.limit.map_or(50, |l| l.get() as usize))
             .map(|r| {
                 format!(
                     "- {} ({}, {} scope, id {}): {}",
@@ -296,6 +262,33 @@ impl RecallMcp {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RecallMcp {
+    /// rmcp's router, with an unknown tool named: rmcp only says "tool not
+    /// found", which leaves a client guessing which name was wrong.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name) {
+            let names: Vec<_> = self
+                .tool_router
+                .list_all()
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tool not found: '{}'; the tools are {}",
+                    request.name,
+                    names.join(", ")
+                ),
+                None,
+            ));
+        }
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -319,7 +312,7 @@ impl ServerHandler for RecallMcp {
             "memory summary",
         )
         .with_description("A compact index of this project's memory and the user's preferences")
-        .with_mime_type("text/markdown")]))
+        .with_mime_type(MARKDOWN)]))
     }
 
     async fn list_resource_templates(
@@ -329,7 +322,10 @@ impl ServerHandler for RecallMcp {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             ResourceTemplate::new(format!("{RECORD_URI}{{id}}"), "record")
-                .with_description("One record's Markdown file, by id or key"),
+                .with_description(
+                    "One record's Markdown file, by id or key (percent-encoded or not)",
+                )
+                .with_mime_type(MARKDOWN),
         ]))
     }
 
@@ -344,7 +340,13 @@ impl ServerHandler for RecallMcp {
                 .and_then(|ctx| super::extract::summary_text(&ctx, 5000))
                 .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?
         } else if let Some(id) = uri.strip_prefix(RECORD_URI) {
-            self.record_text(id)
+            let id = percent_decode_str(id).decode_utf8().map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("{uri}: the id is not UTF-8 once percent-decoded; percent-encode the record's id or key as UTF-8"),
+                    None,
+                )
+            })?;
+            self.record_text(&id)
                 .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e:#}"), None))?
         } else {
             return Err(ErrorData::resource_not_found(
@@ -352,6 +354,9 @@ impl ServerHandler for RecallMcp {
                 None,
             ));
         };
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type(MARKDOWN)
+        ])
+        .into())
     }
 }
