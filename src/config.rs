@@ -29,6 +29,10 @@ impl Default for RecordsConfig {
 pub struct RecallConfig {
     /// Default number of hits.
     pub limit: usize,
+    /// Whether the prompt hook injects again, later in one session, a hit
+    /// it already injected in it (`false`: it does not, unless the prompt
+    /// asks again).
+    pub hook_repeats: bool,
     /// Ranking knobs (`[recall.tuning]`).
     pub tuning: crate::recall::Tuning,
 }
@@ -37,6 +41,7 @@ impl Default for RecallConfig {
     fn default() -> Self {
         RecallConfig {
             limit: 10,
+            hook_repeats: false,
             tuning: crate::recall::Tuning::default(),
         }
     }

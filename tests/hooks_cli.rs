@@ -349,10 +349,11 @@ fn user_prompt_submit_recalls_for_the_prompt() {
     let env = Env::new();
     let proj = populated(&env);
     for launcher in LAUNCHERS {
+        // Each launcher's own session: one session is not given a hit twice.
         let p = payload(
             "UserPromptSubmit",
             &proj.join("src"),
-            json!({"prompt": "checkout requests time out again - is the redis pool exhausted?"}),
+            json!({"prompt": "checkout requests time out again - is the redis pool exhausted?", "session_id": format!("prompt-{launcher}")}),
         );
         let r = hook(&env, launcher, &p);
         let ctx = r.context("UserPromptSubmit");
@@ -372,7 +373,7 @@ fn user_prompt_submit_recalls_for_the_prompt() {
         let p = payload(
             "UserPromptSubmit",
             &proj,
-            json!({"prompt": "how do I cut a release?"}),
+            json!({"prompt": "how do I cut a release?", "session_id": format!("prompt-{launcher}")}),
         );
         let ctx2 = hook(&env, launcher, &p).context("UserPromptSubmit");
         assert!(ctx2.contains("how to cut a release"), "{ctx2}");
@@ -404,7 +405,12 @@ fn a_hundred_kilobyte_prompt_is_handled() {
         i += 1;
     }
     for launcher in LAUNCHERS {
-        let p = payload("UserPromptSubmit", &proj, json!({ "prompt": prompt }));
+        let session = format!("long-{launcher}");
+        let p = payload(
+            "UserPromptSubmit",
+            &proj,
+            json!({ "prompt": prompt, "session_id": session }),
+        );
         let r = run_hook(
             recall(&env),
             launcher,
@@ -821,7 +827,7 @@ fn locked_index_exits_0_within_the_deadline() {
     let p = payload(
         "UserPromptSubmit",
         &proj,
-        json!({"prompt": "checkout redis pool"}),
+        json!({"prompt": "checkout redis pool", "session_id": "a-new-session"}),
     );
     let r = run_hook(recall(&env), "claude-code", p.to_string(), &deadline);
     r.empty_or_valid("UserPromptSubmit");
@@ -1433,4 +1439,43 @@ fn install_offers_to_index_the_projects_earlier_sessions() {
     let out = install(&["--yes"]);
     assert!(out.contains("indexed"), "{out}");
     assert_eq!(hits(), 1);
+}
+
+/// Issue 25 part 2: every prompt of a long session got up to 2,000 tokens,
+/// the same hits turn after turn. A session is now not given a hit twice
+/// (unless the prompt asks to be reminded), gets nothing when all it
+/// would get it already has, and each prompt's tokens are logged.
+#[test]
+fn a_session_is_not_given_the_same_context_twice() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let ask = |prompt: &str| {
+        let p = payload(
+            "UserPromptSubmit",
+            &proj,
+            json!({"prompt": prompt, "session_id": "one-long-session"}),
+        );
+        hook(&env, "claude-code", &p)
+    };
+    let first = ask("is the checkout redis pool exhausted?");
+    assert!(first
+        .context("UserPromptSubmit")
+        .contains("Redis pool was exhausted"));
+    let second = ask("is the checkout redis pool exhausted?");
+    assert_eq!((second.code, second.out.as_str()), (0, ""), "{second:?}");
+    let again = ask("remind me: is the checkout redis pool exhausted?");
+    assert!(again
+        .context("UserPromptSubmit")
+        .contains("Redis pool was exhausted"));
+    let log = std::fs::read_to_string(env.home().join("logs/hooks.log")).unwrap();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" prompt session="))
+        .collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert!(lines[1].contains("injected_tokens=0"), "{}", lines[1]);
+    assert!(
+        !log.contains("one-long-session"),
+        "the session id is hashed"
+    );
 }

@@ -30,8 +30,6 @@ use serde_json::json;
 
 use super::args::{GlobalArgs, HookArgs};
 use super::context::Ctx;
-use crate::recall::Request;
-use crate::render::{render_prompt, PromptOptions};
 use crate::store::{Db, ScopeDir};
 
 /// Claude Code cuts additional context past this many characters.
@@ -116,7 +114,7 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
             }
             context
         }
-        "UserPromptSubmit" => prompt(&ctx, p.prompt.as_deref().unwrap_or_default())?,
+        "UserPromptSubmit" => prompt(&ctx, &p)?,
         "SessionEnd" | "Stop" | "PreCompact" => {
             // Before compaction discards messages, what matters in them is
             // stored: this session is extracted (whatever its idle time).
@@ -181,21 +179,44 @@ fn check_home(root: &std::path::Path) -> Result<()> {
     }
 }
 
-fn prompt(ctx: &Ctx, text: &str) -> Result<String> {
+/// The prompt's context, without what this session was already given;
+/// the tokens injected go to `<home>/logs/hooks.log`.
+fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
+    let text = p.prompt.as_deref().unwrap_or_default();
     if text.trim().is_empty() {
         return Ok(String::new());
     }
     check_home(ctx.home.root())?;
-    let mut req = Request::new(text, ctx.config.recall.limit, ctx.now);
-    req.tuning = ctx.config.recall.tuning.clone();
-    req.max_tokens = Some(super::query::PROMPT_TOKENS);
-    let resp = ctx.recall_for_hook(&req)?;
-    Ok(render_prompt(
-        &resp,
-        PromptOptions {
-            max_tokens: super::query::PROMPT_TOKENS,
-        },
-    ))
+    let session = p.session_id.as_deref();
+    let got = ctx.prompt_context(text, session)?;
+    if let Some(s) = session {
+        log_tokens(ctx, s, &got);
+    }
+    Ok(got.text)
+}
+
+/// One line per prompt in `<home>/logs/hooks.log`: the tokens injected,
+/// the session's total and the repeats left out (the session is named by
+/// a hash, as in its state file). Best effort.
+fn log_tokens(ctx: &Ctx, session: &str, got: &crate::memory::PromptContext) {
+    use std::io::Write as _;
+    let logs = ctx.home.root().join("logs");
+    let hash = blake3::hash(session.as_bytes()).to_hex();
+    let line = format!(
+        "{} prompt session={} injected_tokens={} session_tokens={} repeats_left_out={}\n",
+        ctx.now,
+        &hash[..12],
+        got.tokens,
+        got.session_tokens,
+        got.repeats_left_out
+    );
+    let written = crate::store::create_private_dir(&logs)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| open_log(&logs.join("hooks.log")))
+        .and_then(|mut f| Ok(f.write_all(line.as_bytes())?));
+    if let Err(e) = written {
+        tracing::debug!("hook tokens not logged: {e}");
+    }
 }
 
 fn session_start(ctx: &Ctx) -> Result<String> {

@@ -9,6 +9,7 @@
 //! front end takes a fresh one per request with [`Memory::at`].
 
 mod jobs;
+mod prompt;
 mod records;
 mod search;
 mod sync;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
+pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};
 pub use search::Found;
 pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};

@@ -7,7 +7,7 @@ mod prompt;
 mod snippets;
 
 pub use json::render_json;
-pub use prompt::{render_prompt, PromptOptions, PROMPT_TOKENS};
+pub use prompt::{hit_reference, render_prompt, render_prompt_shown, PromptOptions, PROMPT_TOKENS};
 pub use snippets::{render_snippets, Style};
 
 use crate::recall::{HL_CLOSE, HL_OPEN};

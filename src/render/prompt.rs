@@ -61,8 +61,21 @@ fn item(h: &Hit) -> String {
 /// an empty string.
 #[tracing::instrument(level = "debug", skip_all)]
 pub fn render_prompt(resp: &Response, opts: PromptOptions) -> String {
+    render_prompt_shown(resp, opts).0
+}
+
+/// What a hit is, for telling whether it was shown before: a record or
+/// ticket by id, a session hit by its session and messages.
+pub fn hit_reference(h: &Hit) -> String {
+    reference(h)
+}
+
+/// [`render_prompt`], with the references ([`hit_reference`]) of the hits
+/// that made it into the text.
+pub fn render_prompt_shown(resp: &Response, opts: PromptOptions) -> (String, Vec<String>) {
+    let mut shown = Vec::new();
     if resp.hits.is_empty() || estimate_tokens(HEADER) > opts.max_tokens {
-        return String::new();
+        return (String::new(), shown);
     }
     let order = [
         "Project memory",
@@ -84,12 +97,13 @@ pub fn render_prompt(resp: &Response, opts: PromptOptions) -> String {
                 <= opts.max_tokens
             {
                 body.push_str(&piece);
+                shown.push(reference(h));
             }
         }
         out.push_str(&body);
     }
     if out == HEADER {
-        return String::new();
+        return (String::new(), shown);
     }
-    out
+    (out, shown)
 }

@@ -1,0 +1,241 @@
+//! The prompt hook's context, session-aware: what a `UserPromptSubmit`
+//! hook injects, without repeating in a session what it already injected
+//! there.
+//!
+//! A long session asks about one task prompt after prompt, and the same
+//! hits come back each time. Every session keeps the references of the
+//! hits injected into it (`<home>/hook-sessions/<hash of the session
+//! id>.json`, private, pruned after two days) and each later prompt leaves
+//! them out, unless it asks for them again ("remind me", "once more"). What is
+//! left is rendered as before; when nothing is left, nothing is injected.
+//! `recall.hook_repeats = true` turns this off.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use super::Memory;
+use crate::error::Result;
+use crate::recall::Request;
+use crate::render::{hit_reference, render_prompt_shown, PromptOptions, PROMPT_TOKENS};
+use crate::text::estimate_tokens;
+
+/// Session files older than this are removed when another is written.
+const KEEP: Duration = Duration::from_secs(2 * 24 * 3600);
+
+/// What one prompt gets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PromptContext {
+    /// The Markdown to inject (empty: inject nothing).
+    pub text: String,
+    /// Its estimated tokens.
+    pub tokens: usize,
+    /// Hits left out because this session already had them.
+    pub repeats_left_out: usize,
+    /// Tokens injected into this session so far, this prompt included.
+    pub session_tokens: usize,
+}
+
+/// What a session was given so far.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Given {
+    shown: BTreeSet<String>,
+    tokens: usize,
+}
+
+/// Words by which a prompt asks for what it was shown before ("again"
+/// alone is no such word: "it times out again" asks for nothing twice).
+const AGAIN: &[&str] = &["remind", "reminder", "reminders"];
+
+fn asks_again(prompt: &str) -> bool {
+    let words: Vec<&str> = crate::recall::sanitize::question_words(prompt).collect();
+    let once_more = words
+        .windows(2)
+        .any(|w| w[0].eq_ignore_ascii_case("once") && w[1].eq_ignore_ascii_case("more"));
+    once_more
+        || words
+            .iter()
+            .any(|w| AGAIN.iter().any(|a| w.eq_ignore_ascii_case(a)))
+}
+
+impl Memory {
+    /// The context for one prompt of `session` (a launcher's session id).
+    /// Reads only, like [`Memory::recall_for_hook`]; the one write is the
+    /// session's small state file, in a home that already exists.
+    pub fn prompt_context(&self, prompt: &str, session: Option<&str>) -> Result<PromptContext> {
+        if prompt.trim().is_empty() {
+            return Ok(PromptContext::default());
+        }
+        let mut req = Request::new(prompt, self.config.recall.limit, self.now);
+        req.tuning = self.config.recall.tuning.clone();
+        req.max_tokens = Some(PROMPT_TOKENS);
+        let mut resp = self.recall_for_hook(&req)?;
+        let path = session
+            .filter(|_| !self.config.recall.hook_repeats)
+            .map(|s| self.session_file(s));
+        let mut given = path.as_deref().map(read_given).unwrap_or_default();
+        let before = resp.hits.len();
+        if !asks_again(prompt) {
+            resp.hits
+                .retain(|h| !given.shown.contains(&hit_reference(h)));
+        }
+        let repeats_left_out = before - resp.hits.len();
+        let (text, shown) = render_prompt_shown(
+            &resp,
+            PromptOptions {
+                max_tokens: PROMPT_TOKENS,
+            },
+        );
+        let tokens = if text.is_empty() {
+            0
+        } else {
+            estimate_tokens(&text)
+        };
+        given.tokens += tokens;
+        given.shown.extend(shown);
+        if let Some(p) = &path {
+            self.write_given(p, &given);
+        }
+        Ok(PromptContext {
+            text,
+            tokens,
+            repeats_left_out,
+            session_tokens: given.tokens,
+        })
+    }
+
+    fn session_file(&self, session: &str) -> PathBuf {
+        let hash = blake3::hash(session.as_bytes()).to_hex();
+        self.home
+            .root()
+            .join("hook-sessions")
+            .join(format!("{}.json", &hash[..24]))
+    }
+
+    /// Best effort: a hook never fails because its state was not saved.
+    fn write_given(&self, path: &Path, given: &Given) {
+        let Some(dir) = path.parent() else { return };
+        let written = serde_json::to_vec(given)
+            .map_err(crate::Error::from)
+            .and_then(|bytes| {
+                crate::store::create_private_dir(dir)?;
+                crate::store::atomic_write(path, &bytes)
+            });
+        if let Err(e) = written {
+            tracing::debug!("hook session state not saved: {e}");
+            return;
+        }
+        prune(dir);
+    }
+}
+
+fn read_given(path: &Path) -> Given {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Remove session files nobody wrote for [`KEEP`].
+fn prune(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).unwrap_or_default() > KEEP);
+        if old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::NewRecord;
+    use crate::store::Scope;
+
+    fn setup() -> (tempfile::TempDir, Memory) {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = Memory::open(
+            Some(tmp.path().join("home")),
+            Some("app".into()),
+            tmp.path().into(),
+            |_| None,
+        )
+        .unwrap();
+        let dir = mem.ensure_scope(Scope::Project).unwrap();
+        for (key, text) in [
+            ("cache", "The walrus cache lives in Redis, port 6390."),
+            ("deploy", "Deploy the walrus service with make release."),
+        ] {
+            let new = NewRecord {
+                key: key.into(),
+                text: text.into(),
+                category: None,
+                pinned: None,
+                importance: None,
+                keywords: None,
+                source: crate::records::Source::Manual,
+                secrets: crate::index::SecretPolicy::Refuse,
+                keep_generated: false,
+            };
+            mem.upsert(&dir, new).unwrap();
+        }
+        (tmp, mem)
+    }
+
+    #[test]
+    fn a_session_is_not_given_the_same_hit_twice() -> Result<()> {
+        let (_t, mem) = setup();
+        let first = mem.prompt_context("where is the walrus cache?", Some("s1"))?;
+        assert!(first.text.contains("port 6390"), "{first:?}");
+        assert!(first.tokens > 0);
+        let second = mem.prompt_context("and the walrus cache port?", Some("s1"))?;
+        assert!(!second.text.contains("port 6390"), "{second:?}");
+        assert!(second.repeats_left_out > 0);
+        assert_eq!(second.session_tokens, first.tokens + second.tokens);
+        // Asked again, it is given again; another session gets it too.
+        let again = mem.prompt_context("remind me where the walrus cache is", Some("s1"))?;
+        assert!(again.text.contains("port 6390"), "{again:?}");
+        let other = mem.prompt_context("where is the walrus cache?", Some("s2"))?;
+        assert!(other.text.contains("port 6390"), "{other:?}");
+        // Without a session, or with repeats on, nothing is left out.
+        let none = mem.prompt_context("where is the walrus cache?", None)?;
+        assert!(none.text.contains("port 6390"));
+        let mut repeats = mem.clone();
+        repeats.config.recall.hook_repeats = true;
+        let r = repeats.prompt_context("where is the walrus cache?", Some("s1"))?;
+        assert!(r.text.contains("port 6390"));
+        Ok(())
+    }
+
+    #[test]
+    fn the_session_file_holds_no_session_id_and_is_private() -> Result<()> {
+        let (_t, mem) = setup();
+        mem.prompt_context("walrus cache", Some("secret-session-id"))?;
+        let dir = mem.home.root().join("hook-sessions");
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1);
+        assert!(!names[0].contains("secret"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.join(&names[0]))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        Ok(())
+    }
+}
