@@ -24,6 +24,7 @@ pub mod records;
 pub mod render;
 pub mod secrets;
 pub mod serve;
+pub mod skills;
 pub mod store;
 pub mod sync;
 pub mod text;

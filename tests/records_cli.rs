@@ -890,3 +890,181 @@ fn r26_doctor_waits_for_a_record_write_in_flight() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
 }
+
+/// `recall --home H --cwd <git folder> ARGS`: a project tied to a folder.
+fn in_repo(env: &Env, repo: &std::path::Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+    c.env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .env("NO_COLOR", "1")
+        .arg("--home")
+        .arg(env.home())
+        .arg("--cwd")
+        .arg(repo);
+    c
+}
+
+/// Issue 25 part 7: procedures become skills. `recall skills` proposes one
+/// playbook per task with its source records; `record promote` writes one
+/// record as `.claude/skills/<name>/SKILL.md`, which reads back as a
+/// launcher reads it; `--dry-run` writes nothing; a person's edit is never
+/// overwritten without `--force` (and then kept); a secret is refused.
+#[test]
+fn procedures_become_skills() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let add = |key: &str, text: &str| {
+        let out = in_repo(&env, &repo)
+            .args([
+                "record",
+                "add",
+                "--category",
+                "procedures",
+                "--key",
+                key,
+                text,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let tag = add(
+        "release-tag",
+        "Tag the release with git tag and push the release tag.",
+    );
+    let notes = add(
+        "release-notes",
+        "Write release notes from the git tag log before the release.",
+    );
+    add(
+        "db-backup",
+        "Back up the Postgres database nightly with pg_dump.",
+    );
+
+    let out = in_repo(&env, &repo)
+        .args(["skills", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let proposals = v.as_array().unwrap();
+    assert_eq!(proposals.len(), 2, "{v:#}");
+    let release = proposals
+        .iter()
+        .find(|p| p["sources"].as_array().unwrap().len() == 2)
+        .unwrap_or_else(|| panic!("no release playbook: {v:#}"));
+    let sources: Vec<&str> = release["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        sources.contains(&tag.as_str()) && sources.contains(&notes.as_str()),
+        "{sources:?}"
+    );
+
+    let skill = repo.join(".claude/skills/release-tag/SKILL.md");
+    let dry = in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(dry.status.success());
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("name: release-tag"));
+    assert!(!skill.exists(), "--dry-run wrote");
+
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag"])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&skill).unwrap();
+    let skill_back = recall::skills::parse(&text).unwrap();
+    assert_eq!(skill_back.name, "release-tag");
+    assert_eq!(
+        skill.parent().unwrap().file_name().unwrap().to_str(),
+        Some(skill_back.name.as_str())
+    );
+    assert!(skill_back
+        .description
+        .starts_with("Use when working on release-tag: Tag the release"));
+    assert!(skill_back
+        .body
+        .starts_with("Tag the release with git tag and push the release tag."));
+    // Again: nothing changes.
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("already holds this skill"));
+
+    // A person edits the skill: promote refuses, --force keeps a copy.
+    let edited = text.replace("push the release tag", "push the tag to the mirror too");
+    std::fs::write(&skill, &edited).unwrap();
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), edited);
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("kept the old skill as"));
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), text);
+    let backups = std::fs::read_dir(skill.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("SKILL.md.bak-")
+        })
+        .count();
+    assert_eq!(backups, 1);
+
+    // A record file that holds a secret (written by hand) is not promoted.
+    let records = std::fs::read_dir(env.home().join("projects"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("records/procedures");
+    let first = std::fs::read_dir(&records)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let leaked = std::fs::read_to_string(&first)
+        .unwrap()
+        .replace("id: ", "id: leak-")
+        .replace("key: ", "key: leak-")
+        .trim_end()
+        .to_string()
+        + &format!("\nDeploy with {token}.\n");
+    let leak = records.join("leak.md");
+    std::fs::write(&leak, leaked).unwrap();
+    std::fs::set_permissions(&leak, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["record", "promote", "leak-db-backup"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("secret"), "{stderr}");
+    assert!(!repo.join(".claude/skills/leak-db-backup").exists());
+}

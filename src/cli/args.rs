@@ -82,6 +82,9 @@ pub enum Command {
     /// Share memory with your team through PostgreSQL: pull what other hosts
     /// learned, push what this host learned
     Sync(SyncArgs),
+    /// Propose skills (playbooks) from the project's procedures; `recall
+    /// record promote ID` writes one
+    Skills(SkillsArgs),
     /// Print a shell completion script (source it, or save it where your shell looks)
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command with --out
@@ -267,6 +270,24 @@ pub enum RecordCmd {
         #[command(flatten)]
         scope: ScopeArg,
     },
+    /// Write a record as a skill: <project root>/.claude/skills/<name>/SKILL.md
+    Promote {
+        id_or_key: String,
+        /// Print the SKILL.md and where it would go; write nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Replace a SKILL.md recall did not write or that was changed since
+        /// (the old one is kept as SKILL.md.bak-<time>)
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// JSON: each proposal's name, description, body and source records
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Which scope to look in; both (project first) when absent.

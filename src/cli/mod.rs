@@ -34,6 +34,7 @@ mod query;
 mod record;
 mod reindex;
 mod serve;
+mod skills;
 mod sync;
 
 pub use args::Cli;
@@ -90,6 +91,7 @@ pub fn run() -> Result<u8> {
         Some(Command::Mcp) => mcp::run(&cli.global),
         Some(Command::Serve(a)) => serve::run(ctx, a),
         Some(Command::Sync(a)) => sync::run(&ctx, a),
+        Some(Command::Skills(a)) => skills::run(&ctx, a),
         Some(Command::Index(a)) => index::run(&ctx, a),
         Some(Command::Reindex(a)) => reindex::run(&ctx, a),
         Some(Command::Doctor) => doctor::run(&ctx),
@@ -120,6 +122,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Mcp => "mcp",
         Command::Serve(_) => "serve",
         Command::Sync(_) => "sync",
+        Command::Skills(_) => "skills",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

@@ -41,6 +41,11 @@ pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
             scope,
         } => get(ctx, &id_or_key, format, &scope),
         RecordCmd::Edit { id_or_key, scope } => edit(ctx, &id_or_key, &scope),
+        RecordCmd::Promote {
+            id_or_key,
+            dry_run,
+            force,
+        } => super::skills::promote(ctx, &id_or_key, dry_run, force),
     }
 }
 

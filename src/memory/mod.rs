@@ -12,6 +12,7 @@ mod jobs;
 mod prompt;
 mod records;
 mod search;
+mod skills;
 mod sync;
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
 pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};
 pub use search::Found;
+pub use skills::Promoted;
 pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};
 
 use crate::config::Config;

@@ -28,3 +28,4 @@ pub use hit::{Hit, HitKind, HitSource, HL_CLOSE, HL_OPEN};
 pub use salience::record_hits;
 pub use sanitize::{extract_terms, sanitize, Term, TermKind};
 pub use search::{recall, Request, Response, Target, Touched, Tuning};
+pub use stopwords::is_stopword;

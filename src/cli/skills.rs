@@ -1,0 +1,45 @@
+//! `recall skills` (playbooks proposed from the project's procedures) and
+//! `recall record promote ID` (one record written as a `SKILL.md`).
+
+use anyhow::Result;
+
+use super::args::SkillsArgs;
+use super::context::Ctx;
+
+pub fn run(ctx: &Ctx, a: SkillsArgs) -> Result<u8> {
+    let proposals = ctx.propose_skills()?;
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&proposals)?);
+        return Ok(0);
+    }
+    if proposals.is_empty() {
+        eprintln!(
+            "recall: no procedures in this project to make skills from; add some with `recall record add --category procedures`"
+        );
+        return Ok(1);
+    }
+    for p in &proposals {
+        outln!("{}", p.skill.name);
+        outln!("  {}", p.skill.description);
+        outln!("  from {}", p.sources.join(", "));
+    }
+    eprintln!("recall: write one with `recall record promote ID` (--dry-run shows it first)");
+    Ok(0)
+}
+
+pub fn promote(ctx: &Ctx, id_or_key: &str, dry_run: bool, force: bool) -> Result<u8> {
+    let p = ctx.promote(id_or_key, dry_run, force)?;
+    if dry_run {
+        outln!("# {}", p.path.display());
+        out!("{}", p.text);
+        return Ok(0);
+    }
+    if let Some(b) = &p.backup {
+        outln!("kept the old skill as {}", b.display());
+    }
+    match p.written {
+        true => outln!("wrote {}", p.path.display()),
+        false => outln!("{} already holds this skill", p.path.display()),
+    }
+    Ok(0)
+}
