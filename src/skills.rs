@@ -317,7 +317,7 @@ mod tests {
             60,
         );
         let skill = from_record(&r);
-        let text = render(&skill, &[r.meta.id.clone()])?;
+        let text = render(&skill, std::slice::from_ref(&r.meta.id))?;
         let back = parse(&text)?;
         assert_eq!(back.name, "release");
         assert_eq!(
