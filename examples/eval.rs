@@ -184,6 +184,10 @@
 //! results of that set. A set that fails is reported and skipped; the run
 //! then exits 2 after printing the others.
 //!
+//! Every query is asked `--at` one fixed time (`--at WHEN`, by default
+//! 2026-11-25T12:00:00Z): recency and relative times ("last week") are
+//! read against it, so a figure does not drift with the calendar.
+//!
 //! Latency: p50/p95 of the engine's own `timings_ms.total` and of the wall
 //! time of each `recall` process, plus the total wall time of the query
 //! phase. The floor's latency is in-process and only indicative.
@@ -256,7 +260,7 @@ fn run(dataset: Dataset) -> Result<()> {
         _ => None,
     };
     let ws = Workspace::open(common.keep_home.as_deref())?.with_home(home.as_deref())?;
-    let recall = Recall::new(common.recall_bin.as_deref(), ws.home())?;
+    let recall = Recall::new(common.recall_bin.as_deref(), ws.home(), &common.at)?;
     let ws = ws.built_by(recall.fingerprint());
     eprintln!("eval: recall binary {}", recall.bin().display());
     let run = match dataset {

@@ -2330,3 +2330,34 @@ fn a_question_that_says_yesterday_or_last_month_prefers_hits_from_then() {
     let q = format!("What did we decide about the cache {when}?");
     assert_lift_decides(&env, &q, "period_boost = 0.0", "old.jsonl", "recent.jsonl");
 }
+
+/// `--at WHEN` answers as of that time: "yesterday" is the day before it
+/// (so an evaluation, or a look back, reads relative times against its
+/// own date); without it, the same question reads them against now.
+#[test]
+fn at_answers_as_of_a_time() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    let q = "What did we decide about the cache yesterday?";
+    let out = env
+        .cmd()
+        .args([
+            "query",
+            "--format",
+            "json",
+            "--at",
+            "2024-03-13T09:00:00Z",
+            q,
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(first_hit_path(&v).ends_with("march.jsonl"), "{v:#}");
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("june.jsonl"), "{v:#}");
+    env.cmd()
+        .args(["query", "--at", "the day after", q])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("the day after"));
+}

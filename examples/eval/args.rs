@@ -162,4 +162,9 @@ pub struct Common {
     /// Skip the FTS5 floor
     #[arg(long)]
     pub no_floor: bool,
+    /// The time every query is asked at (`recall query --at`): recency
+    /// and relative times are read against it, so figures do not drift
+    /// with the calendar
+    #[arg(long, value_name = "WHEN", default_value = "2026-11-25T12:00:00Z")]
+    pub at: String,
 }

@@ -60,10 +60,12 @@ pub struct Outcome {
 pub struct Recall {
     bin: PathBuf,
     home: PathBuf,
+    /// `--at` for every query.
+    at: String,
 }
 
 impl Recall {
-    pub fn new(bin: Option<&Path>, home: PathBuf) -> Result<Recall> {
+    pub fn new(bin: Option<&Path>, home: PathBuf, at: &str) -> Result<Recall> {
         let bin = match bin {
             Some(b) => b.to_path_buf(),
             None => default_bin()?,
@@ -74,7 +76,11 @@ impl Recall {
                 bin.display()
             );
         }
-        Ok(Recall { bin, home })
+        Ok(Recall {
+            bin,
+            home,
+            at: at.to_string(),
+        })
     }
 
     pub fn bin(&self) -> &Path {
@@ -180,6 +186,7 @@ impl Recall {
             .command(project)
             .args(["query", "--format", "json", "--no-salience"])
             .args(["--limit", &limit.to_string()])
+            .args(["--at", &self.at])
             .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -182,6 +182,12 @@ pub struct QueryArgs {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
 
+    /// Answer as of this time (same forms as --since): what "recent",
+    /// "yesterday" and "last week" mean. Evaluations pin it, so their
+    /// figures do not drift with the calendar
+    #[arg(long, value_name = "WHEN")]
+    pub at: Option<String>,
+
     /// Do not note the hits as used: later rankings stay as they were
     /// (evaluation runs and scripted checks that must not learn from
     /// their own queries)
@@ -210,6 +216,7 @@ impl QueryArgs {
         given(self.since.is_some(), "--since");
         given(self.until.is_some(), "--until");
         given(self.session.is_some(), "--session");
+        given(self.at.is_some(), "--at");
         given(self.no_salience, "--no-salience");
         out
     }

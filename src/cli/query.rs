@@ -69,6 +69,11 @@ pub fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
 }
 
 pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
+    let at =
+        a.at.as_deref()
+            .map(|w| parse_when(w, ctx.now))
+            .transpose()?;
+    let ctx = &at.map_or_else(|| ctx.clone(), |t| ctx.at(t));
     let text = query_text(&a)?;
     let req = request(ctx, &a, text)?;
     let found = ctx.recall(&req, parse_search_scope(&a.scope)?)?;
