@@ -2361,3 +2361,77 @@ fn at_answers_as_of_a_time() {
         .code(2)
         .stderr(predicates::str::contains("the day after"));
 }
+
+/// `query --explain` takes each hit's score apart (issue 23 item 2): the
+/// parts multiply back to the score, a pinned, important record shows its
+/// boosts, a question that names a month shows the period lift, and
+/// without the flag nothing of it is printed.
+#[test]
+fn explain_takes_each_score_apart() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    env.run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "cache store",
+        "--pinned",
+        "--importance",
+        "90",
+        "The cache lives in Redis.",
+    ]);
+    let q = "What did we decide about the cache in March 2024?";
+    let out = env
+        .cmd()
+        .args(["query", "--format", "json", "--explain", q])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hits = v["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    for h in hits {
+        let e = &h["explain"];
+        let f = |k: &str| e[k].as_f64().unwrap_or_else(|| panic!("no {k}: {e}"));
+        let lifts: f64 = e["lifts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["factor"].as_f64().unwrap())
+            .product();
+        let product = f("base")
+            * f("coverage")
+            * f("kind")
+            * f("pinned")
+            * f("importance")
+            * f("recency")
+            * f("salience")
+            * lifts
+            + f("session_evidence");
+        let score = h["score"].as_f64().unwrap();
+        assert!(
+            (product - score).abs() < 1e-9,
+            "{product} != {score}: {h:#}"
+        );
+    }
+    let record = hits.iter().find(|h| h["kind"] == "record").unwrap();
+    assert_eq!(record["explain"]["pinned"], 1.25);
+    assert!(record["explain"]["importance"].as_f64().unwrap() > 1.1);
+    let march = hits
+        .iter()
+        .find(|h| {
+            h["source"]["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("march.jsonl"))
+        })
+        .unwrap();
+    assert_eq!(march["explain"]["lifts"][0]["name"], "period", "{march:#}");
+
+    let text = env.run(&["query", "--explain", q]);
+    assert!(text.contains("why: base "), "{text}");
+    assert!(text.contains("period lift x"), "{text}");
+    let plain = env.query_json("alpha", q);
+    assert!(plain["hits"][0].get("explain").is_none(), "{plain:#}");
+    assert!(!env.run(&["query", q]).contains("why:"));
+}

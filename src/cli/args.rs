@@ -182,6 +182,12 @@ pub struct QueryArgs {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
 
+    /// Show why each hit scored what it did: bm25 and passage scores,
+    /// length pivot, the list's coverage, each boost and lift, session
+    /// evidence (in snippets, a line per hit; in JSON, an `explain` object)
+    #[arg(long)]
+    pub explain: bool,
+
     /// Answer as of this time (same forms as --since): what "recent",
     /// "yesterday" and "last week" mean. Evaluations pin it, so their
     /// figures do not drift with the calendar
@@ -217,6 +223,7 @@ impl QueryArgs {
         given(self.until.is_some(), "--until");
         given(self.session.is_some(), "--session");
         given(self.at.is_some(), "--at");
+        given(self.explain, "--explain");
         given(self.no_salience, "--no-salience");
         out
     }

@@ -65,6 +65,7 @@ pub fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
         _ => a.max_tokens,
     };
     req.tuning = ctx.config.recall.tuning.clone();
+    req.explain = a.explain;
     Ok(req)
 }
 

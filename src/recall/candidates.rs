@@ -8,7 +8,7 @@ use rusqlite::types::ToSql;
 use rusqlite::{Connection, Row};
 
 use super::filter::{self, Ranked};
-use super::hit::{Hit, HitKind, HitSource};
+use super::hit::{Explain, Hit, HitKind, HitSource};
 use super::passage::{best_window, Block, Scorer};
 use super::plan::{Plan, Table};
 use super::search::{Request, Tuning};
@@ -153,6 +153,7 @@ fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidat
             pinned: r.get(5)?,
             importance: r.get(6)?,
             updated: Some(updated),
+            explain: Some(Explain::default()),
         },
         bm25: r.get(10)?,
         passage,
@@ -252,6 +253,7 @@ pub fn chunks(
                 pinned: false,
                 importance: 50,
                 updated: last_ts.or(first_ts),
+                explain: Some(Explain::default()),
             },
             bm25: r.get(9)?,
             passage: win.score,
@@ -324,6 +326,7 @@ pub fn tickets(
                 pinned: false,
                 importance: 50,
                 updated: updated.or(created),
+                explain: Some(Explain::default()),
             },
             bm25: r.get(9)?,
             passage,

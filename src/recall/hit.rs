@@ -95,4 +95,49 @@ pub struct Hit {
     /// Unix seconds of the newest content in the hit.
     #[serde(skip)]
     pub updated: Option<i64>,
+    /// Why it scored what it did (`query --explain`); kept through ranking
+    /// and dropped from the response unless asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+/// One answer-type lift: `time` (the question asks when), `user` (the
+/// user wrote it), `period` (a named or relative time).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lift {
+    pub name: String,
+    pub factor: f64,
+}
+
+/// A hit's score taken apart, stage by stage (see `recall::rank`):
+/// `base = bm25_share × bm25 + (1 − bm25_share) × passage` (each divided
+/// by its list's best), times the list's `coverage`, times each boost and
+/// lift, plus `session_evidence`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Explain {
+    /// FTS5 bm25 (higher is better), and divided by the list's best.
+    pub bm25: f64,
+    pub bm25_norm: f64,
+    /// The Rust passage score of the text shown, the length pivot it was
+    /// divided by, and the result divided by the list's best.
+    pub passage: f64,
+    pub length_pivot: f64,
+    pub passage_norm: f64,
+    /// bm25's share of the base score.
+    pub bm25_share: f64,
+    /// The normalised score within its list.
+    pub base: f64,
+    /// The list's calibration: how much of the question its best hit
+    /// covers, against the best list's.
+    pub coverage: f64,
+    /// Kind weight, pin, importance, recency and salience factors.
+    pub kind: f64,
+    pub pinned: f64,
+    pub importance: f64,
+    pub recency: f64,
+    pub salience: f64,
+    /// Answer-type lifts that applied.
+    pub lifts: Vec<Lift>,
+    /// Added for the other matching messages of its session.
+    pub session_evidence: f64,
 }

@@ -24,7 +24,7 @@ mod subject;
 pub mod summary;
 mod temporal;
 
-pub use hit::{Hit, HitKind, HitSource, HL_CLOSE, HL_OPEN};
+pub use hit::{Explain, Hit, HitKind, HitSource, Lift, HL_CLOSE, HL_OPEN};
 pub use salience::record_hits;
 pub use sanitize::{extract_terms, sanitize, Term, TermKind};
 pub use search::{recall, Request, Response, Target, Touched, Tuning};

@@ -38,6 +38,9 @@ pub fn normalise_length(list: &mut [Candidate], slope: f64) {
         // keeps the divisor away from 0 when slope is 1.
         let pivot = (1.0 - slope) + slope * (c.words.max(1) as f64 / mean);
         c.passage /= pivot;
+        if let Some(e) = c.hit.explain.as_mut() {
+            e.length_pivot = pivot;
+        }
     }
 }
 
@@ -52,6 +55,18 @@ pub fn normalise(list: &mut [Candidate], bm25_share: f64) {
         let b = if max_b > 0.0 { c.bm25 / max_b } else { 0.0 };
         let p = if max_p > 0.0 { c.passage / max_p } else { 0.0 };
         c.hit.score = bm25_share * b + (1.0 - bm25_share) * p;
+        if let Some(e) = c.hit.explain.as_mut() {
+            e.bm25 = c.bm25;
+            e.bm25_norm = b;
+            if e.length_pivot <= 0.0 {
+                e.length_pivot = 1.0;
+            }
+            e.passage = c.passage * e.length_pivot;
+            e.passage_norm = p;
+            e.bm25_share = bm25_share;
+            e.base = c.hit.score;
+            e.coverage = 1.0;
+        }
     }
 }
 
@@ -73,6 +88,9 @@ pub fn calibrate(lists: &mut [(Vec<Candidate>, f64)], power: f64) {
         let f = (*coverage / best).powf(power);
         for c in list {
             c.hit.score *= f;
+            if let Some(e) = c.hit.explain.as_mut() {
+                e.coverage = f;
+            }
         }
     }
 }
@@ -93,6 +111,10 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
     let salience = 1.0
         + 0.05 * (1.0 + c.times_hit as f64).ln() * c.last_hit.map_or(0.0, |l| decay(now - l, 30.0));
     c.hit.score *= kind * pinned * importance * recency * salience;
+    if let Some(e) = c.hit.explain.as_mut() {
+        (e.kind, e.pinned, e.importance, e.recency, e.salience) =
+            (kind, pinned, importance, recency, salience);
+    }
 }
 
 /// Answer-type matching: multiply each candidate that has the answer's
@@ -100,7 +122,12 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
 /// `1 + strength × ln(1 / share)`, where `share` is the part of the
 /// candidates that have it. Like a term's idf, the lift is large when few
 /// candidates have the type and 0 when all do: then it tells nothing.
-pub fn answer_type(list: &mut [Candidate], matches: impl Fn(&Candidate) -> bool, strength: f64) {
+pub fn answer_type(
+    list: &mut [Candidate],
+    name: &str,
+    matches: impl Fn(&Candidate) -> bool,
+    strength: f64,
+) {
     if strength <= 0.0 || list.is_empty() {
         return;
     }
@@ -113,6 +140,12 @@ pub fn answer_type(list: &mut [Candidate], matches: impl Fn(&Candidate) -> bool,
     for (c, t) in list.iter_mut().zip(typed) {
         if t {
             c.hit.score *= factor;
+            if let Some(e) = c.hit.explain.as_mut() {
+                e.lifts.push(super::hit::Lift {
+                    name: name.to_string(),
+                    factor,
+                });
+            }
         }
     }
 }
@@ -150,7 +183,11 @@ pub fn session_evidence(list: &mut [Candidate], share: f64) {
             Some(own) => drop(others.remove(own)),
             None => others.truncate(2),
         }
-        c.hit.score += share * (others[0] + others[1]) / 2.0;
+        let added = share * (others[0] + others[1]) / 2.0;
+        c.hit.score += added;
+        if let Some(e) = c.hit.explain.as_mut() {
+            e.session_evidence = added;
+        }
     }
 }
 
@@ -381,6 +418,7 @@ mod tests {
                 pinned: false,
                 importance: 50,
                 updated: None,
+                explain: None,
             },
             bm25: 1.0,
             passage: 1.0,
@@ -496,17 +534,17 @@ mod tests {
             message("s", 3, "b"),
             message("s", 4, "c"),
         ];
-        answer_type(&mut list, timed, 0.5);
+        answer_type(&mut list, "time", timed, 0.5);
         assert_eq!(scores(&list), [1.0 + 0.5 * 4f64.ln(), 1.0, 1.0, 1.0]);
         // When every candidate has it, it tells nothing: no change.
         let mut all = vec![message("s", 1, "yesterday"), message("s", 2, "yesterday")];
-        answer_type(&mut all, timed, 0.5);
+        answer_type(&mut all, "time", timed, 0.5);
         assert_eq!(scores(&all), [1.0, 1.0]);
         // None has it, or strength 0: no change.
         let mut none = vec![message("s", 1, "a")];
-        answer_type(&mut none, timed, 0.5);
+        answer_type(&mut none, "time", timed, 0.5);
         let mut off = vec![message("s", 1, "yesterday"), message("s", 2, "a")];
-        answer_type(&mut off, timed, 0.0);
+        answer_type(&mut off, "time", timed, 0.0);
         assert_eq!((scores(&none), scores(&off)), (vec![1.0], vec![1.0, 1.0]));
     }
 }

@@ -189,6 +189,8 @@ pub struct Request {
     /// Injected so ranking and expiry are deterministic in tests.
     pub now: Timestamp,
     pub tuning: Tuning,
+    /// Keep each hit's score breakdown ([`super::Explain`]).
+    pub explain: bool,
 }
 
 impl Request {
@@ -205,6 +207,7 @@ impl Request {
             max_tokens: None,
             now,
             tuning: Tuning::default(),
+            explain: false,
         }
     }
 
@@ -342,12 +345,13 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     if super::temporal::asks_when(&req.query) {
         rank::answer_type(
             &mut all,
+            "time",
             |c| super::temporal::mentions_time(&c.hit.text),
             req.tuning.temporal_boost,
         );
     }
     if super::subject::asks_about_user(&req.query) {
-        rank::answer_type(&mut all, |c| c.by_user, req.tuning.subject_boost);
+        rank::answer_type(&mut all, "user", |c| c.by_user, req.tuning.subject_boost);
     }
     let periods = super::period::named(&req.query);
     let spans = super::relative::spans(&req.query, req.now);
@@ -357,7 +361,7 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
                 periods.iter().any(|p| p.contains(t)) || spans.iter().any(|s| s.contains(t))
             })
         };
-        rank::answer_type(&mut all, in_period, req.tuning.period_boost);
+        rank::answer_type(&mut all, "period", in_period, req.tuning.period_boost);
     }
     rank::session_evidence(&mut all, req.tuning.session_share);
     all.sort_by(best_first);
@@ -401,7 +405,12 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     for c in &mut list {
         c.hit.snippet = marker.snippet(&c.hit.text, 24);
     }
-    let (hits, touched) = number(list);
+    let (mut hits, touched) = number(list);
+    if !req.explain {
+        for h in &mut hits {
+            h.explain = None;
+        }
+    }
     timings.insert("rank".into(), ms(t1));
     timings.insert("total".into(), ms(t0));
     shown.sort_by(|a, b| b.weight.total_cmp(&a.weight));

@@ -56,6 +56,36 @@ pub fn render_snippets(resp: &Response, style: Style) -> String {
         );
         let _ = writeln!(out, "   {}", highlight(&h.snippet, open, close));
         let _ = writeln!(out, "   {dim}{}{reset}", source_line(h));
+        if let Some(e) = &h.explain {
+            let _ = writeln!(out, "   {dim}why: {}{reset}", why(e));
+        }
     }
     out
+}
+
+/// One line of `query --explain`: the score's parts, stage by stage.
+fn why(e: &crate::recall::Explain) -> String {
+    let mut s = format!(
+        "base {:.3} = {:.2} x bm25 {:.3} + {:.2} x passage {:.3} (raw {:.2} / length {:.2}); coverage x{:.3}; kind x{:.2} pin x{:.2} importance x{:.2} recency x{:.3} salience x{:.3}",
+        e.base,
+        e.bm25_share,
+        e.bm25_norm,
+        1.0 - e.bm25_share,
+        e.passage_norm,
+        e.passage,
+        e.length_pivot,
+        e.coverage,
+        e.kind,
+        e.pinned,
+        e.importance,
+        e.recency,
+        e.salience
+    );
+    for l in &e.lifts {
+        let _ = write!(s, "; {} lift x{:.3}", l.name, l.factor);
+    }
+    if e.session_evidence > 0.0 {
+        let _ = write!(s, "; session evidence +{:.3}", e.session_evidence);
+    }
+    s
 }
