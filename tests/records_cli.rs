@@ -1068,3 +1068,120 @@ fn procedures_become_skills() {
     assert!(stderr.contains("secret"), "{stderr}");
     assert!(!repo.join(".claude/skills/leak-db-backup").exists());
 }
+
+/// Issue 25 part 3: a project's records kept in its repository. `project
+/// records --in-repo` moves them to `<git top>/.recall/records` (the index
+/// stays in the home); a teammate's record arriving with `git pull` is
+/// recalled; a record with merge conflict markers is skipped by recall and
+/// reported by doctor with the fix; `--in-home` brings them back.
+#[test]
+fn records_kept_in_the_repository() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let run = |args: &[&str]| {
+        let out = in_repo(&env, &repo).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "pm",
+        "We use pnpm, never npm.",
+    ]);
+    run(&[
+        "record",
+        "add",
+        "--category",
+        "procedures",
+        "--key",
+        "tests",
+        "Run cargo nextest.",
+    ]);
+    let (code, out, err) = run(&["project", "records", "--in-repo"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("in the repository") && out.contains("2 file(s) moved"),
+        "{out}"
+    );
+    let shared = repo.join(".recall/records");
+    assert_eq!(
+        walkdir::WalkDir::new(&shared)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .count(),
+        2
+    );
+    let (_, out, _) = run(&["project", "show"]);
+    assert!(out.contains("(in the repository)"), "{out}");
+    let (code, out, _) = run(&["query", "pnpm"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("pm"), "{out}");
+    assert_eq!(run(&["doctor"]).0, Some(0));
+
+    // A teammate's record arrives with `git pull`.
+    let decisions = shared.join("decisions");
+    let mine = std::fs::read_dir(&decisions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&mine).unwrap();
+    let id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap()
+        .to_string();
+    let theirs = text
+        .replace(&id, "ports-0a1b2c")
+        .replace("key: pm", "key: ports")
+        .replace(
+            "We use pnpm, never npm.",
+            "The walrus API listens on port 7411.",
+        );
+    std::fs::write(decisions.join("ports-0a1b2c.md"), &theirs).unwrap();
+    let (_, out, _) = run(&["query", "walrus port"]);
+    assert!(out.contains("ports"), "{out}");
+
+    // A pull that conflicts: recall skips the record and says why; doctor
+    // names it with the fix.
+    let conflicted = text.replace(
+        "We use pnpm, never npm.",
+        "<<<<<<< HEAD\nWe use pnpm, never npm.\n=======\nWe use yarn.\n>>>>>>> origin/main",
+    );
+    // As git writes it: a new file renamed over the old one.
+    let git_write = |path: &std::path::Path, text: &str| {
+        let tmp = path.with_extension("git-tmp");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, path).unwrap();
+    };
+    git_write(&mine, &conflicted);
+    let (code, _, err) = run(&["query", "walrus port"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("merge conflict markers"), "{err}");
+    let (code, out, _) = run(&["doctor"]);
+    assert_ne!(code, Some(0));
+    assert!(
+        out.contains("merge conflict markers") && out.contains("remove the marker lines"),
+        "{out}"
+    );
+    git_write(&mine, &text);
+
+    // Back in the home: the repository keeps its files.
+    let (code, out, err) = run(&["project", "records", "--in-home"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("in the home"), "{out}");
+    assert!(decisions.join("ports-0a1b2c.md").exists());
+    let (_, out, _) = run(&["query", "walrus port"]);
+    assert!(out.contains("ports"), "{out}");
+    assert!(!run(&["project", "show"]).1.contains("in the repository"));
+}

@@ -414,6 +414,17 @@ pub enum ProjectCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Where the project's records live: keep them in the repository
+    /// (<git top>/.recall/records, reviewed and pulled with the code) or in
+    /// the home; without a flag, say where they are
+    Records {
+        /// Move the home's records into the repository and read them there
+        #[arg(long, conflicts_with = "in_home")]
+        in_repo: bool,
+        /// Keep them in the home again (the repository's copies stay)
+        #[arg(long)]
+        in_home: bool,
+    },
 }
 
 #[derive(Debug, Args)]

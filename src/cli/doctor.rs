@@ -270,6 +270,22 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
         .into_iter()
         .flatten()
     {
+        // A record recall cannot read (a hand edit gone wrong, a pull
+        // that conflicts) is skipped by every read: say which and why.
+        let name = e.file_name().to_string_lossy();
+        if e.file_type().is_file() && name.ends_with(".md") && !is_temp_name(&name) {
+            if let Ok(text) = std::fs::read_to_string(e.path()) {
+                if let Err(err) = crate::records::parse_record(&text, e.path(), limits) {
+                    out.push(Finding {
+                        what: format!("{err}"),
+                        fix: format!(
+                            "fix {} (then `recall reindex`), or remove it",
+                            e.path().display()
+                        ),
+                    });
+                }
+            }
+        }
         // A write in progress is not damage: only a file no writer holds,
         // older than a minute, was left by a killed write.
         if is_temp_name(&e.file_name().to_string_lossy()) && is_orphan_temp(e.path()) {
@@ -289,6 +305,13 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
 fn check_records_modes(dir: &ScopeDir, out: &mut Vec<Finding>) {
     let records = dir.records_dir();
     if !records.exists() {
+        return;
+    }
+    // Records kept in the repository (`recall project records --in-repo`)
+    // are the team's, shared with the code: their modes are git's.
+    let in_repo = std::fs::read_link(&records)
+        .is_ok_and(|t| t.ends_with(std::path::Path::new(".recall").join("records")));
+    if in_repo {
         return;
     }
     for e in walkdir::WalkDir::new(&records).into_iter().flatten() {

@@ -30,7 +30,27 @@ pub fn run(ctx: &Ctx, cmd: ProjectCmd) -> Result<u8> {
             } else {
                 outln!("{}", line(&p.info));
                 outln!("store: {}", p.dir.root.display());
+                let place = ctx.records_place()?;
+                if place.in_repo {
+                    outln!("records: {} (in the repository)", place.path.display());
+                }
             }
+        }
+        ProjectCmd::Records { in_repo, in_home } => {
+            let place = match (in_repo, in_home) {
+                (false, false) => ctx.records_place()?,
+                _ => ctx.move_records(in_repo)?,
+            };
+            let moved = match place.moved {
+                0 => String::new(),
+                n => format!(" ({n} file(s) moved)"),
+            };
+            let where_ = if place.in_repo {
+                "in the repository"
+            } else {
+                "in the home"
+            };
+            outln!("records: {} ({where_}){moved}", place.path.display());
         }
     }
     Ok(0)

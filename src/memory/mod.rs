@@ -11,6 +11,7 @@
 mod jobs;
 mod prompt;
 mod records;
+mod repo_records;
 mod search;
 mod skills;
 mod sync;
@@ -23,6 +24,7 @@ use jiff::Timestamp;
 pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
 pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};
+pub use repo_records::{repo_records_dir, RecordsPlace};
 pub use search::Found;
 pub use skills::Promoted;
 pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};

@@ -46,12 +46,31 @@ fn field_line(yaml: &str, field: &str, first: usize) -> usize {
 }
 
 /// Parse and validate a record file. `path` is used only in error messages.
+/// The line (1-based) of the first git merge conflict marker in `text`:
+/// a record pulled with a conflict is reported, never half-parsed.
+/// (Both an opening and a closing marker: a line of `=` alone is a
+/// Markdown heading underline.)
+fn conflict_marker(text: &str) -> Option<usize> {
+    let marker = |l: &str, m: &str| l == m || l.strip_prefix(m).is_some_and(|r| r.starts_with(' '));
+    let open = text.lines().position(|l| marker(l, "<<<<<<<"))?;
+    text.lines()
+        .skip(open)
+        .any(|l| marker(l, ">>>>>>>"))
+        .then_some(open + 1)
+}
+
 pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> {
     let err = |line: usize, message: String| Error::Parse {
         path: path.to_path_buf(),
         line,
         message,
     };
+    if let Some(line) = conflict_marker(text) {
+        return Err(err(
+            line,
+            "merge conflict markers (<<<<<<<, =======, >>>>>>>): keep one version, remove the marker lines, then commit; the record is skipped until then".into(),
+        ));
+    }
     let (yaml, body, first) = split(text).ok_or_else(|| {
         err(
             1,
@@ -103,6 +122,23 @@ pub fn render_record(r: &Record) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25 part 3: a record with merge conflict markers (a `git pull`
+    /// of records kept in the repository) is an error that says what to do
+    /// at the marker's line, never a half-parsed record. A lone `=======`
+    /// (a Markdown heading underline) is no conflict.
+    #[test]
+    fn merge_conflict_markers_are_reported_with_the_fix() {
+        let text = "---\nid: a-1\nkey: a\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2024-01-01T00:00:00Z\nupdated: 2024-01-01T00:00:00Z\n---\n\n<<<<<<< HEAD\nWe use pnpm.\n=======\nWe use yarn.\n>>>>>>> origin/main\n";
+        let err = parse_record(text, Path::new("a.md"), &Limits::default()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("a.md:11: merge conflict markers"), "{msg}");
+        assert!(msg.contains("remove the marker lines"), "{msg}");
+        let heading = text
+            .replace("<<<<<<< HEAD\n", "Title\n")
+            .replace(">>>>>>> origin/main\n", "");
+        assert!(parse_record(&heading, Path::new("a.md"), &Limits::default()).is_ok());
+    }
     use crate::records::{Source, Status};
     use crate::store::Scope;
     use proptest::prelude::*;

@@ -1,0 +1,147 @@
+//! A project's records kept in its repository (`<git top>/.recall/records`)
+//! instead of the home, so they travel with `git pull` and are reviewed in
+//! pull requests. The index stays in the home: the home's `records` folder
+//! becomes a link to the repository's, which every reader and writer
+//! already follows, and a pull is seen by the next read like any change of
+//! the folder.
+
+use std::path::{Path, PathBuf};
+
+use super::Memory;
+use crate::error::{Error, Result};
+
+/// Where a project's records live.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordsPlace {
+    /// The folder the records are in.
+    pub path: PathBuf,
+    /// Whether that is the repository's `.recall/records`.
+    pub in_repo: bool,
+    /// Record files moved by this call.
+    pub moved: usize,
+}
+
+/// The repository folder of a project's records.
+pub fn repo_records_dir(root: &Path) -> PathBuf {
+    root.join(".recall").join("records")
+}
+
+impl Memory {
+    /// Where the current project's records are.
+    pub fn records_place(&self) -> Result<RecordsPlace> {
+        let p = self.project()?;
+        let home = p.dir.records_dir();
+        let in_repo = is_link_to_repo(&home, p.info.root.as_deref());
+        let path = match in_repo {
+            true => std::fs::read_link(&home).unwrap_or(home),
+            false => home,
+        };
+        Ok(RecordsPlace {
+            path,
+            in_repo,
+            moved: 0,
+        })
+    }
+
+    /// Keep the project's records in its repository (`in_repo`), moving
+    /// the home's there (a file the repository already holds with other
+    /// text stops the move before anything moved), or back in the home,
+    /// copying the repository's (which stay, for the team). Then the index
+    /// is brought in step.
+    pub fn move_records(&self, in_repo: bool) -> Result<RecordsPlace> {
+        let p = self.project()?;
+        let root = p.info.root.clone().ok_or_else(|| {
+            Error::invalid(
+                "records can live in a repository only for a project tied to a folder: run from the repository or pass --cwd",
+            )
+        })?;
+        p.ensure()?;
+        let home = p.dir.records_dir();
+        let repo = repo_records_dir(&root);
+        let _lock = p.dir.lock_records()?;
+        let linked = is_link_to_repo(&home, Some(&root));
+        let mut moved = 0;
+        match (in_repo, linked) {
+            (true, true) | (false, false) => {}
+            (true, false) => {
+                let files = record_files(&home);
+                for (rel, _) in &files {
+                    let there = repo.join(rel);
+                    if there.exists()
+                        && std::fs::read(&there).ok() != std::fs::read(home.join(rel)).ok()
+                    {
+                        return Err(Error::invalid(format!(
+                            "{} already holds {} with other text: merge the two by hand (or remove one), then run this again; nothing was moved",
+                            repo.display(),
+                            rel.display()
+                        )));
+                    }
+                }
+                std::fs::create_dir_all(&repo)
+                    .map_err(|e| Error::io("cannot create folder", &repo, e))?;
+                for (rel, _) in &files {
+                    copy_file(&home.join(rel), &repo.join(rel))?;
+                    moved += 1;
+                }
+                if home.exists() {
+                    std::fs::remove_dir_all(&home)
+                        .map_err(|e| Error::io("cannot remove", &home, e))?;
+                }
+                symlink_dir(&repo, &home)?;
+            }
+            (false, true) => {
+                std::fs::remove_file(&home).map_err(|e| Error::io("cannot remove", &home, e))?;
+                crate::store::create_private_dir(&home)?;
+                for (rel, _) in record_files(&repo) {
+                    copy_file(&repo.join(&rel), &home.join(&rel))?;
+                    moved += 1;
+                }
+            }
+        }
+        drop(self.open_synced(&p.dir)?);
+        let mut place = self.records_place()?;
+        place.moved = moved;
+        Ok(place)
+    }
+}
+
+/// Whether `home` (a project's records folder in the home) is a link to
+/// its repository's records.
+fn is_link_to_repo(home: &Path, root: Option<&Path>) -> bool {
+    let (Ok(target), Some(root)) = (std::fs::read_link(home), root) else {
+        return false;
+    };
+    target == repo_records_dir(root)
+}
+
+/// Every file under `dir`, relative to it, with its length.
+fn record_files(dir: &Path) -> Vec<(PathBuf, u64)> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(dir).ok()?.to_path_buf();
+            Some((rel, e.metadata().ok()?.len()))
+        })
+        .collect()
+}
+
+/// Copy `from` to `to` atomically (its folder created).
+fn copy_file(from: &Path, to: &Path) -> Result<()> {
+    let bytes = std::fs::read(from).map_err(|e| Error::io("cannot read", from, e))?;
+    crate::store::atomic_write(to, &bytes)
+}
+
+#[cfg(unix)]
+fn symlink_dir(target: &Path, link: &Path) -> Result<()> {
+    std::os::unix::fs::symlink(target, link).map_err(|e| Error::io("cannot link", link, e))
+}
+
+#[cfg(not(unix))]
+fn symlink_dir(_target: &Path, link: &Path) -> Result<()> {
+    Err(Error::invalid(format!(
+        "records in the repository need a symbolic link at {}, which this system does not make",
+        link.display()
+    )))
+}
