@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(name = "recall", version, subcommand_negates_reqs = true)]
 #[command(
     after_help = "Exit codes: 0 success (or hits found), 1 no hits, 2 error, \
-3 a batch finished but some files failed.\nDocs: README.md"
+3 a batch finished but some files failed.\nDocs: README.md and docs/"
 )]
 pub struct Cli {
     #[command(flatten)]

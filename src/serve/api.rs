@@ -520,7 +520,7 @@ async fn recall_in(s: Shared, place: Place, q: HashMap<String, String>) -> Reply
 pub async fn not_found() -> Fail {
     Fail(
         StatusCode::NOT_FOUND,
-        "no such endpoint: see README (recall serve) for the API".into(),
+        "no such endpoint: see docs/rest-api.md for the API".into(),
     )
 }
 
@@ -528,6 +528,6 @@ pub async fn not_found() -> Fail {
 pub async fn not_allowed() -> Fail {
     Fail(
         StatusCode::METHOD_NOT_ALLOWED,
-        "this endpoint does not take that method: see README (recall serve) for the API".into(),
+        "this endpoint does not take that method: see docs/rest-api.md for the API".into(),
     )
 }
