@@ -64,6 +64,10 @@ pub fn name_from(text: &str) -> String {
     let mut out = String::new();
     for w in ascii.split('-') {
         if out.len() + w.len() + usize::from(!out.is_empty()) > NAME_MAX {
+            // A first word longer than a name is cut, not dropped.
+            if out.is_empty() {
+                out.extend(w.chars().take(NAME_MAX));
+            }
             break;
         }
         if !out.is_empty() {
@@ -291,7 +295,8 @@ mod tests {
             "release-cut-a-tag-push"
         );
         assert_eq!(name_from("Ask Claude to review"), "ask-to-review");
-        assert!(name_from(&"x".repeat(300)).len() <= NAME_MAX);
+        assert_eq!(name_from(&"x".repeat(300)), "x".repeat(NAME_MAX));
+        assert_eq!(name_from(&format!("deploy {}", "y".repeat(70))), "deploy");
         assert_eq!(name_from("日本語"), "");
         for ok in ["release", "cut-a-tag", "a1"] {
             assert!(valid_name(ok), "{ok}");

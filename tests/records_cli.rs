@@ -1185,3 +1185,72 @@ fn records_kept_in_the_repository() {
     assert!(out.contains("ports"), "{out}");
     assert!(!run(&["project", "show"]).1.contains("in the repository"));
 }
+
+/// Review findings: `--in-repo` would have copied a hand-written record
+/// holding a secret into the working tree, and `record promote` wrote
+/// through a symbolic link a cloned repository can hold. Both refuse.
+#[test]
+fn r_records_in_the_repository_and_skills_refuse_secrets_and_links() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let out = in_repo(&env, &repo)
+        .args([
+            "record",
+            "add",
+            "--category",
+            "procedures",
+            "--key",
+            "deploy",
+            "Deploy with make release.",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let file = std::fs::read_dir(env.home().join("projects"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("records/procedures");
+    let first = std::fs::read_dir(&file)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&first).unwrap();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    std::fs::write(
+        &first,
+        format!("{}\nThe token is {token}.\n", text.trim_end()),
+    )
+    .unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["project", "records", "--in-repo"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("would be committed") && !stderr.contains(&token),
+        "{stderr}"
+    );
+    assert!(!repo.join(".recall").exists(), "nothing moved");
+    std::fs::write(&first, &text).unwrap();
+
+    // A skills folder that links outside the project.
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".claude/skills")).unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["record", "promote", "deploy"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}

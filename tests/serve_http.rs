@@ -726,3 +726,35 @@ fn a_server_on_every_address_names_addresses_a_person_can_open() {
         "{first} {line}"
     );
 }
+
+/// Review finding: once writes were no longer timed by the guard, a client
+/// that sent a write's headers and then stalled held its connection
+/// forever. The body is now read within the time limit: 408.
+#[test]
+fn r_a_stalled_write_body_gets_408() {
+    use std::io::{Read as _, Write as _};
+    let env = Env::new();
+    env.add("decisions", "k", "fact");
+    let s = Server::start(&env, &["--timeout", "1"]);
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port())).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let head = format!(
+        "POST /api/projects/alpha/memories HTTP/1.1\r\nHost: localhost:{}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"key\":",
+        s.port()
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("did not arrive") {
+        let n = c.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "closed without an answer: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        answer.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+}

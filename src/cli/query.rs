@@ -82,7 +82,9 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
-    if !a.no_salience {
+    // A look from another time notes nothing: salience is stamped with
+    // the time of use, and a made-up one would skew it for years.
+    if !a.no_salience && a.at.is_none() {
         found.note_hits(ctx.now.as_second());
     }
     if let Some(why) = &found.no_hits {

@@ -95,6 +95,10 @@ impl RecordStore<'_> {
             Ok(tx.commit()?)
         })();
         undo.unless(written)?;
+        if moved.is_some() {
+            // The old row's page images (its id and path) leave the WAL.
+            truncate_wal(self.conn);
+        }
         Ok(Located { record, path })
     }
 
@@ -171,7 +175,9 @@ impl RecordStore<'_> {
 /// lock is the only wait of a write, and the gate is passed once it is
 /// held.
 fn begin<'c>(conn: &'c mut Connection, gate: Option<&WriteGate>) -> Result<Transaction<'c>> {
-    let tx = conn.transaction()?;
+    // Immediate whatever the connection's default: the lock is taken
+    // here, before any file changes, not at the first write.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     if let Some(g) = gate {
         g.pass()?;
     }

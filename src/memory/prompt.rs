@@ -78,8 +78,7 @@ impl Memory {
         let mut given = path.as_deref().map(read_given).unwrap_or_default();
         let before = resp.hits.len();
         if !asks_again(prompt) {
-            resp.hits
-                .retain(|h| !given.shown.contains(&hit_reference(h)));
+            resp.hits.retain(|h| !given.shown.contains(&given_key(h)));
         }
         let repeats_left_out = before - resp.hits.len();
         let (text, shown) = render_prompt_shown(
@@ -94,7 +93,13 @@ impl Memory {
             estimate_tokens(&text)
         };
         given.tokens += tokens;
-        given.shown.extend(shown);
+        let shown: std::collections::HashSet<String> = shown.into_iter().collect();
+        given.shown.extend(
+            resp.hits
+                .iter()
+                .filter(|h| shown.contains(&hit_reference(h)))
+                .map(given_key),
+        );
         if let Some(p) = &path {
             self.write_given(p, &given);
         }
@@ -129,6 +134,13 @@ impl Memory {
         }
         prune(dir);
     }
+}
+
+/// What a session was given: the hit and its text, so a record edited
+/// since (a fact corrected mid-session) is given again.
+fn given_key(h: &crate::recall::Hit) -> String {
+    let text = blake3::hash(h.text.as_bytes()).to_hex();
+    format!("{} {}", hit_reference(h), &text[..12])
 }
 
 fn read_given(path: &Path) -> Given {
@@ -213,6 +225,31 @@ mod tests {
         repeats.config.recall.hook_repeats = true;
         let r = repeats.prompt_context("where is the walrus cache?", Some("s1"))?;
         assert!(r.text.contains("port 6390"));
+        Ok(())
+    }
+
+    /// Review finding: a record corrected mid-session kept its id, so its
+    /// new text was never given to the session that had the old one.
+    #[test]
+    fn a_record_edited_since_is_given_again() -> Result<()> {
+        let (_t, mem) = setup();
+        let first = mem.prompt_context("where is the walrus cache?", Some("s1"))?;
+        assert!(first.text.contains("port 6390"));
+        let dir = mem.project()?.dir;
+        let fix = NewRecord {
+            key: "cache".into(),
+            text: "The walrus cache lives in Redis, port 6391 since the move.".into(),
+            category: None,
+            pinned: None,
+            importance: None,
+            keywords: None,
+            source: crate::records::Source::Manual,
+            secrets: crate::index::SecretPolicy::Refuse,
+            keep_generated: false,
+        };
+        mem.upsert(&dir, fix)?;
+        let again = mem.prompt_context("where is the walrus cache?", Some("s1"))?;
+        assert!(again.text.contains("port 6391"), "{again:?}");
         Ok(())
     }
 

@@ -64,6 +64,20 @@ impl Memory {
         match (in_repo, linked) {
             (true, true) | (false, false) => {}
             (true, false) => {
+                // What goes into the repository is committed and pushed:
+                // a file holding a secret (written by hand, say) stops the
+                // move, before anything moved.
+                let leaks = crate::index::files_with_secrets(&p.dir, &self.limits());
+                if !leaks.is_empty() {
+                    let names: Vec<String> = leaks
+                        .iter()
+                        .map(|(path, kinds)| format!("{} ({})", path.display(), kinds.join(", ")))
+                        .collect();
+                    return Err(Error::invalid(format!(
+                        "these record files hold a secret and would be committed: {}; remove it from them (or `recall record edit` them), then run this again; nothing was moved",
+                        names.join("; ")
+                    )));
+                }
                 let files = record_files(&home);
                 for (rel, _) in &files {
                     let there = repo.join(rel);
@@ -83,19 +97,33 @@ impl Memory {
                     copy_file(&home.join(rel), &repo.join(rel))?;
                     moved += 1;
                 }
+                // The home's folder is set aside, not removed, until the
+                // link is in place: an interruption leaves one or the other.
+                let aside = home.with_file_name(format!("records.moved-{}", self.now.as_second()));
                 if home.exists() {
-                    std::fs::remove_dir_all(&home)
-                        .map_err(|e| Error::io("cannot remove", &home, e))?;
+                    std::fs::rename(&home, &aside)
+                        .map_err(|e| Error::io("cannot move", &home, e))?;
                 }
-                symlink_dir(&repo, &home)?;
+                if let Err(e) = symlink_dir(&repo, &home) {
+                    let _ = std::fs::rename(&aside, &home);
+                    return Err(e);
+                }
+                if aside.exists() {
+                    std::fs::remove_dir_all(&aside)
+                        .map_err(|e| Error::io("cannot remove", &aside, e))?;
+                }
             }
             (false, true) => {
-                std::fs::remove_file(&home).map_err(|e| Error::io("cannot remove", &home, e))?;
-                crate::store::create_private_dir(&home)?;
+                // Copied beside the link first, then swapped in: an
+                // interruption leaves the link, and a re-run starts over.
+                let fresh = home.with_file_name(format!("records.new-{}", self.now.as_second()));
+                crate::store::create_private_dir(&fresh)?;
                 for (rel, _) in record_files(&repo) {
-                    copy_file(&repo.join(&rel), &home.join(&rel))?;
+                    copy_file(&repo.join(&rel), &fresh.join(&rel))?;
                     moved += 1;
                 }
+                std::fs::remove_file(&home).map_err(|e| Error::io("cannot remove", &home, e))?;
+                std::fs::rename(&fresh, &home).map_err(|e| Error::io("cannot move", &fresh, e))?;
             }
         }
         drop(self.open_synced(&p.dir)?);
@@ -114,12 +142,19 @@ fn is_link_to_repo(home: &Path, root: Option<&Path>) -> bool {
     target == repo_records_dir(root)
 }
 
-/// Every file under `dir`, relative to it, with its length.
+/// The record files under `dir` (`<category>/*.md`, no temp file of a
+/// write in progress), relative to it, with their lengths.
 fn record_files(dir: &Path) -> Vec<(PathBuf, u64)> {
     walkdir::WalkDir::new(dir)
+        .min_depth(2)
+        .max_depth(2)
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy();
+            name.ends_with(".md") && !crate::store::is_temp_name(&name)
+        })
         .filter_map(|e| {
             let rel = e.path().strip_prefix(dir).ok()?.to_path_buf();
             Some((rel, e.metadata().ok()?.len()))

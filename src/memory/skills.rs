@@ -75,6 +75,21 @@ impl Memory {
             .join(".claude/skills")
             .join(&skill.name)
             .join("SKILL.md");
+        // A cloned repository may link any of these elsewhere (to a key in
+        // ~/.ssh, say): never write or copy through a link.
+        for p in [
+            root.join(".claude"),
+            root.join(".claude/skills"),
+            root.join(".claude/skills").join(&skill.name),
+            path.clone(),
+        ] {
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Error::invalid(format!(
+                    "{} is a symbolic link: recall writes skills only into real folders of the project; replace the link with a folder or file",
+                    p.display()
+                )));
+            }
+        }
         let mut promoted = Promoted {
             path: path.clone(),
             text: text.clone(),
@@ -102,7 +117,8 @@ impl Memory {
             }
             if !ours {
                 let backup = path.with_extension(format!("md.bak-{}", self.now.as_second()));
-                std::fs::copy(&path, &backup).map_err(|e| Error::io("cannot back up", &path, e))?;
+                std::fs::rename(&path, &backup)
+                    .map_err(|e| Error::io("cannot back up", &path, e))?;
                 promoted.backup = Some(backup);
             }
         }

@@ -9,7 +9,8 @@
 //!
 //! Phrases: `today`, `yesterday` (and `last night`), `N days ago`; `this
 //! week`, `last week`, `N weeks ago` (weeks start on Monday); `this
-//! month`, `last month`, `N months ago`; `this year`, `last year`. N is
+//! month`, `last month`, `N months ago`; `this year`, `last year`; and
+//! `the past week` (month, year): the window of that length up to now. N is
 //! written in digits (1 to 99) or as a word (`a`, `one` to `twelve`,
 //! `a couple of`). Days are calendar days in UTC, like `recall::period`.
 
@@ -91,7 +92,11 @@ pub fn spans(question: &str, now: Timestamp) -> Vec<Span> {
         let Some((unit, back)) = phrase_at(&words, i) else {
             continue;
         };
-        if let Some(span) = span_of(today, unit, back) {
+        let span = match back {
+            -1 => window_to(now, unit),
+            _ => span_of(today, unit, back),
+        };
+        if let Some(span) = span {
             if !out.contains(&span) {
                 out.push(span);
             }
@@ -109,12 +114,15 @@ fn phrase_at(words: &[String], i: usize) -> Option<(Unit, i64)> {
         "yesterday" => return Some((Unit::Day, 1)),
         "tonight" => return Some((Unit::Day, 0)),
         "this" => return Some((Unit::of(w(i + 1)?).filter(|u| *u != Unit::Day)?, 0)),
-        "last" | "past" | "previous" => {
+        "last" | "previous" => {
             return match w(i + 1)? {
                 "night" => Some((Unit::Day, 1)),
                 next => Some((Unit::of(next).filter(|u| *u != Unit::Day)?, 1)),
             }
         }
+        // "the past week": the week up to now, not the calendar week
+        // before this one (back = -1 marks the window ending now).
+        "past" => return Some((Unit::of(w(i + 1)?).filter(|u| *u != Unit::Day)?, -1)),
         _ => {}
     }
     // "N units ago", "a couple of units ago".
@@ -138,6 +146,16 @@ fn count(word: &str) -> Option<i64> {
     }
     let n: i64 = word.parse().ok()?;
     (1..=99).contains(&n).then_some(n)
+}
+
+/// One `unit` up to `now`: "the past week" on a Wednesday runs from the
+/// Wednesday before.
+fn window_to(now: Timestamp, unit: Unit) -> Option<Span> {
+    let start = now.to_zoned(TimeZone::UTC).checked_sub(unit.span(1)).ok()?;
+    Some(Span {
+        start: start.timestamp().as_second(),
+        end: now.as_second() + 1,
+    })
 }
 
 /// The unit `back` units before the one holding `today`.
@@ -232,6 +250,18 @@ mod tests {
         // Across a year's start: January's "last month" is December.
         let jan: Timestamp = "2027-01-10T08:00:00Z".parse().unwrap();
         assert_eq!(spans("last month", jan), [day("2026-12-01", "2027-01-01")]);
+    }
+
+    #[test]
+    fn the_past_week_ends_now() {
+        assert_eq!(
+            spans("what changed in the past week?", now()),
+            [span("2026-11-18T15:00:00Z", "2026-11-25T15:00:01Z")]
+        );
+        assert_eq!(
+            spans("the past month", now()),
+            [span("2026-10-25T15:00:00Z", "2026-11-25T15:00:01Z")]
+        );
     }
 
     #[test]

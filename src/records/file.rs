@@ -45,7 +45,6 @@ fn field_line(yaml: &str, field: &str, first: usize) -> usize {
         .unwrap_or(first.saturating_sub(1).max(1))
 }
 
-/// Parse and validate a record file. `path` is used only in error messages.
 /// The line (1-based) of the first git merge conflict marker in `text`:
 /// a record pulled with a conflict is reported, never half-parsed.
 /// (Both an opening and a closing marker: a line of `=` alone is a
@@ -59,6 +58,7 @@ fn conflict_marker(text: &str) -> Option<usize> {
         .then_some(open + 1)
 }
 
+/// Parse and validate a record file. `path` is used only in error messages.
 pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> {
     let err = |line: usize, message: String| Error::Parse {
         path: path.to_path_buf(),

@@ -131,6 +131,17 @@ async fn blocking<T: Send + 'static>(
         .map_err(Fail::from)
 }
 
+/// The answer to a body over [`BODY_LIMIT`].
+pub(super) fn too_large() -> Fail {
+    Fail(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the body is larger than {} KiB; a memory's value holds at most 2,000 characters",
+            BODY_LIMIT / 1024
+        ),
+    )
+}
+
 /// Read a JSON body of at most [`BODY_LIMIT`] bytes.
 async fn json_body<T: DeserializeOwned>(
     headers: &HeaderMap,
@@ -152,15 +163,7 @@ async fn json_body<T: DeserializeOwned>(
             ),
         ));
     }
-    let too_large = || {
-        Fail(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the body is larger than {} KiB; a memory's value holds at most 2,000 characters",
-                BODY_LIMIT / 1024
-            ),
-        )
-    };
+
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())

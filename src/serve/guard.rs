@@ -48,6 +48,29 @@ pub async fn guard(State(state): State<Shared>, req: Request, next: Next) -> Res
     // still commit. It is bounded where it runs, before it changes
     // anything (see `api::blocking`).
     let timed = req.method().is_safe();
+    // A write's body is read here, within the time limit: a client that
+    // sends headers and then stalls holds nothing for long. The write
+    // itself is bounded where it runs.
+    let req = if timed {
+        req
+    } else {
+        let (parts, body) = req.into_parts();
+        let read = axum::body::to_bytes(body, super::BODY_LIMIT + 1);
+        match tokio::time::timeout(state.timeout, read).await {
+            Ok(Ok(bytes)) => Request::from_parts(parts, axum::body::Body::from(bytes)),
+            Ok(Err(_)) => return super::api::too_large().into_response(),
+            Err(_) => {
+                return Fail(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not arrive within {} s; send it whole and try again",
+                        state.timeout.as_secs()
+                    ),
+                )
+                .into_response()
+            }
+        }
+    };
     let run = next.run(req);
     let outcome = match timed {
         true => tokio::time::timeout(state.timeout, run).await,

@@ -125,9 +125,10 @@ function choose() {
   }
   // The URL says what is shown, so a reload or a shared link opens it.
   const url = new URL(location.href);
+  // The id, not the name: two folders may hold projects of one name.
   url.search = current.kind === "user"
     ? "?scope=user"
-    : `?project=${encodeURIComponent(current.name)}`;
+    : `?project=${encodeURIComponent(current.id)}`;
   history.replaceState(null, "", url);
   say("");
   $("#hits").replaceChildren();
@@ -267,7 +268,10 @@ function edit(li, value, meta, m, editable) {
       const change = {};
       if (editable && area.value !== m.value) change.value = area.value;
       if (cat.value !== m.category) change.category = cat.value;
-      if (Number(imp.value) !== m.importance) change.importance = Number(imp.value);
+      // An emptied importance box changes nothing (Number("") is 0).
+      if (imp.value.trim() !== "" && Number(imp.value) !== m.importance) {
+        change.importance = Number(imp.value);
+      }
       try {
         await api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, change);
       } catch (e) {
@@ -343,6 +347,11 @@ async function create(ev) {
   }
   try {
     const m = await api("POST", base(), body);
+    // Replacing an archived memory brings it back: what was typed is meant
+    // to be used.
+    if (existing && existing.status === "archived") {
+      await api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { status: "active" });
+    }
     say(`Saved ${m.key}`);
     form.reset();
     resetCreate();
