@@ -51,13 +51,15 @@
 //! where possible).
 //!
 //! # Order
-//! Messages follow a depth-first walk of the `parentUuid` tree: siblings
-//! keep file order, a line whose parent is not in the input is a root (in
-//! file order), and lines caught in a cycle are walked last, in file order.
-//! Every line with a `uuid` (including skipped types) is a tree node, so
-//! children of a `progress` or `system` line stay attached. A joined
-//! assistant message sits at the node of its first line; summary lines are
-//! roots at their file position.
+//! Messages are in file order: a joined assistant message sits at its first
+//! line, a summary at its own line. The `parentUuid` tree is not walked: a
+//! depth-first walk put the results of parallel tool calls (each a child of
+//! its own `tool_use` line, which the next call's line also continues) after
+//! the rest of the session, and it cannot be computed on a file read in
+//! parts, so a large transcript read in segments (see `ingest::stream`)
+//! would not index as the same file read whole. A file written in order
+//! (what Claude Code writes) reads the same in both orders, branches left by
+//! a rewind included.
 //!
 //! # Session meta
 //! `id` = `sessionId` of the first line carrying one (fallback: `stem`);
@@ -71,14 +73,22 @@
 //! earlier incremental chunk).
 //!
 //! # Incremental parses
-//! `first_line` only shifts problem line numbers. A tail parse sees only its
-//! own lines, so: an assistant `message.id` split across the boundary yields
-//! two messages, a child whose parent is in the earlier part is a root, a
-//! summary whose leaf is in the earlier part is dropped, and meta fields come
-//! from the tail alone (callers keep the meta of the first parse).
+//! `first_line` only shifts problem line numbers. A tail parse
+//! ([`parse_part`]) sees its own lines and a [`Carry`] from the parts
+//! before it: a summary resolves against the uuids of every part read so
+//! far (within one run; a later run starts without them), and the title
+//! parts (`custom-title`, resolved summary) carry over, so the last one in
+//! the file wins as in a whole read. Still per part: an assistant
+//! `message.id` split across the boundary yields two messages (segments are
+//! cut before a new `message.id`, see [`response_of`]), a summary whose
+//! leaf comes in a later part is dropped, and meta fields come from the
+//! part alone (callers keep the meta of the first part).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
+
+use foldhash::fast::FixedState;
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -87,8 +97,9 @@ use serde_json::Value;
 use super::model::{Message, ParsedSession, Role, SessionMeta};
 use super::util::{self, Content, LBool, LStr, ObjOr, Problems, TextPart};
 
-/// Bump when the output for the same input changes (forces a re-index).
-pub const PARSER_VERSION: u32 = 1;
+/// Bump when the output for the same input changes (forces a re-index;
+/// 2: messages in file order instead of a walk of the parent tree).
+pub const PARSER_VERSION: u32 = 2;
 
 /// Error results keep this many times [`Options::tool_result_cap`].
 pub const ERROR_CAP_FACTOR: usize = 4;
@@ -125,8 +136,6 @@ struct Line<'a> {
     kind: LStr<'a>,
     #[serde(borrow)]
     uuid: LStr<'a>,
-    #[serde(rename = "parentUuid", borrow)]
-    parent_uuid: LStr<'a>,
     #[serde(rename = "sessionId", borrow)]
     session_id: LStr<'a>,
     #[serde(borrow)]
@@ -185,8 +194,20 @@ struct Block<'a> {
 /// line number of input's first line, `stem` is the file stem used as a
 /// fallback session id.
 pub fn parse(input: &[u8], first_line: usize, stem: &str, opts: &Options) -> ParsedSession {
+    parse_part(input, first_line, stem, opts, &mut Carry::default())
+}
+
+/// [`parse`] of one part of a file read in parts, given what the parts
+/// before it left in `carry` (empty for the first), which it updates.
+pub fn parse_part(
+    input: &[u8],
+    first_line: usize,
+    stem: &str,
+    opts: &Options,
+    carry: &mut Carry,
+) -> ParsedSession {
     let mut problems = Problems::default();
-    let mut b = Builder::new(opts);
+    let mut b = Builder::new(opts, carry);
     let consumed =
         util::read_lines::<Line, _>(input, first_line, &mut problems, |n, l, problems| {
             b.line(n, l, problems)
@@ -198,6 +219,77 @@ pub fn parse(input: &[u8], first_line: usize, stem: &str, opts: &Options) -> Par
         problems: problems.finish(),
         consumed,
     }
+}
+
+/// What a part of a transcript leaves for the parts after it.
+#[derive(Debug, Clone, Default)]
+pub struct Carry {
+    /// The uuids of the lines read so far, hashed (a summary's `leafUuid`
+    /// resolves against them): 8 bytes a line, not the file.
+    uuids: HashSet<u64, FixedState>,
+    /// The last `custom-title` so far (the user's `/rename`).
+    pub custom_title: Option<String>,
+    /// The text of the last resolved summary so far.
+    pub summary_title: Option<String>,
+}
+
+impl Carry {
+    /// The title a `custom-title` or a summary gives the session so far:
+    /// it wins over the first prompt wherever it comes in the file.
+    pub fn named_title(&self) -> Option<&str> {
+        self.custom_title
+            .as_deref()
+            .or(self.summary_title.as_deref())
+    }
+
+    fn note_uuid(&mut self, uuid: &str) {
+        self.uuids.insert(self.uuids.hasher().hash_one(uuid));
+    }
+
+    fn has_uuid(&self, uuid: &str) -> bool {
+        self.uuids.contains(&self.uuids.hasher().hash_one(uuid))
+    }
+}
+
+/// The API response an assistant line belongs to: its `message.id`
+/// (`None`: the line has none, and is a response of its own). A file read
+/// in parts is cut before a line that starts a new response (see
+/// [`Response::continues`]): every line of one response joins into one
+/// message, and the tool results of a response come before the next one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response(Option<String>);
+
+impl Response {
+    /// Whether this line joins the response of `earlier`, the last
+    /// assistant line before it.
+    pub fn continues(&self, earlier: &Response) -> bool {
+        self.0.is_some() && self.0 == earlier.0
+    }
+}
+
+/// The response of `line` if it is an assistant line (a light parse that
+/// reads only `type` and `message.id`).
+pub fn response_of(line: &[u8]) -> Option<Response> {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: LStr<'a>,
+        #[serde(borrow, default)]
+        message: Option<ObjOr<MsgId<'a>>>,
+    }
+    #[derive(Deserialize)]
+    struct MsgId<'a> {
+        #[serde(borrow, default)]
+        id: LStr<'a>,
+    }
+    let head = serde_json::from_slice::<Head>(line).ok()?;
+    if head.kind.get() != Some("assistant") {
+        return None;
+    }
+    Some(Response(match head.message {
+        Some(ObjOr::Obj(m)) => m.id.non_blank().map(str::to_owned),
+        _ => None,
+    }))
 }
 
 /// Cheap content sniff on the first few KB: does this look like Claude Code
@@ -266,12 +358,6 @@ impl SniffLine<'_> {
     }
 }
 
-/// A tree node: one parsed line.
-struct Node<'a> {
-    uuid: Option<Cow<'a, str>>,
-    parent: Option<Cow<'a, str>>,
-}
-
 /// A message under construction, placed at `node`.
 struct Unit {
     node: usize,
@@ -317,7 +403,9 @@ struct MetaAcc {
 
 struct Builder<'a, 'o> {
     opts: &'o Options,
-    nodes: Vec<Node<'a>>,
+    /// Lines parsed so far: the position of the next line's units.
+    lines: usize,
+    carry: &'o mut Carry,
     units: Vec<Unit>,
     /// `message.id` -> index of the assistant unit it joins into.
     groups: HashMap<Cow<'a, str>, usize>,
@@ -332,10 +420,11 @@ struct UserText {
 }
 
 impl<'a, 'o> Builder<'a, 'o> {
-    fn new(opts: &'o Options) -> Self {
+    fn new(opts: &'o Options, carry: &'o mut Carry) -> Self {
         Builder {
             opts,
-            nodes: Vec::new(),
+            lines: 0,
+            carry,
             units: Vec::new(),
             groups: HashMap::new(),
             summaries: Vec::new(),
@@ -345,7 +434,11 @@ impl<'a, 'o> Builder<'a, 'o> {
 
     fn line(&mut self, n: usize, mut l: Line<'a>, problems: &mut Problems) {
         self.note_meta(&l);
-        let node = self.nodes.len();
+        let node = self.lines;
+        self.lines += 1;
+        if let Some(uuid) = l.uuid.get() {
+            self.carry.note_uuid(uuid);
+        }
         let kind = l.kind.0.take();
         match kind.as_deref() {
             Some("user") => self.user(n, node, &l, problems),
@@ -362,10 +455,6 @@ impl<'a, 'o> Builder<'a, 'o> {
             Some(other) => problems.push(n, format!("unknown line type {other:?}")),
             None => problems.push(n, "missing \"type\" field"),
         }
-        self.nodes.push(Node {
-            uuid: l.uuid.0.take(),
-            parent: l.parent_uuid.0.take(),
-        });
     }
 
     fn note_meta(&mut self, l: &Line<'a>) {
@@ -563,39 +652,37 @@ impl<'a, 'o> Builder<'a, 'o> {
     }
 
     fn finish(mut self, stem: &str) -> (SessionMeta, Vec<Message>) {
-        let title = self.resolve_summaries();
-        let title = self.meta.custom_title.take().or(title);
-        let rank = walk_order(&self.nodes);
-        let mut order: Vec<usize> = (0..self.units.len()).collect();
-        order.sort_by_key(|&u| (rank[self.units[u].node], u));
-        let title = title.or_else(|| {
-            order
+        if let Some(t) = self.resolve_summaries() {
+            self.carry.summary_title = Some(t);
+        }
+        if let Some(t) = self.meta.custom_title.take() {
+            self.carry.custom_title = Some(t);
+        }
+        // File order: units are made in line order, except the summaries
+        // resolved above, which sit at their own line.
+        self.units.sort_by_key(|u| u.node);
+        let title = self.carry.named_title().map(str::to_owned).or_else(|| {
+            self.units
                 .iter()
-                .map(|&u| &self.units[u])
                 .find(|u| u.prompt && u.role == Role::User)
                 .map(|u| util::title(&u.text, TITLE_CAP))
         });
-        let mut slots: Vec<Option<Unit>> = self.units.into_iter().map(Some).collect();
-        let messages = order
+        let messages = self
+            .units
             .into_iter()
-            .filter_map(|u| slots[u].take())
             .filter(|u| !util::is_blank(&u.text))
             .map(into_message)
             .collect();
         (self.meta.into_session_meta(stem, title), messages)
     }
 
-    /// Turns summaries whose leaf is in this input into System units;
-    /// returns the last such summary's text as the title.
+    /// Turns summaries whose leaf is a line read so far (in this input or
+    /// the parts before it) into System units; returns the last such
+    /// summary's text as the title.
     fn resolve_summaries(&mut self) -> Option<String> {
-        let uuids: std::collections::HashSet<&str> = self
-            .nodes
-            .iter()
-            .filter_map(|n| n.uuid.as_deref())
-            .collect();
         let mut title = None;
         for s in &self.summaries {
-            if !uuids.contains(s.leaf.as_ref()) {
+            if !self.carry.has_uuid(s.leaf.as_ref()) {
                 continue;
             }
             title = Some(util::title(&s.text, TITLE_CAP));
@@ -800,41 +887,6 @@ fn tag_content<'s>(s: &'s str, tag: &str) -> Option<&'s str> {
     let start = s.find(&open)? + open.len();
     let len = s[start..].find(&close)?;
     Some(&s[start..start + len])
-}
-
-/// Depth-first rank of every node: roots (no parent, or a parent not in the
-/// input) in file order, children in file order; nodes only reachable
-/// through a cycle are walked afterwards in file order.
-fn walk_order(nodes: &[Node<'_>]) -> Vec<usize> {
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
-    for (i, n) in nodes.iter().enumerate() {
-        if let Some(u) = n.uuid.as_deref() {
-            index.entry(u).or_insert(i);
-        }
-    }
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-    let mut roots = Vec::new();
-    for (i, n) in nodes.iter().enumerate() {
-        match n.parent.as_deref().and_then(|p| index.get(p)) {
-            Some(&p) => children[p].push(i),
-            None => roots.push(i),
-        }
-    }
-    let mut rank = vec![usize::MAX; nodes.len()];
-    let mut next = 0;
-    let mut stack = Vec::new();
-    for start in roots.into_iter().chain(0..nodes.len()) {
-        stack.push(start);
-        while let Some(i) = stack.pop() {
-            if rank[i] != usize::MAX {
-                continue;
-            }
-            rank[i] = next;
-            next += 1;
-            stack.extend(children[i].iter().rev().filter(|&&c| rank[c] == usize::MAX));
-        }
-    }
-    rank
 }
 
 #[cfg(test)]
@@ -1069,17 +1121,96 @@ mod tests {
     }
 
     #[test]
-    fn parent_uuid_order_puts_children_after_parents() {
+    fn messages_keep_file_order_whatever_the_parent_links() {
         let input = file(&[
             user("c", Some("p"), "child written first"),
-            user("x", Some("missing"), "orphan is a root"),
+            user("x", Some("missing"), "orphan"),
             user("p", None, "parent"),
             user("c2", Some("p"), "second child"),
             user("g", Some("c"), "grandchild"),
         ]);
         let p = run(&input);
         let ids: Vec<_> = p.messages.iter().filter_map(|m| m.id.as_deref()).collect();
-        assert_eq!(ids, vec!["x", "p", "c", "g", "c2"]);
+        assert_eq!(ids, vec!["c", "x", "p", "c2", "g"]);
+    }
+
+    /// Regression: parallel tool calls are chained (`a1 <- a2`), and each
+    /// result is a child of its own call, so a depth-first walk put the
+    /// first call's result after everything that followed `a2`: the rest
+    /// of the session. The results now stay with their calls.
+    #[test]
+    fn parallel_tool_results_stay_with_their_calls() {
+        let input = file(&[
+            user("u1", None, "look at both files"),
+            assistant(
+                "a1",
+                Some("u1"),
+                "m1",
+                tool_use("Read", serde_json::json!({"file_path": "a.rs"})),
+            ),
+            assistant(
+                "a2",
+                Some("a1"),
+                "m1",
+                tool_use("Read", serde_json::json!({"file_path": "b.rs"})),
+            ),
+            tool_result("r1", "a1", Value::String("fn a()".into()), false),
+            tool_result("r2", "a2", Value::String("fn b()".into()), false),
+            assistant("a3", Some("r2"), "m2", text("both read")),
+            user("u2", Some("a3"), "thanks"),
+        ]);
+        let p = run(&input);
+        assert_eq!(
+            texts(&p),
+            vec![
+                (Role::User, "look at both files"),
+                (Role::Assistant, "[tool Read] a.rs\n[tool Read] b.rs"),
+                (Role::Tool, "fn a()"),
+                (Role::Tool, "fn b()"),
+                (Role::Assistant, "both read"),
+                (Role::User, "thanks"),
+            ]
+        );
+    }
+
+    /// A file read in parts reads as the whole file: a summary resolves
+    /// against a leaf in an earlier part, and a `custom-title` in an
+    /// earlier part still wins over a later summary.
+    #[test]
+    fn parts_carry_uuids_and_titles() {
+        let lines = [
+            user("u1", None, "first prompt"),
+            r#"{"type":"custom-title","customTitle":"Renamed","sessionId":"s-1"}"#.to_owned(),
+            assistant("a1", Some("u1"), "m1", text("answer")),
+            r#"{"type":"summary","summary":"Parser fixes","leafUuid":"u1"}"#.to_owned(),
+        ];
+        let input = file(&lines);
+        let whole = run(&input);
+        let split = file(&lines[..2]).len();
+        let mut carry = Carry::default();
+        let o = Options::default();
+        let head = parse_part(&input.as_bytes()[..split], 1, "stem", &o, &mut carry);
+        let tail = parse_part(&input.as_bytes()[split..], 3, "stem", &o, &mut carry);
+        let parts: Vec<Message> = head.messages.into_iter().chain(tail.messages).collect();
+        assert_eq!(parts, whole.messages);
+        assert_eq!(whole.meta.title.as_deref(), Some("Renamed"));
+        assert_eq!(tail.meta.title, whole.meta.title);
+        assert_eq!(carry.named_title(), Some("Renamed"));
+        assert_eq!(carry.summary_title.as_deref(), Some("Parser fixes"));
+    }
+
+    #[test]
+    fn responses_tell_where_a_part_may_start() {
+        let a1 = assistant("a1", Some("u1"), "m1", text("x"));
+        let a2 = assistant("a2", Some("a1"), "m1", text("y"));
+        let a3 = assistant("a3", Some("a2"), "m2", text("z"));
+        let r = |l: &str| response_of(l.as_bytes()).unwrap();
+        assert!(r(&a2).continues(&r(&a1)));
+        assert!(!r(&a3).continues(&r(&a2)));
+        assert!(response_of(user("u1", None, "hi").as_bytes()).is_none());
+        assert!(response_of(b"{not json").is_none());
+        let bare = r#"{"type":"assistant","message":"odd"}"#;
+        assert!(!r(bare).continues(&r(bare)), "no id: a response of its own");
     }
 
     #[test]
