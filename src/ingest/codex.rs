@@ -59,6 +59,11 @@
 //! contains `session_meta`. Messages are in file order (tool calls at the
 //! call's position).
 //!
+//! A large rollout is read in parts ([`parse_part`]), cut where
+//! [`starts_step`] allows, so a call and its outputs, and an
+//! `agent_message` and the `response_item` it repeats, are read together;
+//! whether a `user_message` was read carries over ([`Carry`]).
+//!
 //! # Older formats
 //! Lines without `payload` are read as a bare response item when their
 //! `type` is one (`message`, `function_call`, ...); `{"record_type": ...}`
@@ -245,12 +250,26 @@ struct OutputMeta {
 /// line number of input's first line, `stem` is the file stem used as a
 /// fallback session id (and as the key of synthesized message ids).
 pub fn parse(input: &[u8], first_line: usize, stem: &str, opts: &Options) -> ParsedSession {
+    parse_part(input, first_line, stem, opts, &mut Carry::default())
+}
+
+/// [`parse`] of one part of a file read in parts, given what the parts
+/// before it left in `carry` (empty for the first), which it updates.
+pub fn parse_part(
+    input: &[u8],
+    first_line: usize,
+    stem: &str,
+    opts: &Options,
+    carry: &mut Carry,
+) -> ParsedSession {
     let mut problems = Problems::default();
     let mut b = Builder::new(opts, stem_key(stem));
+    b.had_user_event = carry.had_user_event;
     let consumed =
         util::read_lines::<Item, _>(input, first_line, &mut problems, |n, item, problems| {
             b.line(n, &item, problems)
         });
+    carry.had_user_event = b.had_user_event;
     let (meta, messages) = b.finish();
     ParsedSession {
         meta,
@@ -258,6 +277,45 @@ pub fn parse(input: &[u8], first_line: usize, stem: &str, opts: &Options) -> Par
         problems: problems.finish(),
         consumed,
     }
+}
+
+/// What a part of a rollout leaves for the parts after it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Carry {
+    /// A `user_message` event was read: `response_item` user messages are
+    /// then never used (see the module doc).
+    pub had_user_event: bool,
+}
+
+/// Whether a file read in parts may start a part at `line`: a
+/// `turn_context` (a new turn) or a `reasoning` item (a new step of the
+/// model, which comes after the outputs of the calls before it; an
+/// `agent_message` and the `response_item` it repeats come after it
+/// together). A light parse of `type` and `payload.type` only.
+pub fn starts_step(line: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: LStr<'a>,
+        #[serde(borrow, default)]
+        payload: Option<ObjOr<Kind<'a>>>,
+    }
+    #[derive(Deserialize)]
+    struct Kind<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: LStr<'a>,
+    }
+    let Ok(head) = serde_json::from_slice::<Head>(line) else {
+        return false;
+    };
+    let payload = match &head.payload {
+        Some(ObjOr::Obj(p)) => p.kind.get(),
+        _ => None,
+    };
+    matches!(
+        (head.kind.get(), payload),
+        (Some("turn_context"), _) | (Some("response_item"), Some("reasoning"))
+    )
 }
 
 /// Cheap content sniff on the first few KB: does this look like a Codex
@@ -1202,6 +1260,40 @@ mod tests {
         assert_eq!(p.problems.len(), 1);
         assert_eq!(p.problems[0].line, 6);
         assert!(p.problems[0].message.starts_with("truncated last line"));
+    }
+
+    #[test]
+    fn steps_tell_where_a_part_may_start() {
+        let reasoning = line(
+            "response_item",
+            serde_json::json!({"type": "reasoning", "summary": []}),
+        );
+        let turn = line("turn_context", serde_json::json!({"cwd": "/r"}));
+        assert!(starts_step(reasoning.as_bytes()) && starts_step(turn.as_bytes()));
+        assert!(!starts_step(user_msg("hi").as_bytes()));
+        assert!(!starts_step(
+            call("c1", "shell", serde_json::json!({})).as_bytes()
+        ));
+        assert!(!starts_step(b"{oops"));
+    }
+
+    /// A part after the first knows a `user_message` was read before it,
+    /// so its `response_item` user messages are dropped as in a whole read.
+    #[test]
+    fn parts_carry_the_user_event() {
+        let lines = [
+            user_msg("first"),
+            ri_msg("user", "again, as a response item"),
+        ];
+        let input = file(&lines);
+        let whole = run(&input);
+        let split = file(&lines[..1]).len();
+        let (mut carry, o) = (Carry::default(), Options::default());
+        let head = parse_part(&input.as_bytes()[..split], 1, STEM, &o, &mut carry);
+        let tail = parse_part(&input.as_bytes()[split..], 2, STEM, &o, &mut carry);
+        let parts: Vec<Message> = head.messages.into_iter().chain(tail.messages).collect();
+        assert_eq!(parts, whole.messages);
+        assert_eq!(whole.messages.len(), 1);
     }
 
     #[test]
