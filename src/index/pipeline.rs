@@ -1,9 +1,16 @@
 //! The indexing pipeline: stat every source, skip the unchanged ones on the
 //! stat alone, prepare the rest on rayon threads, and write them from one
 //! thread in batched transactions. A bounded channel between the two keeps
-//! memory flat whatever the size of the corpus. The single writer is the
-//! bottleneck, so everything that does not need the database (parsing,
-//! chunking, counting terms, encoding JSON columns) happens before it.
+//! memory flat whatever the size of the corpus, and a large transcript
+//! arrives as parts of bounded size (see `ingest::stream`), so it does
+//! whatever the size of one file. The single writer is the bottleneck, so
+//! everything that does not need the database (parsing, chunking, counting
+//! terms, encoding JSON columns) happens before it.
+//!
+//! The writer commits after every part of a source read in parts: each part
+//! holds the source state at its end, so a run stopped between parts leaves
+//! a source the next run continues by appending, and the write lock is
+//! released between parts for other writers (`recall record`, `remember`).
 
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
@@ -98,6 +105,31 @@ pub fn index_sources(
     run: &RunOptions,
     report_line: &mut dyn FnMut(String),
 ) -> Result<IndexReport> {
+    index_sources_with(conn, paths, opts, run, report_line, &mut |_| Ok(()))
+}
+
+/// What the writer just did, for a [`Watch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// A part was written, not yet committed.
+    Written,
+    /// A transaction was committed: the write lock is free.
+    Committed,
+}
+
+/// Sees every step of the writer; an error stops the run there as an
+/// error of the writer would (tests stop a run between parts with it).
+pub(crate) type Watch<'a> = dyn FnMut(Step) -> Result<()> + 'a;
+
+/// [`index_sources`], with `watch` called at every step of the writer.
+pub(crate) fn index_sources_with(
+    conn: &mut Connection,
+    paths: &[Input],
+    opts: &IngestOptions,
+    run: &RunOptions,
+    report_line: &mut dyn FnMut(String),
+    watch: &mut Watch,
+) -> Result<IndexReport> {
     let t0 = Instant::now();
     let mut report = IndexReport {
         files: paths.len(),
@@ -154,7 +186,13 @@ pub fn index_sources(
     if bulk {
         crate::store::bulk::begin(conn)?;
     }
-    let written = write_all(conn, jobs, opts, run, &mut report, report_line, &progress);
+    let mut out = Output {
+        report: &mut report,
+        report_line,
+        progress: &progress,
+        watch,
+    };
+    let written = write_all(conn, jobs, opts, run, &mut out);
     if bulk {
         crate::store::bulk::finish(conn)?;
     }
@@ -167,16 +205,29 @@ pub fn index_sources(
     Ok(report)
 }
 
+/// Where the writer reports: the counts, the lines shown, the progress bar
+/// and the watch.
+struct Output<'r, 'w> {
+    report: &'r mut IndexReport,
+    report_line: &'r mut dyn FnMut(String),
+    progress: &'r Progress,
+    watch: &'r mut Watch<'w>,
+}
+
 #[tracing::instrument(level = "debug", skip_all, fields(jobs = jobs.len()))]
 fn write_all(
     conn: &mut Connection,
     jobs: Vec<Job>,
     opts: &IngestOptions,
     run: &RunOptions,
-    report: &mut IndexReport,
-    report_line: &mut dyn FnMut(String),
-    progress: &Progress,
+    out: &mut Output,
 ) -> Result<()> {
+    let Output {
+        report,
+        report_line,
+        progress,
+        watch,
+    } = out;
     if jobs.is_empty() {
         return Ok(());
     }
@@ -185,8 +236,9 @@ fn write_all(
         scope.spawn(move || {
             let send_all = move || {
                 jobs.into_par_iter().for_each_with(tx, |tx, job| {
-                    // The writer stopped (an error): nothing left to do.
-                    let _ = tx.send(Ready::new(prepare(&job, opts)));
+                    // `false` when the writer stopped (an error): nothing
+                    // left to do.
+                    prepare(&job, opts, &mut |p| tx.send(Ready::new(p)).is_ok());
                 });
             };
             match preparers() {
@@ -200,23 +252,27 @@ fn write_all(
         let mut stats = TermDeltas::default();
         for ready in rx {
             let p = &ready.prepared;
-            progress.inc(p.size.max(0) as u64);
+            progress.inc(p.part.read);
             account(p, report, report_line);
             if matches!(p.action, Action::Failed | Action::Skipped) {
                 continue;
             }
+            let more_parts = !p.part.last;
             let w = write_source(&txn, ready, run.now, &mut stats)?;
+            watch(Step::Written)?;
             report.chunks += w.chunks;
             report.tickets += w.tickets;
             progress.set_message(format!("{} chunks", report.chunks));
             pending = (pending.0 + w.chunks, pending.1 + 1);
-            if pending.0 >= BATCH_CHUNKS
+            if more_parts
+                || pending.0 >= BATCH_CHUNKS
                 || pending.1 >= BATCH_SOURCES
                 || since_commit.elapsed() >= BATCH_TIME
             {
                 stats.flush(&txn)?;
                 txn.commit()?;
                 crate::store::bound_wal(conn);
+                watch(Step::Committed)?;
                 txn = conn.transaction()?;
                 pending = (0, 0);
                 since_commit = Instant::now();
@@ -224,7 +280,7 @@ fn write_all(
         }
         stats.flush(&txn)?;
         txn.commit()?;
-        Ok(())
+        watch(Step::Committed)
     })
 }
 
@@ -243,11 +299,38 @@ fn preparers() -> Option<rayon::ThreadPool> {
         .ok()
 }
 
-/// Count a prepared source and show its problems.
+/// Count a prepared part and show its problems: a source counts once, at
+/// its last part, and shows at most [`PROBLEMS_SHOWN`] problems over all
+/// its parts.
 fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(String)) {
     report.bytes += p.bytes;
     report.redactions += p.redactions;
-    match p.action {
+    if p.part.last {
+        count(p, report, report_line);
+    }
+    let (cut, real): (Vec<_>, Vec<_>) = p
+        .problems
+        .iter()
+        .partition(|x| x.message.starts_with("truncated last line"));
+    report.problems += real.len();
+    report.incomplete += usize::from(!cut.is_empty());
+    let room = PROBLEMS_SHOWN.saturating_sub(p.part.problems_before);
+    for x in p.problems.iter().take(room) {
+        report_line(format!("{}:{}: {}", p.path, x.line, x.message));
+    }
+    let all = p.part.problems_before + p.problems.len();
+    if p.part.last && all > PROBLEMS_SHOWN {
+        report_line(format!(
+            "{}: {} more problems not shown",
+            p.path,
+            all - PROBLEMS_SHOWN
+        ));
+    }
+}
+
+/// Count a source by what it was: indexed, appended, failed or skipped.
+fn count(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(String)) {
+    match p.part.counts_as {
         Action::Failed => {
             report.failed += 1;
             report_line(format!(
@@ -265,22 +348,6 @@ fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(S
         }
         Action::Append => report.appended += 1,
         Action::Replace => report.indexed += 1,
-    }
-    let (cut, real): (Vec<_>, Vec<_>) = p
-        .problems
-        .iter()
-        .partition(|x| x.message.starts_with("truncated last line"));
-    report.problems += real.len();
-    report.incomplete += usize::from(!cut.is_empty());
-    for x in p.problems.iter().take(PROBLEMS_SHOWN) {
-        report_line(format!("{}:{}: {}", p.path, x.line, x.message));
-    }
-    if p.problems.len() > PROBLEMS_SHOWN {
-        report_line(format!(
-            "{}: {} more problems not shown",
-            p.path,
-            p.problems.len() - PROBLEMS_SHOWN
-        ));
     }
 }
 
@@ -324,3 +391,7 @@ fn unreadable_kind(meta: &std::fs::Metadata) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

@@ -15,7 +15,7 @@ use super::sources::{delete_source, write_source, Ready};
 use crate::error::{Error, Result};
 use crate::ingest::chunk::{Chunk, Span};
 use crate::ingest::model::{Launcher, Role, SessionMeta, Ticket};
-use crate::ingest::{Action, Continuation, Format, Prepared, SessionOut, TicketOut};
+use crate::ingest::{Action, Continuation, Format, Part, Prepared, SessionOut, TicketOut};
 use crate::secrets;
 use crate::store::TermDeltas;
 use crate::text::aux_terms;
@@ -247,6 +247,7 @@ pub fn import_source(
         cont: Continuation {
             lines: 0,
             session_id: session.as_ref().map(|s: &SessionOut| s.meta.id.clone()),
+            ..Continuation::default()
         },
         parser_version: 0,
         session,
@@ -255,6 +256,7 @@ pub fn import_source(
         error: None,
         bytes: 0,
         redactions: 0,
+        part: Part::whole(Action::Replace, 0),
     };
     write_source(tx, Ready::new(prepared), now, stats)?;
     tx.prepare_cached("UPDATE sources SET host=?1 WHERE path=?2")?
@@ -317,6 +319,7 @@ fn session_out(s: SessionDoc, clean: &mut impl FnMut(&mut String)) -> SessionOut
             .max()
             .map_or(0, |m| m + 1),
         chunks,
+        retitle: None,
     }
 }
 

@@ -247,11 +247,21 @@ fn write_session(
     let first = s.chunks.iter().filter_map(|c| c.chunk.first_ts).min();
     let last = s.chunks.iter().filter_map(|c| c.chunk.last_ts).max();
     if append {
+        // The session keeps the cwd and branch of its first part (a whole
+        // read keeps the first ones of the file), unless it had none.
         tx.prepare_cached(
             "UPDATE sessions SET messages = messages + ?2, last_ts = max(coalesce(last_ts, ?3), coalesce(?3, last_ts)),
-               first_ts = coalesce(first_ts, ?4) WHERE source_id=?1",
+               first_ts = coalesce(first_ts, ?4), cwd = coalesce(cwd, ?5), git_branch = coalesce(git_branch, ?6)
+             WHERE source_id=?1",
         )?
-        .execute(params![source_id, s.new_messages as i64, last, first])?;
+        .execute(params![
+            source_id,
+            s.new_messages as i64,
+            last,
+            first,
+            s.meta.cwd,
+            s.meta.git_branch
+        ])?;
     } else {
         // A plain INSERT: `clear_source` removed the old row. A statement
         // that may change several rows (an upsert, `INSERT OR REPLACE`
@@ -278,11 +288,24 @@ fn write_session(
             s.new_messages as i64
         ])?;
     }
-    let title: String = tx
-        .prepare_cached("SELECT coalesce(title, '') FROM sessions WHERE source_id=?1")?
-        .query_row([source_id], |r| r.get(0))
+    let (mut title, cwd, git_branch): (String, Option<String>, Option<String>) = tx
+        .prepare_cached(
+            "SELECT coalesce(title, ''), cwd, git_branch FROM sessions WHERE source_id=?1",
+        )?
+        .query_row([source_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?
         .unwrap_or_default();
+    if let Some(named) = s.retitle.as_deref().filter(|t| *t != title) {
+        retitle(tx, source_id, named, stats)?;
+        named.clone_into(&mut title);
+    }
+    let place = Place {
+        session_id: &session_id,
+        title: &title,
+        launcher: s.launcher.as_str(),
+        cwd: cwd.as_deref(),
+        git_branch: git_branch.as_deref(),
+    };
     let first_seq: i64 = tx
         .prepare_cached("SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE source_id=?1")?
         .query_row([source_id], |r| r.get(0))?;
@@ -290,10 +313,8 @@ fn write_session(
         insert_chunk(
             tx,
             source_id,
-            &session_id,
             first_seq + i as i64,
-            &title,
-            s,
+            &place,
             (&c.chunk, &c.aux, json),
         )?;
     }
@@ -301,13 +322,44 @@ fn write_session(
     Ok(s.chunks.len())
 }
 
+/// What every passage of a session repeats: its session, title, launcher
+/// and the session's cwd and branch (those of its first part).
+struct Place<'a> {
+    session_id: &'a str,
+    title: &'a str,
+    launcher: &'a str,
+    cwd: Option<&'a str>,
+    git_branch: Option<&'a str>,
+}
+
+/// Give every passage of a source (and its session) a new title: a
+/// `custom-title` or a summary read after the passages were written. The
+/// term counts follow the rows.
+fn retitle(tx: &Transaction, source_id: i64, title: &str, stats: &mut TermDeltas) -> Result<()> {
+    const ROWS: &str = "SELECT rowid FROM chunks WHERE source_id=?1";
+    stats.remove_rows(tx, Table::Chunks, ROWS, source_id)?;
+    tx.prepare_cached(&format!(
+        "UPDATE chunks_fts SET title=?2 WHERE rowid IN ({ROWS})"
+    ))?
+    .execute(params![source_id, title])?;
+    let mut rows = tx.prepare_cached(&format!(
+        "SELECT title, body, aux FROM chunks_fts WHERE rowid IN ({ROWS})"
+    ))?;
+    let mut rows = rows.query([source_id])?;
+    while let Some(r) = rows.next()? {
+        let cols: [String; 3] = [r.get(0)?, r.get(1)?, r.get(2)?];
+        stats.add(Table::Chunks, &[&cols[0], &cols[1], &cols[2]]);
+    }
+    tx.prepare_cached("UPDATE sessions SET title=?2 WHERE source_id=?1")?
+        .execute(params![source_id, title])?;
+    Ok(())
+}
+
 fn insert_chunk(
     tx: &Transaction,
     source_id: i64,
-    session_id: &str,
     seq: i64,
-    title: &str,
-    s: &SessionOut,
+    place: &Place,
     (k, aux, json): (&Chunk, &str, &ChunkJson),
 ) -> Result<()> {
     tx.prepare_cached(
@@ -317,7 +369,7 @@ fn insert_chunk(
     )?
     .execute(params![
         source_id,
-        session_id,
+        place.session_id,
         seq,
         k.msg_first as i64,
         k.msg_last as i64,
@@ -327,13 +379,13 @@ fn insert_chunk(
         json.speakers,
         k.first_ts,
         k.last_ts,
-        s.launcher.as_str(),
-        s.meta.cwd,
-        s.meta.git_branch
+        place.launcher,
+        place.cwd,
+        place.git_branch
     ])?;
     let rowid = tx.last_insert_rowid();
     tx.prepare_cached("INSERT INTO chunks_fts(rowid, title, body, aux) VALUES(?1,?2,?3,?4)")?
-        .execute(params![rowid, title, k.text, aux])?;
+        .execute(params![rowid, place.title, k.text, aux])?;
     Ok(())
 }
 

@@ -234,6 +234,16 @@ pub struct Carry {
 }
 
 impl Carry {
+    /// A carry for a run that continues where an earlier one stopped: it
+    /// knows the title parts that run stored, not the uuids it read.
+    pub fn with_titles(custom_title: Option<String>, summary_title: Option<String>) -> Carry {
+        Carry {
+            custom_title,
+            summary_title,
+            ..Carry::default()
+        }
+    }
+
     /// The title a `custom-title` or a summary gives the session so far:
     /// it wins over the first prompt wherever it comes in the file.
     pub fn named_title(&self) -> Option<&str> {

@@ -4,7 +4,8 @@
 //! - format parsers: [`claude_code`], [`codex`], [`neutral`], [`chatlog`], [`ticket`]
 //! - [`detect`](mod@detect): choosing a parser from a file's content
 //! - [`noise`] and [`chunk`]: tool-noise reduction and chunking
-//! - [`prepare`](mod@prepare): one source from bytes to redacted chunks, incrementally
+//! - [`prepare`](mod@prepare): one source from bytes to redacted chunks, incrementally;
+//!   an append-only transcript in bounded parts (`stream`, `segment`)
 //! - [`discover`]: finding sources on disk
 
 pub mod chatlog;
@@ -18,11 +19,14 @@ pub mod neutral;
 pub mod noise;
 mod nul;
 pub mod prepare;
+mod segment;
+mod stream;
 pub mod ticket;
-mod util;
+pub(crate) mod util;
 
 pub use detect::{detect, Format, Kind};
 pub use prepare::{
     current_parser_version, parse_file, prepare, source_key, Action, ChunkOut, Continuation,
-    IngestOptions, Job, Prepared, SessionOut, SourceState, TicketOut,
+    IngestOptions, Job, Part, Prepared, SessionOut, SourceState, TicketOut,
 };
+pub use segment::SEGMENT_BYTES;

@@ -195,8 +195,9 @@ fn json_error(e: &serde_json::Error) -> String {
     format!("{msg} at column {}", e.column())
 }
 
-/// Document form: see the module doc.
-fn is_document(input: &[u8]) -> bool {
+/// Whether `input` (a file, or its head) is in the document form (see the
+/// module doc), which is read whole: only the line form is read in parts.
+pub fn is_document(input: &[u8]) -> bool {
     let rest = skip_bom_ws(input);
     if !rest.starts_with(b"{") {
         return false;

@@ -1,16 +1,25 @@
 //! Preparing one source for the writer: read it, decide what changed since
 //! the last run, parse, chunk and redact. Pure with respect to the index:
-//! runs on rayon threads and hands a [`Prepared`] to the single writer.
+//! runs on rayon threads and hands [`Prepared`] parts to the single writer.
 //!
 //! Incremental rules, given the stored [`SourceState`]:
 //! - same size, mtime and parser version: never read (decided before this
 //!   step, on the stat alone);
-//! - an append-only JSONL transcript that grew and whose first `offset` bytes
-//!   still hash the same: only the new lines are parsed ([`Action::Append`]);
-//! - anything else (modified, truncated, another format): everything is
-//!   parsed again and replaces the old rows atomically ([`Action::Replace`]).
+//! - an append-only JSONL transcript (Claude Code, Codex, neutral lines)
+//!   that grew and whose first `offset` bytes still hash the same: only the
+//!   new lines are parsed ([`Action::Append`]);
+//! - anything else (modified, truncated, another format, `--full`):
+//!   everything is parsed again and replaces the old rows ([`Action::Replace`]).
+//!
+//! An append-only transcript is read in bounded segments and handed on as
+//! one part per segment, each a continuation of the one before
+//! ([`super::stream`]): memory does not grow with the file. The other
+//! formats (tickets, Markdown chat logs, a neutral JSON document) are read
+//! whole, as one part: they are parsed as one document.
 
 use std::borrow::Cow;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +28,7 @@ use super::chunk::{chunk_messages, Chunk, ChunkOptions};
 use super::detect::{detect, Format, Kind};
 use super::model::{Launcher, ParsedSession, Problem, Role, SessionMeta, Ticket};
 use super::nul::blank_nul_lines;
+use super::segment::SEGMENT_BYTES;
 use super::{chatlog, claude_code, codex, neutral, noise, ticket};
 use crate::secrets;
 use crate::text::aux_terms;
@@ -54,6 +64,15 @@ pub struct Continuation {
     pub lines: usize,
     /// The session id the source's rows use.
     pub session_id: Option<String>,
+    /// Claude Code: the last `custom-title` read so far (redacted). With
+    /// `summary_title` it gives the session its title whichever part of
+    /// the file it comes in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_title: Option<String>,
+    /// Claude Code: the text of the last resolved summary read so far
+    /// (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_title: Option<String>,
 }
 
 /// Options of the ingest step.
@@ -67,6 +86,10 @@ pub struct IngestOptions {
     /// Force a kind or a format instead of detecting it.
     pub kind: Option<Kind>,
     pub format: Option<Format>,
+    /// How much of an append-only transcript is read, parsed and written
+    /// at a time, in bytes (about; see [`super::segment`]). Not a setting:
+    /// tests use small segments.
+    pub segment_bytes: usize,
 }
 
 impl Default for IngestOptions {
@@ -77,6 +100,7 @@ impl Default for IngestOptions {
             ticket_words: 300,
             kind: None,
             format: None,
+            segment_bytes: SEGMENT_BYTES,
         }
     }
 }
@@ -109,6 +133,10 @@ pub struct SessionOut {
     pub chunks: Vec<ChunkOut>,
     /// Messages parsed in this run.
     pub new_messages: usize,
+    /// For an append: the title a `custom-title` or a summary gives the
+    /// session so far (redacted). The writer renames the session (and its
+    /// passages) when it differs from the stored title.
+    pub retitle: Option<String>,
 }
 
 /// A ticket ready for the index: redacted, split into parts.
@@ -140,6 +168,40 @@ pub struct Prepared {
     pub bytes: u64,
     /// Secrets replaced by `[REDACTED:<kind>]`.
     pub redactions: usize,
+    /// Where this part sits in its source.
+    pub part: Part,
+}
+
+/// Where a prepared part sits in its source. A transcript read in segments
+/// reaches the writer as several parts, each continuing the one before and
+/// carrying the source state at its end; a source read whole is one part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    /// 0 for the first part.
+    pub index: usize,
+    /// The source's last part: the one that counts it in the report.
+    pub last: bool,
+    /// What the source as a whole counts as: [`Action::Replace`] or
+    /// [`Action::Append`] (the first part's action), or what it failed as.
+    pub counts_as: Action,
+    /// Problems the source's earlier parts reported.
+    pub problems_before: usize,
+    /// Bytes of the file this part read (a verified prefix included): the
+    /// progress bar's step.
+    pub read: u64,
+}
+
+impl Part {
+    /// The one part of a source read whole.
+    pub fn whole(counts_as: Action, read: u64) -> Part {
+        Part {
+            index: 0,
+            last: true,
+            counts_as,
+            problems_before: 0,
+            read,
+        }
+    }
 }
 
 /// A source to prepare: its path, stat and what was stored for it.
@@ -153,7 +215,7 @@ pub struct Job {
     pub stored: Option<SourceState>,
 }
 
-fn parser_version(f: Format) -> i64 {
+pub(super) fn parser_version(f: Format) -> i64 {
     let v = match f {
         Format::ClaudeCode => claude_code::PARSER_VERSION,
         Format::Codex => codex::PARSER_VERSION,
@@ -175,7 +237,7 @@ fn is_append_only(f: Format) -> bool {
     matches!(f, Format::ClaudeCode | Format::Codex | Format::Neutral)
 }
 
-fn failed(job: &Job, msg: String) -> Prepared {
+pub(super) fn failed(job: &Job, msg: String) -> Prepared {
     Prepared {
         path: job.path.to_string_lossy().into_owned(),
         action: Action::Failed,
@@ -192,6 +254,7 @@ fn failed(job: &Job, msg: String) -> Prepared {
         error: Some(msg),
         bytes: 0,
         redactions: 0,
+        part: Part::whole(Action::Failed, job.size.max(0) as u64),
     }
 }
 
@@ -202,11 +265,16 @@ type NotIndexed = (Action, &'static str);
 /// The format of a source: forced by the options, else detected from its
 /// head with the lines that hold NUL bytes blanked. A file the user named
 /// fails when it has none; one found in a folder is skipped (and named in
-/// the output all the same).
-fn choose_format(job: &Job, bytes: &[u8], opts: &IngestOptions) -> Result<Format, NotIndexed> {
+/// the output all the same). `blank`: the file holds only whitespace.
+fn choose_format(
+    job: &Job,
+    head: &[u8],
+    blank: bool,
+    opts: &IngestOptions,
+) -> Result<Format, NotIndexed> {
     // A file just created by a launcher that has not written yet: nothing
     // to index, and nothing wrong; the next run looks again.
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    if blank {
         return Err((Action::Skipped, "empty file, nothing to index yet"));
     }
     if let Some(f) = opts.format {
@@ -217,7 +285,7 @@ fn choose_format(job: &Job, bytes: &[u8], opts: &IngestOptions) -> Result<Format
     } else {
         Action::Skipped
     };
-    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+    let head = &head[..head.len().min(HEAD_BYTES)];
     if super::detect::is_binary(head) {
         return Err((outcome, "binary file, not a transcript or ticket"));
     }
@@ -231,76 +299,110 @@ fn choose_format(job: &Job, bytes: &[u8], opts: &IngestOptions) -> Result<Format
     })
 }
 
-/// Read, parse, chunk and redact one source.
+/// Read, parse, chunk and redact one source, handing each part to `emit`
+/// (one part unless an append-only transcript is read in segments), which
+/// answers whether to go on (`false`: the writer stopped).
 #[tracing::instrument(level = "trace", skip_all, fields(path = %job.path.display()))]
-pub fn prepare(job: &Job, opts: &IngestOptions) -> Prepared {
-    let bytes = match std::fs::read(&job.path) {
-        Ok(b) => b,
-        Err(e) => return failed(job, format!("cannot read: {e}")),
+pub fn prepare(job: &Job, opts: &IngestOptions, emit: &mut dyn FnMut(Prepared) -> bool) {
+    let read = |e: std::io::Error| failed(job, format!("cannot read: {e}"));
+    let mut file = match File::open(&job.path) {
+        Ok(f) => f,
+        Err(e) => {
+            emit(read(e));
+            return;
+        }
     };
-    let format = match choose_format(job, &bytes, opts) {
+    let mut head = Vec::new();
+    let blank = match read_head(&mut file, &mut head) {
+        Ok(b) => b,
+        Err(e) => {
+            emit(read(e));
+            return;
+        }
+    };
+    let format = match choose_format(job, &head, blank, opts) {
         Ok(f) => f,
         Err((action, why)) => {
             let mut out = failed(job, why.into());
             out.action = action;
-            return out;
+            out.part.counts_as = action;
+            emit(out);
+            return;
         }
     };
+    let in_parts =
+        is_append_only(format) && !(format == Format::Neutral && neutral::is_document(&head));
+    if in_parts {
+        match file.seek(SeekFrom::Start(0)) {
+            Ok(_) => super::stream::prepare_stream(job, opts, format, file, emit),
+            Err(e) => {
+                emit(read(e));
+            }
+        }
+        return;
+    }
+    let mut bytes = head;
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        emit(read(e));
+        return;
+    }
+    emit(prepare_whole(job, &bytes, format, opts));
+}
+
+/// Read the head of a file (what detection looks at) into `head`; returns
+/// whether the whole file is whitespace (read on, without keeping it, when
+/// the head is).
+fn read_head(file: &mut File, head: &mut Vec<u8>) -> std::io::Result<bool> {
+    file.by_ref().take(HEAD_BYTES as u64).read_to_end(head)?;
+    if !head.iter().all(u8::is_ascii_whitespace) {
+        return Ok(false);
+    }
+    let mut block = vec![0; 64 * 1024];
+    loop {
+        match file.read(&mut block)? {
+            0 => return Ok(true),
+            n if !block[..n].iter().all(u8::is_ascii_whitespace) => return Ok(false),
+            _ => {}
+        }
+    }
+}
+
+/// A source read whole (tickets, chat logs, a neutral document): parsed in
+/// one piece, replacing what was stored.
+fn prepare_whole(job: &Job, bytes: &[u8], format: Format, opts: &IngestOptions) -> Prepared {
     // Lines with NUL bytes are reported and read as blank; offsets and
     // hashes stay those of the file.
-    let (clean, damaged) = blank_nul_lines(&bytes, !is_append_only(format));
+    let (clean, damaged) = blank_nul_lines(bytes, true);
     let stem = job
         .path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let version = parser_version(format);
-    let append_from = job.stored.as_ref().filter(|s| {
-        is_append_only(format)
-            && s.format == format.as_str()
-            && s.parser_version == version
-            && s.offset > 0
-            && (s.offset as usize) <= bytes.len()
-            && blake3::hash(&bytes[..s.offset as usize]).to_hex().as_str() == s.hash
-    });
     let mut out = failed(job, String::new());
     out.error = None;
     out.format = Some(format);
-    out.parser_version = version;
+    out.parser_version = parser_version(format);
     match format.kind() {
-        Kind::Ticket => prepare_tickets(&bytes, &clean, &stem, opts, &mut out),
+        Kind::Ticket => prepare_tickets(bytes, &clean, &stem, opts, &mut out),
         Kind::Session => {
-            let (start, cont) = match append_from {
-                Some(s) => (s.offset as usize, s.cont.clone()),
-                None => (0, Continuation::default()),
-            };
-            let base = append_from.map_or(0, |s| s.messages as usize);
-            let (parsed, ids) = parse_session(format, &clean[start..], cont.lines + 1, &stem, opts);
-            let consumed = start + parsed.consumed;
-            out.action = if append_from.is_some() {
-                Action::Append
-            } else {
-                Action::Replace
-            };
+            let (parsed, ids) = parse_session(format, &clean, 1, &stem, opts);
+            let consumed = parsed.consumed;
+            out.action = Action::Replace;
             out.cont = Continuation {
-                lines: cont.lines + count_lines(&bytes[start..consumed]),
-                session_id: cont.session_id.or_else(|| Some(parsed.meta.id.clone())),
+                lines: count_lines(&bytes[..consumed]),
+                session_id: Some(parsed.meta.id.clone()),
+                ..Continuation::default()
             };
             out.offset = consumed as i64;
             out.hash = blake3::hash(&bytes[..consumed]).to_hex().to_string();
-            out.bytes = (bytes.len() - start) as u64;
+            out.bytes = bytes.len() as u64;
             out.redactions = ids;
-            finish_session(parsed, format, base, opts, &mut out);
+            finish_session(parsed, format, 0, opts, &mut out);
         }
     }
-    // Damage in the lines an earlier run read is not reported again.
-    let done = match (out.action, &job.stored) {
-        (Action::Append, Some(s)) => s.cont.lines,
-        _ => 0,
-    };
-    out.problems
-        .extend(damaged.into_iter().filter(|p| p.line > done));
+    out.problems.extend(damaged);
     out.problems.sort_by_key(|p| p.line);
+    out.part = Part::whole(out.action, bytes.len() as u64);
     out
 }
 
@@ -380,7 +482,7 @@ fn launcher(f: Format) -> Launcher {
 /// returns how many were replaced. Ids are not redacted to a mark like
 /// text: they key incremental indexing and citations, so each needs a
 /// stable name of its own, and the index and extraction see the same one.
-fn redact_ids(p: &mut ParsedSession) -> usize {
+pub(super) fn redact_ids(p: &mut ParsedSession) -> usize {
     let meta = &mut p.meta;
     let ids = std::iter::once(&mut meta.id)
         .chain(meta.parent_id.as_mut())
@@ -409,7 +511,7 @@ pub fn redact_in_place(s: &mut String) -> usize {
     found.len()
 }
 
-fn finish_session(
+pub(super) fn finish_session(
     mut parsed: ParsedSession,
     f: Format,
     base: usize,
@@ -462,6 +564,7 @@ fn finish_session(
         meta: parsed.meta,
         launcher: launcher(f),
         chunks,
+        retitle: None,
     });
 }
 
@@ -542,7 +645,13 @@ mod tests {
             mtime: 0,
             stored: None,
         };
-        prepare(&job, &IngestOptions::default())
+        let mut parts = Vec::new();
+        prepare(&job, &IngestOptions::default(), &mut |p| {
+            parts.push(p);
+            true
+        });
+        assert_eq!(parts.len(), 1, "a small file is one part");
+        parts.pop().unwrap()
     }
 
     /// Everything a prepared source hands the index writer, as text.

@@ -76,13 +76,58 @@ impl Problems {
     /// The recorded problems, plus one summary entry if some were suppressed.
     pub fn finish(mut self) -> Vec<Problem> {
         if self.suppressed > 0 {
-            self.list.push(Problem {
-                line: 0,
-                message: format!("{} more problems not shown", self.suppressed),
-            });
+            self.list.push(suppressed_entry(self.suppressed));
         }
         self.list
     }
+}
+
+/// The entry [`Problems::finish`] adds for `n` suppressed problems.
+fn suppressed_entry(n: usize) -> Problem {
+    Problem {
+        line: 0,
+        message: format!("{n} more problems not shown"),
+    }
+}
+
+/// [`MAX_PROBLEMS`] kept over the parts of a file read in parts, as one
+/// parse of the whole file keeps them: each part's problems go through
+/// [`PartProblems::admit`], and the last part gets the summary entry.
+#[derive(Debug, Default)]
+pub struct PartProblems {
+    kept: usize,
+    suppressed: usize,
+}
+
+impl PartProblems {
+    /// Keep what is left of the budget of one part's problems (as a
+    /// parser returned them, summary entry included) and count the rest.
+    pub fn admit(&mut self, list: &mut Vec<Problem>) {
+        if let Some(i) = list.iter().position(|p| suppressed_count(p).is_some()) {
+            self.suppressed += suppressed_count(&list.remove(i)).unwrap_or(0);
+        }
+        let room = MAX_PROBLEMS - self.kept;
+        if list.len() > room {
+            self.suppressed += list.len() - room;
+            list.truncate(room);
+        }
+        self.kept += list.len();
+    }
+
+    /// The summary entry for the last part, if problems were suppressed.
+    pub fn finish(&self) -> Option<Problem> {
+        (self.suppressed > 0).then(|| suppressed_entry(self.suppressed))
+    }
+}
+
+/// The count a summary entry of [`suppressed_entry`] states.
+fn suppressed_count(p: &Problem) -> Option<usize> {
+    let n = p
+        .message
+        .strip_suffix(" more problems not shown")?
+        .parse()
+        .ok()?;
+    (p.line == 0 && *p == suppressed_entry(n)).then_some(n)
 }
 
 /// What one physical line decoded to.

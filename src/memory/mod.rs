@@ -123,6 +123,7 @@ impl Memory {
             ticket_words: c.ticket_words.max(20),
             kind,
             format,
+            ..IngestOptions::default()
         }
     }
 

@@ -1,0 +1,307 @@
+//! One append-only transcript (Claude Code, Codex, neutral JSON Lines)
+//! from its file to redacted chunks, in parts of bounded size.
+//!
+//! The file is read in [`Segments`] from where the last run stopped (its
+//! stored prefix still hashing the same) or from the start. Each segment is
+//! parsed as a continuation of the ones before it, chunked and redacted, and
+//! handed on as one [`Prepared`] part: the first replaces the source's rows
+//! (or appends, when the file grew since the last run), every later one
+//! appends to them, and each carries the source state at its end (offset,
+//! hash, line count, session id), so the writer can commit after any part
+//! and a run killed between parts is continued by the next run's append.
+//! Memory depends on the segment size, not on the file (issue 26 item 15).
+//!
+//! A run reads the same as one parse of the whole file would: segments are
+//! cut where a format's messages cannot straddle the cut
+//! ([`Segments`]), and what a parser needs from earlier parts travels in a
+//! carry (Claude Code: the uuids read and the title a `custom-title` or a
+//! summary gives; Codex: whether a `user_message` was read). The title
+//! parts are kept in the stored [`Continuation`], so a session renamed after
+//! it was first indexed takes the new title on its next append too.
+
+use std::fs::File;
+
+use super::claude_code;
+use super::codex;
+use super::detect::Format;
+use super::model::{ParsedSession, Problem};
+use super::neutral;
+use super::nul::blank_nul_lines;
+use super::prepare::{
+    failed, finish_session, parser_version, redact_ids, redact_in_place, Action, Continuation,
+    IngestOptions, Job, Part, Prepared,
+};
+use super::segment::Segments;
+use super::util::{line_too_long, PartProblems};
+
+/// What the parts read so far leave for the next one's parser.
+enum Carry {
+    Claude(claude_code::Carry),
+    Codex(codex::Carry),
+    Neutral,
+}
+
+impl Carry {
+    fn new(format: Format, cont: &Continuation) -> Carry {
+        match format {
+            Format::ClaudeCode => Carry::Claude(claude_code::Carry::with_titles(
+                cont.custom_title.clone(),
+                cont.summary_title.clone(),
+            )),
+            Format::Codex => Carry::Codex(codex::Carry::default()),
+            _ => Carry::Neutral,
+        }
+    }
+
+    /// Parse one part with the parser of its format.
+    fn parse(
+        &mut self,
+        input: &[u8],
+        first_line: usize,
+        stem: &str,
+        opts: &IngestOptions,
+    ) -> ParsedSession {
+        match self {
+            Carry::Claude(c) => {
+                let o = claude_code::Options {
+                    tool_result_cap: opts.tool_output_cap,
+                };
+                claude_code::parse_part(input, first_line, stem, &o, c)
+            }
+            Carry::Codex(c) => {
+                let o = codex::Options {
+                    tool_output_cap: opts.tool_output_cap,
+                };
+                codex::parse_part(input, first_line, stem, &o, c)
+            }
+            Carry::Neutral => neutral::parse(input, first_line, stem),
+        }
+    }
+
+    /// The title parts to store and to give the session (redacted):
+    /// `(custom, summary)`.
+    fn titles(&self) -> (Option<String>, Option<String>) {
+        let redacted = |t: &Option<String>| {
+            t.clone().map(|mut t| {
+                redact_in_place(&mut t);
+                t
+            })
+        };
+        match self {
+            Carry::Claude(c) => (redacted(&c.custom_title), redacted(&c.summary_title)),
+            _ => (None, None),
+        }
+    }
+}
+
+/// The state of one source read in parts.
+struct Run<'a> {
+    job: &'a Job,
+    opts: &'a IngestOptions,
+    format: Format,
+    stem: String,
+    carry: Carry,
+    cont: Continuation,
+    /// Messages stored before the next part.
+    messages: usize,
+    /// The source continues what a previous run stored.
+    append: bool,
+    problems: PartProblems,
+    /// Problems handed on in earlier parts.
+    shown: usize,
+    part: usize,
+    /// File bytes read and not yet counted in a part.
+    unread: u64,
+}
+
+/// Prepare an append-only transcript in parts, handing each to `emit`,
+/// which answers whether to go on (`false`: the writer stopped).
+pub(super) fn prepare_stream(
+    job: &Job,
+    opts: &IngestOptions,
+    format: Format,
+    file: File,
+    emit: &mut dyn FnMut(Prepared) -> bool,
+) {
+    let size = job.size.max(0) as u64;
+    let mut segs = Segments::new(file, size, format, opts.segment_bytes);
+    let (append, cont, messages) = match resume(job, format, &mut segs) {
+        Ok(r) => r,
+        Err(e) => {
+            emit(failed(job, format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let mut run = Run {
+        job,
+        opts,
+        format,
+        stem: job
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        carry: Carry::new(format, &cont),
+        cont,
+        messages,
+        append,
+        problems: PartProblems::default(),
+        shown: 0,
+        part: 0,
+        unread: segs.offset(),
+    };
+    loop {
+        let before = segs.offset();
+        let seg = match segs.next() {
+            Ok(seg) => seg,
+            Err(e) => {
+                let mut out = failed(job, format!("cannot read: {e}"));
+                out.part.counts_as = Action::Failed;
+                out.part.index = run.part;
+                emit(out);
+                return;
+            }
+        };
+        // No bytes left (or none since the last run): one last, empty part
+        // still records the file's size and time.
+        let (bytes, last, too_long) = match &seg {
+            Some(s) => (s.bytes, s.last, s.too_long),
+            None => (&[][..], true, None),
+        };
+        let (mut out, consumed) = run.part_of(bytes, too_long);
+        // What a parser leaves is an unfinished last line: for next time.
+        let stop = last || consumed < bytes.len();
+        segs.consume(consumed);
+        run.finish_part(&mut out, &segs, before, (stop, last));
+        if !emit(out) || stop {
+            return;
+        }
+    }
+}
+
+/// Where to start: after the stored prefix when it still hashes the same
+/// (`(true, its continuation, its message count)`), else at the start.
+fn resume(
+    job: &Job,
+    format: Format,
+    segs: &mut Segments,
+) -> std::io::Result<(bool, Continuation, usize)> {
+    let version = parser_version(format);
+    let stored = job.stored.as_ref().filter(|s| {
+        s.format == format.as_str()
+            && s.parser_version == version
+            && s.offset > 0
+            && s.offset <= job.size
+    });
+    if let Some(s) = stored {
+        match segs.skip(s.offset as u64)? {
+            Some(h) if h.to_hex().as_str() == s.hash => {
+                return Ok((true, s.cont.clone(), s.messages.max(0) as usize));
+            }
+            _ => segs.rewind()?,
+        }
+    }
+    Ok((false, Continuation::default(), 0))
+}
+
+impl Run<'_> {
+    /// Parse, chunk and redact one segment; returns the part (without its
+    /// source state) and how many bytes the parser consumed.
+    fn part_of(&mut self, bytes: &[u8], too_long: Option<usize>) -> (Prepared, usize) {
+        let first_line = self.cont.lines + 1;
+        // Lines with NUL bytes are reported and read as blank; offsets and
+        // hashes stay those of the file.
+        let (clean, damaged) = blank_nul_lines(bytes, false);
+        let mut parsed = self.carry.parse(&clean, first_line, &self.stem, self.opts);
+        let ids = redact_ids(&mut parsed);
+        let consumed = parsed.consumed;
+        if let Some(len) = too_long {
+            let message = line_too_long(len).unwrap_or_default();
+            parsed.problems.insert(
+                0,
+                Problem {
+                    line: first_line,
+                    message,
+                },
+            );
+        }
+        self.problems.admit(&mut parsed.problems);
+        let mut out = failed(self.job, String::new());
+        out.error = None;
+        out.format = Some(self.format);
+        out.parser_version = parser_version(self.format);
+        out.action = if self.part == 0 && !self.append {
+            Action::Replace
+        } else {
+            Action::Append
+        };
+        out.redactions = ids;
+        let session_id = self
+            .cont
+            .session_id
+            .clone()
+            .or_else(|| Some(parsed.meta.id.clone()));
+        let lines = memchr::memchr_iter(b'\n', &bytes[..consumed]).count();
+        let new_messages = parsed.messages.len();
+        finish_session(parsed, self.format, self.messages, self.opts, &mut out);
+        self.messages += new_messages;
+        self.cont.lines += lines;
+        self.cont.session_id = session_id;
+        out.problems.extend(damaged.into_iter().map(|mut p| {
+            p.line += first_line - 1;
+            p
+        }));
+        (out, consumed)
+    }
+
+    /// Give `out` the source state after the bytes consumed so far, and
+    /// its place among the parts. `last`: no part follows; `at_end`: the
+    /// file was read to its end.
+    fn finish_part(
+        &mut self,
+        out: &mut Prepared,
+        segs: &Segments,
+        before: u64,
+        (last, at_end): (bool, bool),
+    ) {
+        let offset = segs.offset();
+        // The bytes this part covers; the last also those it left for the
+        // next run (an unfinished line), as a whole read counts them.
+        let bytes = if last { segs.read() } else { offset } - before;
+        if last {
+            out.problems.extend(self.problems.finish());
+        }
+        out.problems.sort_by_key(|p| p.line);
+        let (custom_title, summary_title) = self.carry.titles();
+        if out.action == Action::Append {
+            if let Some(s) = out.session.as_mut() {
+                s.retitle = custom_title.clone().or(summary_title.clone());
+            }
+        }
+        out.cont = Continuation {
+            custom_title,
+            summary_title,
+            ..self.cont.clone()
+        };
+        out.offset = offset as i64;
+        out.hash = segs.hash().to_hex().to_string();
+        // A part before the end stores the size it covers, not the
+        // file's: the next run sees the file as changed and appends the
+        // rest, should this run stop before it.
+        out.size = if at_end { self.job.size } else { offset as i64 };
+        out.bytes = bytes;
+        out.part = Part {
+            index: self.part,
+            last,
+            counts_as: if self.append {
+                Action::Append
+            } else {
+                Action::Replace
+            },
+            problems_before: self.shown,
+            read: bytes + std::mem::take(&mut self.unread),
+        };
+        self.shown += out.problems.len();
+        self.part += 1;
+    }
+}
