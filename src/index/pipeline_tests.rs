@@ -479,30 +479,36 @@ fn r26_15_a_line_too_long_reads_the_same_in_parts() {
     same_in_parts("long.jsonl", &text, &[20_000]);
 }
 
-/// A session renamed (`/rename`) after it was first indexed takes the new
-/// title on its next append, passages and term counts included, as a whole
-/// read of the grown file gives it.
+/// An append to a source an earlier run indexed keeps the title stored
+/// then: a `/rename` written later would have to rewrite the title of
+/// every passage (an FTS5 update under `secure-delete`: about 1 ms a
+/// passage). Only a run that reads the file from its start gives the title
+/// the whole file gives.
 #[test]
-fn a_session_renamed_after_indexing_takes_the_title_on_append() {
+fn an_append_keeps_the_stored_title() {
     let tmp = tempfile::tempdir().unwrap();
     let mut text = Claude::transcript(3, 60_000, false);
     let file = write(tmp.path(), "s.jsonl", &text);
     let dir = tmp.path().join("grown");
     index(&dir, &file, 20_000, &mut |_| Ok(())).unwrap();
+    let title = |dir: &Path| -> String {
+        let mut db = open(dir);
+        let c = db.writer().unwrap();
+        c.query_row("SELECT title FROM sessions", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = title(&dir);
     text.push_str(
         r#"{"type":"custom-title","customTitle":"Renamed later","sessionId":"sess-big"}"#,
     );
     text.push('\n');
-    text.push_str(r#"{"type":"user","uuid":"late","sessionId":"sess-big","message":{"content":"one more question"}}"#);
-    text.push('\n');
     std::fs::write(&file, &text).unwrap();
     let (report, _) = index(&dir, &file, 20_000, &mut |_| Ok(())).unwrap();
     assert_eq!(report.appended, 1, "{}", report.summary());
+    assert_eq!(title(&dir), before);
     let whole = tmp.path().join("whole");
     index(&whole, &file, usize::MAX, &mut |_| Ok(())).unwrap();
-    let rows = dump(open(&dir).writer().unwrap());
-    assert!(rows.iter().any(|r| r.contains("| Renamed later |")));
-    assert_eq!(rows, dump(open(&whole).writer().unwrap()));
+    assert_eq!(title(&whole), "Renamed later");
 }
 
 /// A source's stored state: (size, offset, messages), and its passages.
@@ -524,7 +530,7 @@ fn state(dir: &Path) -> (i64, i64, i64, i64) {
 #[test]
 fn r26_15_a_run_stopped_between_parts_is_completed_by_the_next() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = Claude::transcript(21, 300_000, false);
+    let text = Claude::transcript(21, 300_000, true);
     let file = write(tmp.path(), "big.jsonl", &text);
     let whole_dir = tmp.path().join("whole");
     index(&whole_dir, &file, usize::MAX, &mut |_| Ok(())).unwrap();

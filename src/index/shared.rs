@@ -247,7 +247,6 @@ pub fn import_source(
         cont: Continuation {
             lines: 0,
             session_id: session.as_ref().map(|s: &SessionOut| s.meta.id.clone()),
-            ..Continuation::default()
         },
         parser_version: 0,
         session,
@@ -319,7 +318,6 @@ fn session_out(s: SessionDoc, clean: &mut impl FnMut(&mut String)) -> SessionOut
             .max()
             .map_or(0, |m| m + 1),
         chunks,
-        retitle: None,
     }
 }
 

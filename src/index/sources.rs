@@ -288,17 +288,13 @@ fn write_session(
             s.new_messages as i64
         ])?;
     }
-    let (mut title, cwd, git_branch): (String, Option<String>, Option<String>) = tx
+    let (title, cwd, git_branch): (String, Option<String>, Option<String>) = tx
         .prepare_cached(
             "SELECT coalesce(title, ''), cwd, git_branch FROM sessions WHERE source_id=?1",
         )?
         .query_row([source_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?
         .unwrap_or_default();
-    if let Some(named) = s.retitle.as_deref().filter(|t| *t != title) {
-        retitle(tx, source_id, named, stats)?;
-        named.clone_into(&mut title);
-    }
     let place = Place {
         session_id: &session_id,
         title: &title,
@@ -330,29 +326,6 @@ struct Place<'a> {
     launcher: &'a str,
     cwd: Option<&'a str>,
     git_branch: Option<&'a str>,
-}
-
-/// Give every passage of a source (and its session) a new title: a
-/// `custom-title` or a summary read after the passages were written. The
-/// term counts follow the rows.
-fn retitle(tx: &Transaction, source_id: i64, title: &str, stats: &mut TermDeltas) -> Result<()> {
-    const ROWS: &str = "SELECT rowid FROM chunks WHERE source_id=?1";
-    stats.remove_rows(tx, Table::Chunks, ROWS, source_id)?;
-    tx.prepare_cached(&format!(
-        "UPDATE chunks_fts SET title=?2 WHERE rowid IN ({ROWS})"
-    ))?
-    .execute(params![source_id, title])?;
-    let mut rows = tx.prepare_cached(&format!(
-        "SELECT title, body, aux FROM chunks_fts WHERE rowid IN ({ROWS})"
-    ))?;
-    let mut rows = rows.query([source_id])?;
-    while let Some(r) = rows.next()? {
-        let cols: [String; 3] = [r.get(0)?, r.get(1)?, r.get(2)?];
-        stats.add(Table::Chunks, &[&cols[0], &cols[1], &cols[2]]);
-    }
-    tx.prepare_cached("UPDATE sessions SET title=?2 WHERE source_id=?1")?
-        .execute(params![source_id, title])?;
-    Ok(())
 }
 
 fn insert_chunk(

@@ -73,22 +73,19 @@
 //! earlier incremental chunk).
 //!
 //! # Incremental parses
-//! `first_line` only shifts problem line numbers. A tail parse
-//! ([`parse_part`]) sees its own lines and a [`Carry`] from the parts
-//! before it: a summary resolves against the uuids of every part read so
-//! far (within one run; a later run starts without them), and the title
-//! parts (`custom-title`, resolved summary) carry over, so the last one in
-//! the file wins as in a whole read. Still per part: an assistant
-//! `message.id` split across the boundary yields two messages (segments are
-//! cut before a new `message.id`, see [`response_of`]), a summary whose
-//! leaf comes in a later part is dropped, and meta fields come from the
-//! part alone (callers keep the meta of the first part).
+//! `first_line` only shifts problem line numbers. A tail parse sees its own
+//! lines: an assistant `message.id` split across the boundary yields two
+//! messages (a file read in parts is cut before a new `message.id`, see
+//! [`response_of`]), and meta fields come from the tail alone (callers keep
+//! the meta of the first part). What only the whole file tells, a part gets
+//! from an [`Outlook`] ([`parse_part`]): the title (the last `custom-title`,
+//! else the last resolved summary, wherever it is in the file) and which
+//! summaries resolve (their leaf may be in another part). Without one, a
+//! summary whose leaf is not in the input is dropped, and the title comes
+//! from the input alone.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasher;
-
-use foldhash::fast::FixedState;
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -194,20 +191,20 @@ struct Block<'a> {
 /// line number of input's first line, `stem` is the file stem used as a
 /// fallback session id.
 pub fn parse(input: &[u8], first_line: usize, stem: &str, opts: &Options) -> ParsedSession {
-    parse_part(input, first_line, stem, opts, &mut Carry::default())
+    parse_part(input, first_line, stem, opts, None)
 }
 
-/// [`parse`] of one part of a file read in parts, given what the parts
-/// before it left in `carry` (empty for the first), which it updates.
+/// [`parse`] of one part of a file read in parts: the title and the
+/// summaries that resolve come from the `outlook` of the whole file.
 pub fn parse_part(
     input: &[u8],
     first_line: usize,
     stem: &str,
     opts: &Options,
-    carry: &mut Carry,
+    outlook: Option<&Outlook>,
 ) -> ParsedSession {
     let mut problems = Problems::default();
-    let mut b = Builder::new(opts, carry);
+    let mut b = Builder::new(opts, outlook);
     let consumed =
         util::read_lines::<Line, _>(input, first_line, &mut problems, |n, l, problems| {
             b.line(n, l, problems)
@@ -221,44 +218,128 @@ pub fn parse_part(
     }
 }
 
-/// What a part of a transcript leaves for the parts after it.
-#[derive(Debug, Clone, Default)]
-pub struct Carry {
-    /// The uuids of the lines read so far, hashed (a summary's `leafUuid`
-    /// resolves against them): 8 bytes a line, not the file.
-    uuids: HashSet<u64, FixedState>,
-    /// The last `custom-title` so far (the user's `/rename`).
-    pub custom_title: Option<String>,
-    /// The text of the last resolved summary so far.
-    pub summary_title: Option<String>,
+/// What only the whole file tells the parse of one part: the title its
+/// `custom-title` and summary lines give, and the summaries that resolve.
+/// Made by an [`OutlookScan`] of the file, which holds a few summaries, not
+/// a set of every line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outlook {
+    /// The last `custom-title`, else the text of the last resolved summary.
+    title: Option<String>,
+    /// The `leafUuid`s that are the uuid of a line of the file.
+    leaves: HashSet<String>,
 }
 
-impl Carry {
-    /// A carry for a run that continues where an earlier one stopped: it
-    /// knows the title parts that run stored, not the uuids it read.
-    pub fn with_titles(custom_title: Option<String>, summary_title: Option<String>) -> Carry {
-        Carry {
-            custom_title,
-            summary_title,
-            ..Carry::default()
+/// Two passes over the lines of a whole file (in blocks of complete lines,
+/// with lines that hold NUL bytes blanked) that make its [`Outlook`]:
+/// [`OutlookScan::titles`] over every block, then, when
+/// [`OutlookScan::needs_leaves`], [`OutlookScan::leaves`] over every block
+/// again. Only lines that hold the words looked for are parsed.
+#[derive(Debug, Default)]
+pub struct OutlookScan {
+    custom_title: Option<String>,
+    /// `(leafUuid, summary)` of every summary line, in file order.
+    summaries: Vec<(String, String)>,
+    /// Matches any leaf of `summaries`.
+    leaf_finder: Option<regex::bytes::Regex>,
+    resolved: HashSet<String>,
+}
+
+impl OutlookScan {
+    /// First pass: the `custom-title` and `summary` lines of a block.
+    pub fn titles(&mut self, block: &[u8]) {
+        let custom = memchr::memmem::find(block, b"custom-title").is_some();
+        if !custom && memchr::memmem::find(block, b"summary").is_none() {
+            return;
+        }
+        for line in block.split(|&b| b == b'\n') {
+            let wanted = memchr::memmem::find(line, b"custom-title").is_some()
+                || memchr::memmem::find(line, b"summary").is_some();
+            let Some(mut l) = wanted.then(|| decode_line(line)).flatten() else {
+                continue;
+            };
+            match l.kind.get() {
+                Some("custom-title") => {
+                    if let Some(t) = l.custom_title.non_blank() {
+                        self.custom_title = Some(util::title(t, TITLE_CAP));
+                    }
+                }
+                Some("summary") if l.summary.non_blank().is_some() => {
+                    if let Some(leaf) = l.leaf_uuid.non_blank() {
+                        let text = l.summary.0.take().unwrap_or_default().into_owned();
+                        self.summaries.push((leaf.to_owned(), text));
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
-    /// The title a `custom-title` or a summary gives the session so far:
-    /// it wins over the first prompt wherever it comes in the file.
-    pub fn named_title(&self) -> Option<&str> {
-        self.custom_title
-            .as_deref()
-            .or(self.summary_title.as_deref())
+    /// Whether a second pass is needed: there are summaries to resolve.
+    pub fn needs_leaves(&mut self) -> bool {
+        if self.summaries.is_empty() {
+            return false;
+        }
+        let alternatives: Vec<String> = self
+            .summaries
+            .iter()
+            .map(|(leaf, _)| regex::escape(leaf))
+            .collect();
+        // Only escaped literals: the pattern is valid, its size bounded by
+        // the summaries a file holds.
+        self.leaf_finder = regex::bytes::Regex::new(&alternatives.join("|")).ok();
+        self.leaf_finder.is_some()
     }
 
-    fn note_uuid(&mut self, uuid: &str) {
-        self.uuids.insert(self.uuids.hasher().hash_one(uuid));
+    /// Second pass: the lines whose `uuid` is a summary's leaf.
+    pub fn leaves(&mut self, block: &[u8]) {
+        let Some(finder) = &self.leaf_finder else {
+            return;
+        };
+        let mut next_line = 0;
+        for m in finder.find_iter(block) {
+            if m.start() < next_line {
+                continue;
+            }
+            let start = memchr::memrchr(b'\n', &block[..m.start()]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &block[m.end()..]).map_or(block.len(), |i| m.end() + i);
+            next_line = end;
+            if let Some(uuid) = decode_line(&block[start..end]).and_then(|l| l.uuid.0) {
+                self.resolved.insert(uuid.into_owned());
+            }
+        }
     }
 
-    fn has_uuid(&self, uuid: &str) -> bool {
-        self.uuids.contains(&self.uuids.hasher().hash_one(uuid))
+    /// The outlook of the file scanned.
+    pub fn finish(self) -> Outlook {
+        let leaves: HashSet<String> = self
+            .summaries
+            .iter()
+            .filter(|(leaf, _)| self.resolved.contains(leaf))
+            .map(|(leaf, _)| leaf.clone())
+            .collect();
+        let summary = self
+            .summaries
+            .iter()
+            .rev()
+            .find(|(leaf, _)| leaves.contains(leaf))
+            .map(|(_, text)| util::title(text, TITLE_CAP));
+        Outlook {
+            title: self.custom_title.or(summary),
+            leaves,
+        }
     }
+}
+
+/// One line decoded as [`util::read_lines`] decodes it (a first-line BOM
+/// aside): `None` when it is not a JSON object.
+fn decode_line(line: &[u8]) -> Option<Line<'_>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
 }
 
 /// The API response an assistant line belongs to: its `message.id`
@@ -415,7 +496,10 @@ struct Builder<'a, 'o> {
     opts: &'o Options,
     /// Lines parsed so far: the position of the next line's units.
     lines: usize,
-    carry: &'o mut Carry,
+    outlook: Option<&'o Outlook>,
+    /// The uuids of the input's lines (what its summaries resolve against
+    /// without an outlook).
+    uuids: HashSet<Cow<'a, str>>,
     units: Vec<Unit>,
     /// `message.id` -> index of the assistant unit it joins into.
     groups: HashMap<Cow<'a, str>, usize>,
@@ -430,11 +514,12 @@ struct UserText {
 }
 
 impl<'a, 'o> Builder<'a, 'o> {
-    fn new(opts: &'o Options, carry: &'o mut Carry) -> Self {
+    fn new(opts: &'o Options, outlook: Option<&'o Outlook>) -> Self {
         Builder {
             opts,
             lines: 0,
-            carry,
+            outlook,
+            uuids: HashSet::new(),
             units: Vec::new(),
             groups: HashMap::new(),
             summaries: Vec::new(),
@@ -446,8 +531,10 @@ impl<'a, 'o> Builder<'a, 'o> {
         self.note_meta(&l);
         let node = self.lines;
         self.lines += 1;
-        if let Some(uuid) = l.uuid.get() {
-            self.carry.note_uuid(uuid);
+        if self.outlook.is_none() {
+            if let Some(uuid) = l.uuid.0.clone() {
+                self.uuids.insert(uuid);
+            }
         }
         let kind = l.kind.0.take();
         match kind.as_deref() {
@@ -662,16 +749,15 @@ impl<'a, 'o> Builder<'a, 'o> {
     }
 
     fn finish(mut self, stem: &str) -> (SessionMeta, Vec<Message>) {
-        if let Some(t) = self.resolve_summaries() {
-            self.carry.summary_title = Some(t);
-        }
-        if let Some(t) = self.meta.custom_title.take() {
-            self.carry.custom_title = Some(t);
-        }
+        let summary = self.resolve_summaries();
+        let named = match self.outlook {
+            Some(o) => o.title.clone(),
+            None => self.meta.custom_title.take().or(summary),
+        };
         // File order: units are made in line order, except the summaries
         // resolved above, which sit at their own line.
         self.units.sort_by_key(|u| u.node);
-        let title = self.carry.named_title().map(str::to_owned).or_else(|| {
+        let title = named.or_else(|| {
             self.units
                 .iter()
                 .find(|u| u.prompt && u.role == Role::User)
@@ -686,13 +772,17 @@ impl<'a, 'o> Builder<'a, 'o> {
         (self.meta.into_session_meta(stem, title), messages)
     }
 
-    /// Turns summaries whose leaf is a line read so far (in this input or
-    /// the parts before it) into System units; returns the last such
+    /// Turns summaries whose leaf is a line of the file (of this input,
+    /// without an outlook) into System units; returns the last such
     /// summary's text as the title.
     fn resolve_summaries(&mut self) -> Option<String> {
         let mut title = None;
         for s in &self.summaries {
-            if !self.carry.has_uuid(s.leaf.as_ref()) {
+            let resolved = match self.outlook {
+                Some(o) => o.leaves.contains(s.leaf.as_ref()),
+                None => self.uuids.contains(s.leaf.as_ref()),
+            };
+            if !resolved {
                 continue;
             }
             title = Some(util::title(&s.text, TITLE_CAP));
@@ -1183,30 +1273,40 @@ mod tests {
         );
     }
 
-    /// A file read in parts reads as the whole file: a summary resolves
-    /// against a leaf in an earlier part, and a `custom-title` in an
-    /// earlier part still wins over a later summary.
+    /// A file read in parts reads as the whole file: with the outlook of
+    /// the file, a summary resolves against a leaf in another part (before
+    /// or after it), and every part knows the title a `custom-title` gives,
+    /// wherever it is.
     #[test]
-    fn parts_carry_uuids_and_titles() {
+    fn parts_with_an_outlook_read_as_the_whole_file() {
         let lines = [
+            r#"{"type":"summary","summary":"Forward leaf","leafUuid":"a1"}"#.to_owned(),
             user("u1", None, "first prompt"),
-            r#"{"type":"custom-title","customTitle":"Renamed","sessionId":"s-1"}"#.to_owned(),
             assistant("a1", Some("u1"), "m1", text("answer")),
             r#"{"type":"summary","summary":"Parser fixes","leafUuid":"u1"}"#.to_owned(),
+            r#"{"type":"custom-title","customTitle":"Renamed","sessionId":"s-1"}"#.to_owned(),
         ];
         let input = file(&lines);
         let whole = run(&input);
-        let split = file(&lines[..2]).len();
-        let mut carry = Carry::default();
+        let mut scan = OutlookScan::default();
+        scan.titles(input.as_bytes());
+        assert!(scan.needs_leaves());
+        scan.leaves(input.as_bytes());
+        let outlook = scan.finish();
         let o = Options::default();
-        let head = parse_part(&input.as_bytes()[..split], 1, "stem", &o, &mut carry);
-        let tail = parse_part(&input.as_bytes()[split..], 3, "stem", &o, &mut carry);
+        let split = file(&lines[..2]).len();
+        let head = parse_part(&input.as_bytes()[..split], 1, "stem", &o, Some(&outlook));
+        let tail = parse_part(&input.as_bytes()[split..], 3, "stem", &o, Some(&outlook));
         let parts: Vec<Message> = head.messages.into_iter().chain(tail.messages).collect();
         assert_eq!(parts, whole.messages);
+        assert_eq!(whole.messages.len(), 4, "both summaries resolve");
         assert_eq!(whole.meta.title.as_deref(), Some("Renamed"));
-        assert_eq!(tail.meta.title, whole.meta.title);
-        assert_eq!(carry.named_title(), Some("Renamed"));
-        assert_eq!(carry.summary_title.as_deref(), Some("Parser fixes"));
+        assert_eq!(head.meta.title, whole.meta.title);
+        let plain = parse(&input.as_bytes()[..split], 1, "stem", &o);
+        assert!(
+            plain.messages.iter().all(|m| m.role != Role::System),
+            "no outlook, no leaf"
+        );
     }
 
     #[test]

@@ -64,15 +64,6 @@ pub struct Continuation {
     pub lines: usize,
     /// The session id the source's rows use.
     pub session_id: Option<String>,
-    /// Claude Code: the last `custom-title` read so far (redacted). With
-    /// `summary_title` it gives the session its title whichever part of
-    /// the file it comes in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_title: Option<String>,
-    /// Claude Code: the text of the last resolved summary read so far
-    /// (redacted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary_title: Option<String>,
 }
 
 /// Options of the ingest step.
@@ -100,7 +91,10 @@ impl Default for IngestOptions {
             ticket_words: 300,
             kind: None,
             format: None,
-            segment_bytes: SEGMENT_BYTES,
+            segment_bytes: std::env::var("XSEG_MB")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .map_or(SEGMENT_BYTES, |m| m << 20),
         }
     }
 }
@@ -133,10 +127,6 @@ pub struct SessionOut {
     pub chunks: Vec<ChunkOut>,
     /// Messages parsed in this run.
     pub new_messages: usize,
-    /// For an append: the title a `custom-title` or a summary gives the
-    /// session so far (redacted). The writer renames the session (and its
-    /// passages) when it differs from the stored title.
-    pub retitle: Option<String>,
 }
 
 /// A ticket ready for the index: redacted, split into parts.
@@ -391,7 +381,6 @@ fn prepare_whole(job: &Job, bytes: &[u8], format: Format, opts: &IngestOptions) 
             out.cont = Continuation {
                 lines: count_lines(&bytes[..consumed]),
                 session_id: Some(parsed.meta.id.clone()),
-                ..Continuation::default()
             };
             out.offset = consumed as i64;
             out.hash = blake3::hash(&bytes[..consumed]).to_hex().to_string();
@@ -564,7 +553,6 @@ pub(super) fn finish_session(
         meta: parsed.meta,
         launcher: launcher(f),
         chunks,
-        retitle: None,
     });
 }
 

@@ -12,14 +12,18 @@
 //! Memory depends on the segment size, not on the file (issue 26 item 15).
 //!
 //! A run reads the same as one parse of the whole file would: segments are
-//! cut where a format's messages cannot straddle the cut
-//! ([`Segments`]), and what a parser needs from earlier parts travels in a
-//! carry (Claude Code: the uuids read and the title a `custom-title` or a
-//! summary gives; Codex: whether a `user_message` was read). The title
-//! parts are kept in the stored [`Continuation`], so a session renamed after
-//! it was first indexed takes the new title on its next append too.
+//! cut where a format's messages cannot straddle the cut ([`Segments`]),
+//! a Codex part knows whether a `user_message` came before it, and a Claude
+//! Code part gets the [`claude_code::Outlook`] of the whole file from a
+//! cheap first pass (only lines that name a title or a leaf are parsed): the
+//! title a `custom-title` or a summary anywhere in the file gives (so the
+//! first part stores the title a whole read gives, and nothing is retitled
+//! later, which would rewrite every passage), and which summaries resolve.
+//! An append to a source indexed by an earlier run keeps the stored title,
+//! as before.
 
 use std::fs::File;
+use std::path::Path;
 
 use super::claude_code;
 use super::codex;
@@ -28,31 +32,20 @@ use super::model::{ParsedSession, Problem};
 use super::neutral;
 use super::nul::blank_nul_lines;
 use super::prepare::{
-    failed, finish_session, parser_version, redact_ids, redact_in_place, Action, Continuation,
-    IngestOptions, Job, Part, Prepared,
+    failed, finish_session, parser_version, redact_ids, Action, Continuation, IngestOptions, Job,
+    Part, Prepared,
 };
 use super::segment::Segments;
 use super::util::{line_too_long, PartProblems};
 
-/// What the parts read so far leave for the next one's parser.
+/// What the parser of a part gets from the rest of the file.
 enum Carry {
-    Claude(claude_code::Carry),
+    Claude(Option<claude_code::Outlook>),
     Codex(codex::Carry),
     Neutral,
 }
 
 impl Carry {
-    fn new(format: Format, cont: &Continuation) -> Carry {
-        match format {
-            Format::ClaudeCode => Carry::Claude(claude_code::Carry::with_titles(
-                cont.custom_title.clone(),
-                cont.summary_title.clone(),
-            )),
-            Format::Codex => Carry::Codex(codex::Carry::default()),
-            _ => Carry::Neutral,
-        }
-    }
-
     /// Parse one part with the parser of its format.
     fn parse(
         &mut self,
@@ -62,11 +55,11 @@ impl Carry {
         opts: &IngestOptions,
     ) -> ParsedSession {
         match self {
-            Carry::Claude(c) => {
+            Carry::Claude(outlook) => {
                 let o = claude_code::Options {
                     tool_result_cap: opts.tool_output_cap,
                 };
-                claude_code::parse_part(input, first_line, stem, &o, c)
+                claude_code::parse_part(input, first_line, stem, &o, outlook.as_ref())
             }
             Carry::Codex(c) => {
                 let o = codex::Options {
@@ -77,21 +70,36 @@ impl Carry {
             Carry::Neutral => neutral::parse(input, first_line, stem),
         }
     }
+}
 
-    /// The title parts to store and to give the session (redacted):
-    /// `(custom, summary)`.
-    fn titles(&self) -> (Option<String>, Option<String>) {
-        let redacted = |t: &Option<String>| {
-            t.clone().map(|mut t| {
-                redact_in_place(&mut t);
-                t
-            })
-        };
-        match self {
-            Carry::Claude(c) => (redacted(&c.custom_title), redacted(&c.summary_title)),
-            _ => (None, None),
+/// The outlook of a whole Claude Code file: two passes over it in blocks
+/// of about [`OUTLOOK_BLOCK`].
+fn outlook(path: &Path, size: u64) -> std::io::Result<claude_code::Outlook> {
+    let mut scan = claude_code::OutlookScan::default();
+    each_block(path, size, &mut |b| scan.titles(b))?;
+    if scan.needs_leaves() {
+        each_block(path, size, &mut |b| scan.leaves(b))?;
+    }
+    Ok(scan.finish())
+}
+
+/// How much of a file the outlook pass holds at a time.
+const OUTLOOK_BLOCK: usize = 1 << 20;
+
+/// Hand the complete lines of the first `size` bytes of `path` to `f`, a
+/// block at a time, with lines that hold NUL bytes blanked as the parser
+/// reads them (a line too long to parse is handed on blank).
+fn each_block(path: &Path, size: u64, f: &mut dyn FnMut(&[u8])) -> std::io::Result<()> {
+    let mut blocks = Segments::new(File::open(path)?, size, Format::Neutral, OUTLOOK_BLOCK);
+    while let Some(b) = blocks.next()? {
+        let (n, last) = (b.bytes.len(), b.last);
+        f(&blank_nul_lines(b.bytes, false).0);
+        blocks.consume(n);
+        if last {
+            break;
         }
     }
+    Ok(())
 }
 
 /// The state of one source read in parts.
@@ -141,7 +149,13 @@ pub(super) fn prepare_stream(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        carry: Carry::new(format, &cont),
+        carry: match carry(job, format, opts, append) {
+            Ok(c) => c,
+            Err(e) => {
+                emit(failed(job, format!("cannot read: {e}")));
+                return;
+            }
+        },
         cont,
         messages,
         append,
@@ -177,6 +191,24 @@ pub(super) fn prepare_stream(
             return;
         }
     }
+}
+
+/// The carry of the first part. A Claude Code file read in more than one
+/// part (or from where a run stopped) gets the outlook of the whole file;
+/// one read in one part needs none: its parser sees all of it.
+fn carry(job: &Job, format: Format, opts: &IngestOptions, append: bool) -> std::io::Result<Carry> {
+    Ok(match format {
+        Format::ClaudeCode => {
+            let size = job.size.max(0) as u64;
+            let whole = !append && size <= opts.segment_bytes as u64;
+            Carry::Claude(match whole {
+                true => None,
+                false => Some(outlook(&job.path, size)?),
+            })
+        }
+        Format::Codex => Carry::Codex(codex::Carry::default()),
+        _ => Carry::Neutral,
+    })
 }
 
 /// Where to start: after the stored prefix when it still hashes the same
@@ -272,17 +304,7 @@ impl Run<'_> {
             out.problems.extend(self.problems.finish());
         }
         out.problems.sort_by_key(|p| p.line);
-        let (custom_title, summary_title) = self.carry.titles();
-        if out.action == Action::Append {
-            if let Some(s) = out.session.as_mut() {
-                s.retitle = custom_title.clone().or(summary_title.clone());
-            }
-        }
-        out.cont = Continuation {
-            custom_title,
-            summary_title,
-            ..self.cont.clone()
-        };
+        out.cont = self.cont.clone();
         out.offset = offset as i64;
         out.hash = segs.hash().to_hex().to_string();
         // A part before the end stores the size it covers, not the
