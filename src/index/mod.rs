@@ -1,6 +1,7 @@
 //! The single FTS5 writer: everything that puts rows into a scope's
 //! `index.db` (records from files, and later session chunks and tickets).
 
+mod budget;
 mod gate;
 mod pipeline;
 mod progress;

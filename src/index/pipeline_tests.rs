@@ -365,13 +365,13 @@ fn options(segment_bytes: usize) -> IngestOptions {
     }
 }
 
-/// Index `file` into the index of `dir`; returns the report and the lines
-/// shown to the user.
-fn index(
+/// Index `file` into the index of `dir`, committing after every part;
+/// returns the report and the lines shown to the user.
+fn index<'w>(
     dir: &Path,
     file: &Path,
     segment_bytes: usize,
-    watch: &mut Watch,
+    watch: &'w mut Watch<'w>,
 ) -> Result<(IndexReport, Vec<String>)> {
     let mut db = open(dir);
     let mut lines = Vec::new();
@@ -385,7 +385,10 @@ fn index(
         &options(segment_bytes),
         &run,
         &mut |l| lines.push(l),
-        watch,
+        Writer {
+            commit_every: std::time::Duration::ZERO,
+            watch,
+        },
     )?;
     Ok((report, lines))
 }
