@@ -13,6 +13,8 @@
 //! - `generate --out DIR --bytes N [--seed S] [--small-files N]`: write the
 //!   seeded corpus (same seed and size: byte-identical files) into DIR,
 //!   reusing DIR when its marker says it already holds that corpus.
+//! - `generate-one --out FILE --bytes N [--seed S]`: write one seeded
+//!   Claude Code session of about N bytes (`scripts/bench-bigfile.sh`).
 //! - `floor --src SRC.db --dst DST.db [--secure-delete] [--hashsize BYTES]`: the raw FTS5
 //!   floor with this crate's bundled SQLite: insert every row of `SRC.src`
 //!   into a fresh `fts5(title, body, aux)` table in one transaction; prints
@@ -2062,6 +2064,41 @@ fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
+/// One seeded session file of about `bytes` bytes (the last turn is cut at
+/// a line end), with the sizes of the full corpus.
+pub fn generate_one(path: &Path, bytes: u64, seed: u64) -> u64 {
+    let mut r = Rng::new(seed);
+    let mut g = Gen {
+        r: Rng::new(seed ^ 0x1D5),
+        v: &Vocab::new(0),
+    };
+    let project = r.w(PROJECTS);
+    let spec = FileSpec {
+        rel: PathBuf::new(),
+        target: bytes as usize,
+        seed: r.fork(),
+        session_id: g.uuid(),
+        cwd: format!("/home/dev/projects/{project}"),
+        branch: "main".to_string(),
+        agent_id: None,
+        start_ms: 1_748_736_000_000,
+        profile: FULL,
+    };
+    write_session(&spec, &Vocab::new(seed), path).expect("write session file")
+}
+
+fn cmd_generate_one(args: &[String]) {
+    let out = PathBuf::from(arg(args, "--out").expect("--out FILE"));
+    let bytes: u64 = arg(args, "--bytes").map_or(0, |v| v.parse().expect("--bytes N"));
+    let seed: u64 = arg(args, "--seed").map_or(DEFAULT_SEED, |v| v.parse().expect("--seed S"));
+    let t = Instant::now();
+    let written = generate_one(&out, bytes, seed);
+    println!(
+        "{{\"bytes\":{written},\"seconds\":{:.3}}}",
+        t.elapsed().as_secs_f64()
+    );
+}
+
 fn cmd_generate(args: &[String]) {
     let out = PathBuf::from(arg(args, "--out").expect("--out DIR"));
     let bytes: u64 = arg(args, "--bytes").map_or(0, |v| v.parse().expect("--bytes N"));
@@ -2126,6 +2163,7 @@ fn main() {
         .collect();
     match args.first().map(String::as_str) {
         Some("generate") => return cmd_generate(&args[1..]),
+        Some("generate-one") => return cmd_generate_one(&args[1..]),
         Some("floor") => return cmd_floor(&args[1..]),
         _ => {}
     }
