@@ -1322,3 +1322,95 @@ fn r26_doctor_names_the_projects_it_did_not_check() {
         "{out}"
     );
 }
+
+/// One exchange of a generated Claude Code transcript: a prompt, an answer
+/// with a tool call, and its result, whose `toolUseResult` (which the
+/// parser skips) makes the file large cheaply. Three messages.
+fn big_exchange(i: usize, word: &str) -> String {
+    let filler = "lorem ipsum dolor sit amet ".repeat(400);
+    let lines = [
+        serde_json::json!({"type": "user", "uuid": format!("u{i}"), "sessionId": "big",
+            "cwd": "/repo", "message": {"role": "user", "content": format!("question {i} about {word}")}}),
+        serde_json::json!({"type": "assistant", "uuid": format!("a{i}"), "sessionId": "big",
+            "message": {"id": format!("msg{i}"), "role": "assistant", "content": [
+                {"type": "text", "text": format!("answer {i}: the parser reads it in parts")},
+                {"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": "cargo test"}}]}}),
+        serde_json::json!({"type": "user", "uuid": format!("r{i}"), "sessionId": "big",
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": format!("ok {i}")}]},
+            "toolUseResult": {"stdout": filler}}),
+    ];
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// Issue 26 item 15: a transcript larger than a segment (8 MB) is read,
+/// parsed and written in parts of bounded size: every message is indexed,
+/// the first and the last can be found, the report is that of one file, a
+/// second run finds it unchanged, and once it grows only the new lines are
+/// read.
+#[test]
+fn r26_15_a_transcript_larger_than_a_segment_is_indexed_in_parts() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    let mut text = String::new();
+    let mut n = 0;
+    while text.len() < 18_000_000 {
+        let word = match n {
+            0 => "aardvark",
+            _ => "middle",
+        };
+        text.push_str(&big_exchange(n, word));
+        n += 1;
+    }
+    text.push_str(&big_exchange(n, "zeppelin"));
+    n += 1;
+    std::fs::write(&path, &text).unwrap();
+    let file = path.to_str().unwrap();
+    let index = || -> serde_json::Value {
+        let out = env.cmd().args(["index", "--json", file]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["summary"].clone()
+    };
+    let first = index();
+    assert_eq!(
+        (first["indexed"].as_u64(), first["chunks"].as_u64()),
+        (Some(1), Some(3 * n as u64)),
+        "{first}"
+    );
+    assert_eq!(first["problems"], 0, "{first}");
+    assert_eq!(first["bytes"].as_u64(), Some(text.len() as u64));
+    let db = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
+    let state = |db: &rusqlite::Connection| -> (i64, i64, i64) {
+        db.query_row(
+            "SELECT s.size, s.offset, (SELECT messages FROM sessions) FROM sources s",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    let len = text.len() as i64;
+    assert_eq!(state(&db), (len, len, 3 * n as i64));
+    for word in ["aardvark", "zeppelin"] {
+        assert!(!env.hit_ids("alpha", word).is_empty(), "{word}");
+    }
+    assert_eq!(index()["unchanged"], 1);
+    let more = big_exchange(n, "xylophone");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut f, more.as_bytes()).unwrap();
+    let grown = index();
+    assert_eq!(
+        (grown["appended"].as_u64(), grown["chunks"].as_u64()),
+        (Some(1), Some(3)),
+        "{grown}"
+    );
+    assert_eq!(grown["bytes"].as_u64(), Some(more.len() as u64));
+    assert!(!env.hit_ids("alpha", "xylophone").is_empty());
+}
