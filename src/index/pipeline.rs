@@ -420,7 +420,9 @@ fn prune<'a>(
     Ok(gone.len())
 }
 
-/// The largest source file read: parsing holds a file in memory.
+/// The largest source file read. A ticket or chat log is held in memory
+/// whole; a transcript is read in segments (`ingest::stream`), but the
+/// limit is checked on the stat, before the format is known.
 pub const MAX_SOURCE_BYTES: u64 = 1 << 30;
 
 /// Why a path cannot be indexed as a source, if it cannot: a FIFO or a
