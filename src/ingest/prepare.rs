@@ -13,7 +13,7 @@
 //!
 //! An append-only transcript is read in bounded segments and handed on as
 //! one part per segment, each a continuation of the one before
-//! ([`super::stream`]): memory does not grow with the file. The other
+//! (`ingest::stream`): memory does not grow with the file. The other
 //! formats (tickets, Markdown chat logs, a neutral JSON document) are read
 //! whole, as one part: they are parsed as one document.
 
@@ -78,7 +78,7 @@ pub struct IngestOptions {
     pub kind: Option<Kind>,
     pub format: Option<Format>,
     /// How much of an append-only transcript is read, parsed and written
-    /// at a time, in bytes (about; see [`super::segment`]). Not a setting:
+    /// at a time, in bytes (about; see `ingest::segment`). Not a setting:
     /// tests use small segments.
     pub segment_bytes: usize,
 }
@@ -322,16 +322,17 @@ pub fn prepare(job: &Job, opts: &IngestOptions, emit: &mut dyn FnMut(Prepared) -
     };
     let in_parts =
         is_append_only(format) && !(format == Format::Neutral && neutral::is_document(&head));
-    if in_parts {
-        match file.seek(SeekFrom::Start(0)) {
-            Ok(_) => super::stream::prepare_stream(job, opts, format, file, emit),
-            Err(e) => {
-                emit(read(e));
-            }
-        }
+    // From the start again: the head was read, and maybe more of a file
+    // that starts with blank lines.
+    if let Err(e) = file.seek(SeekFrom::Start(0)) {
+        emit(read(e));
         return;
     }
-    let mut bytes = head;
+    if in_parts {
+        super::stream::prepare_stream(job, opts, format, file, emit);
+        return;
+    }
+    let mut bytes = Vec::new();
     if let Err(e) = file.read_to_end(&mut bytes) {
         emit(read(e));
         return;
@@ -672,6 +673,39 @@ mod tests {
         let again = prepared(tmp.path(), "s.jsonl", &text);
         assert_eq!(again.session.unwrap().meta.id, session.meta.id, "stable");
         assert_eq!(p.cont.session_id.as_deref(), Some(session.meta.id.as_str()));
+    }
+
+    /// A file read whole whose head is blank is read from its first byte
+    /// (the blank head was read to tell an empty file).
+    #[test]
+    fn a_blank_head_is_read_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut text = "\n".repeat(HEAD_BYTES + 10);
+        text.push_str("## User\n\nwhere is the cache?\n\n## Assistant\n\nin redis\n");
+        let path = tmp.path().join("chat.md");
+        std::fs::write(&path, &text).unwrap();
+        let job = Job {
+            path,
+            explicit: true,
+            size: text.len() as i64,
+            mtime: 0,
+            stored: None,
+        };
+        let opts = IngestOptions {
+            format: Some(Format::Markdown),
+            ..IngestOptions::default()
+        };
+        let mut parts = Vec::new();
+        prepare(&job, &opts, &mut |p| {
+            parts.push(p);
+            true
+        });
+        assert_eq!(parts[0].offset, text.len() as i64, "{:?}", parts[0].error);
+        assert_eq!(
+            parts[0].hash,
+            blake3::hash(text.as_bytes()).to_hex().as_str()
+        );
+        assert_eq!(parts[0].session.as_ref().unwrap().new_messages, 2);
     }
 
     /// The same for a ticket's id, and a problem that quotes the input.

@@ -2,17 +2,17 @@
 //!
 //! A transcript can be hundreds of megabytes (issue 26 item 15: 268 MB of
 //! memory for a 77 MB file read whole). [`Segments`] reads one from a byte
-//! offset in segments of about [`IngestOptions::segment_bytes`]
-//! (`super::IngestOptions`), each ending at a line boundary where the
-//! format allows a new part to start ([`Segments::cut`]), so parsing a
-//! segment as a continuation of the ones before it gives what a whole read
-//! gives. It keeps a running blake3 hash of the bytes consumed, so the
-//! hash of the prefix an append-only source stores is never computed by
-//! reading the prefix again.
+//! offset in segments of about [`IngestOptions::segment_bytes`] bytes, each
+//! ending at a line boundary where the format allows a new part to start
+//! (`Segments::end`), so parsing a segment as a continuation of the ones
+//! before it gives what a whole read gives. It keeps a running blake3 hash
+//! of the bytes consumed, so the hash of the prefix an append-only source
+//! stores is never computed by reading the prefix again.
 //!
-//! Memory is the segment plus one line: a line longer than a segment is
-//! read whole up to [`MAX_LINE_BYTES`]; a longer one is streamed through
-//! the hash without being held, and handed to the parser as a blank line
+//! Memory is at most two segments (when no line within one allows a cut)
+//! plus one line: a line longer than a segment is read whole up to
+//! [`MAX_LINE_BYTES`]; a longer one is streamed through the hash without
+//! being held, and handed to the parser as a blank line
 //! ([`Segment::too_long`] says so, for the caller to report it where the
 //! parser would have).
 
@@ -21,6 +21,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use super::detect::Format;
 use super::util::MAX_LINE_BYTES;
+#[cfg(doc)]
+use super::IngestOptions;
 use super::{claude_code, codex};
 
 /// The default segment size: how much of a transcript is read, parsed and
