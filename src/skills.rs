@@ -131,7 +131,7 @@ pub fn from_record(r: &Record) -> Skill {
 }
 
 /// Group procedures into tasks (records whose content words overlap by
-/// [`SAME_TASK`] or more, transitively) and propose one skill per task,
+/// a quarter or more, transitively) and propose one skill per task,
 /// most important first. A task of several records lists each as a step
 /// section, its key as the heading.
 pub fn propose(records: &[Record]) -> Vec<Proposal> {
