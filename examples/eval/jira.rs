@@ -279,14 +279,7 @@ fn report(
             floor: f,
         });
     }
-    let errors = ours.iter().filter(|o| o.error.is_some()).count();
-    t.row("queries failed", errors.to_string(), "-".into(), "");
-    if let Some(e) = ours.iter().find_map(|o| o.error.as_deref()) {
-        eprintln!("eval: first query error: {e}");
-    }
-    let ours_refs: Vec<&Outcome> = ours.iter().collect();
-    let floor_refs: Vec<&Outcome> = floor.unwrap_or_default().iter().collect();
-    t.latency(&ours_refs, &floor_refs, wall_s);
+    t.failures_and_latency(ours, floor, wall_s);
     Run {
         title: format!(
             "jira-dups: {} queries, past tickets only ({skipped} that quote their gold's key skipped)",

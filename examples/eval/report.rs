@@ -36,6 +36,24 @@ impl Table {
     }
 
     /// Latency rows for our outcomes and the floor's (if computed).
+    /// The failed queries' row (the first error goes to stderr), then
+    /// [`Table::latency`]: the tail every ranked set's table shares.
+    pub fn failures_and_latency(
+        &mut self,
+        ours: &[Outcome],
+        floor: Option<&[Outcome]>,
+        wall_s: f64,
+    ) {
+        let errors = ours.iter().filter(|o| o.error.is_some()).count();
+        self.row("queries failed", errors.to_string(), "-".into(), "");
+        if let Some(e) = ours.iter().find_map(|o| o.error.as_deref()) {
+            eprintln!("eval: first query error: {e}");
+        }
+        let ours_refs: Vec<&Outcome> = ours.iter().collect();
+        let floor_refs: Vec<&Outcome> = floor.unwrap_or_default().iter().collect();
+        self.latency(&ours_refs, &floor_refs, wall_s);
+    }
+
     pub fn latency(&mut self, ours: &[&Outcome], floor: &[&Outcome], query_wall_s: f64) {
         let engine = |o: &[&Outcome], p| percentile(o.iter().filter_map(|x| x.engine_ms), p);
         let wall = |o: &[&Outcome], p| percentile(o.iter().map(|x| x.wall_ms), p);
