@@ -176,8 +176,9 @@ impl RecordStore<'_> {
 /// held.
 fn begin<'c>(conn: &'c mut Connection, gate: Option<&WriteGate>) -> Result<Transaction<'c>> {
     // Immediate whatever the connection's default: the lock is taken
-    // here, before any file changes, not at the first write.
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    // here, before any file changes, not at the first write; in turn with
+    // `recall index`, which begins again right after each commit.
+    let tx = crate::store::begin_in_turn(conn)?;
     if let Some(g) = gate {
         g.pass()?;
     }

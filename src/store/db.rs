@@ -341,6 +341,7 @@ fn bound_wal_at(conn: &Connection, limit: u64) {
     if size <= limit {
         return;
     }
+    let start = std::time::Instant::now();
     let done = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| {
         Ok((
             r.get::<_, i64>(0)?,
@@ -348,7 +349,8 @@ fn bound_wal_at(conn: &Connection, limit: u64) {
             r.get::<_, i64>(2)?,
         ))
     });
-    tracing::debug!(wal, size, ?done, "checkpoint of a large WAL");
+    let took_ms = start.elapsed().as_millis() as u64;
+    tracing::debug!(wal, size, ?done, took_ms, "checkpoint of a large WAL");
 }
 
 /// Recount term statistics that are missing or stale (an index from an

@@ -17,6 +17,7 @@ mod home;
 mod migrate;
 mod project;
 mod terms;
+mod turn;
 
 pub use db::{bound_wal, configure_process, immutable_uri, Db, OpenMode, WAL_LIMIT};
 pub use fsutil::{
@@ -33,6 +34,7 @@ pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,
     Counts as TermCounts, RowTerms, Table, TermDeltas,
 };
+pub use turn::{begin_in_turn, turn_path};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

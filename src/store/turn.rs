@@ -1,0 +1,134 @@
+//! Writers of one index take its write lock in turn.
+//!
+//! SQLite keeps no queue of writers: a writer that finds the lock taken
+//! sleeps in its busy handler and tries again, up to 100 ms later. A writer
+//! that commits and begins again at once, as `recall index` does batch
+//! after batch, takes the lock back before the sleeper wakes, and can do so
+//! batch after batch: a one-line `recall record add` waited more than a
+//! second behind a large transcript (issue 26 item 7).
+//!
+//! So every writer that begins often or must not wait long holds an
+//! advisory lock on `index.db-turn` while it waits for the write lock, and
+//! lets it go as soon as it holds it. A writer that has just committed
+//! waits there behind the one already waiting, instead of racing it.
+//! Readers never take it, and the turn is never held while the write lock
+//! is held, so no two writers can wait for each other.
+
+use std::fs::File;
+use std::path::Path;
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::fsutil::private_file;
+use crate::error::{Error, Result};
+
+/// Begin an immediate transaction on `conn`, waiting in turn with every
+/// other writer of its index (see the module doc). Waits for the write lock
+/// within the connection's busy timeout, as
+/// [`Connection::transaction_with_behavior`] does; an index whose turn file
+/// cannot be opened (a read-only folder, an in-memory database) begins
+/// without it.
+pub fn begin_in_turn(conn: &mut Connection) -> Result<Transaction<'_>> {
+    let turn = conn
+        .path()
+        .filter(|p| !p.is_empty())
+        .and_then(|db| take_turn(Path::new(db)));
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    drop(turn);
+    Ok(tx)
+}
+
+/// The path of `db`'s turn file.
+pub fn turn_path(db: &Path) -> std::path::PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-turn");
+    name.into()
+}
+
+/// Wait for, then hold, the turn of the index at `db`. `None` (begin
+/// without a turn) when its file cannot be opened or locked: the turn only
+/// orders writers, and each one still waits for the write lock itself.
+fn take_turn(db: &Path) -> Option<File> {
+    let path = turn_path(db);
+    let opened = private_file()
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("cannot open", &path, e));
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::debug!(%e, "writing without a turn");
+            return None;
+        }
+    };
+    match file.lock() {
+        Ok(()) => Some(file),
+        Err(e) => {
+            tracing::debug!(path = %path.display(), %e, "writing without a turn");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn wal_db(path: &Path) -> Connection {
+        let c = Connection::open(path).unwrap();
+        c.pragma_update(None, "journal_mode", "WAL").unwrap();
+        c.busy_timeout(Duration::from_secs(5)).unwrap();
+        c
+    }
+
+    /// A writer waiting for the lock holds the turn, so a writer that has
+    /// just committed and begins again waits behind it, rather than taking
+    /// the lock back before the waiter's busy handler wakes.
+    #[test]
+    fn a_writer_that_commits_waits_behind_the_one_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("index.db");
+        let mut busy = wal_db(&db);
+        busy.execute_batch("CREATE TABLE t(x)").unwrap();
+        let first = begin_in_turn(&mut busy).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let waiter = std::thread::spawn({
+            let db = db.clone();
+            move || {
+                let mut c = wal_db(&db);
+                // Holds the turn from here until it holds the write lock.
+                let t = begin_in_turn(&mut c).unwrap();
+                tx.send("waiter").unwrap();
+                t.execute("INSERT INTO t VALUES (1)", []).unwrap();
+                t.commit().unwrap();
+            }
+        });
+        // The waiter is waiting once the turn file is locked by it: a
+        // handshake on the lock itself, not a sleep.
+        let turn = File::open(turn_path(&db)).unwrap();
+        while turn.try_lock().is_ok() {
+            turn.unlock().unwrap();
+            std::thread::yield_now();
+        }
+        first.commit().unwrap();
+        // Begins again at once, as the index does between batches.
+        let again = begin_in_turn(&mut busy).unwrap();
+        assert_eq!(rx.try_recv(), Ok("waiter"), "the waiter went first");
+        let rows: i64 = again
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 1, "and its write was committed before ours began");
+        again.commit().unwrap();
+        waiter.join().unwrap();
+    }
+
+    #[test]
+    fn an_in_memory_database_begins_without_a_turn() {
+        let mut c = Connection::open_in_memory().unwrap();
+        let t = begin_in_turn(&mut c).unwrap();
+        t.commit().unwrap();
+    }
+}
