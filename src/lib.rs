@@ -18,6 +18,7 @@ pub mod error;
 pub mod extract;
 pub mod index;
 pub mod ingest;
+pub mod mcp;
 pub mod memory;
 pub mod recall;
 pub mod records;

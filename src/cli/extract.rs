@@ -154,6 +154,6 @@ pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
 }
 
 /// The summary text (`recall summary`, the MCP `memory://summary`).
-pub(super) fn summary_text(ctx: &Ctx, max_tokens: usize) -> Result<String> {
+pub(crate) fn summary_text(ctx: &Ctx, max_tokens: usize) -> Result<String> {
     Ok(ctx.summary(max_tokens)?)
 }

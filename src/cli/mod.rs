@@ -18,20 +18,19 @@ macro_rules! out {
     }};
 }
 
-mod args;
-mod context;
+pub(crate) mod args;
+pub(crate) mod context;
 mod demo;
 mod docs;
 mod doctor;
-mod extract;
+pub(crate) mod extract;
 mod hook;
 mod hook_install;
 mod hook_start;
 mod index;
-mod mcp;
 mod project;
-mod query;
-mod record;
+pub(crate) mod query;
+pub(crate) mod record;
 mod reindex;
 mod serve;
 mod skills;
@@ -88,7 +87,7 @@ pub fn run() -> Result<u8> {
         Some(Command::Query(q)) => query::run(&ctx, q),
         Some(Command::Record(r)) => record::run(&ctx, r),
         Some(Command::Remember(a)) => record::remember(&ctx, a),
-        Some(Command::Mcp) => mcp::run(&cli.global),
+        Some(Command::Mcp) => crate::mcp::run(&cli.global),
         Some(Command::Serve(a)) => serve::run(ctx, a),
         Some(Command::Sync(a)) => sync::run(&ctx, a),
         Some(Command::Skills(a)) => skills::run(&ctx, a),

@@ -130,7 +130,7 @@ pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
 
 /// The scope folders to look in for ID_OR_KEY: the one given, else the
 /// project's then the user's.
-pub(super) fn lookup_dirs(ctx: &Ctx, arg: &ScopeArg) -> Result<Vec<ScopeDir>> {
+pub(crate) fn lookup_dirs(ctx: &Ctx, arg: &ScopeArg) -> Result<Vec<ScopeDir>> {
     Ok(match &arg.scope {
         Some(s) => vec![ctx.scope_dir(parse_scope(s)?)?],
         None => vec![ctx.scope_dir(Scope::Project)?, ctx.scope_dir(Scope::User)?],
@@ -208,7 +208,7 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
 
 /// Records of one scope (or both), pinned first, then by importance, then
 /// the most recently updated.
-pub(super) fn list_records(
+pub(crate) fn list_records(
     ctx: &Ctx,
     scope: Option<&str>,
     filter: &ListFilter,

@@ -29,8 +29,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-use super::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
-use super::context::{parse_scope, parse_search_scope, Ctx};
+use crate::cli::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
+use crate::cli::context::{parse_scope, parse_search_scope, Ctx};
 use crate::index::{ListFilter, SecretPolicy};
 use crate::records::{render_record, Category, Status};
 use crate::render::{render_prompt, PromptOptions};
@@ -94,7 +94,7 @@ impl RecallMcp {
     }
 
     fn ctx(&self) -> Result<Ctx> {
-        super::context::open(&self.global)
+        crate::cli::context::open(&self.global)
     }
 
     #[tool(
@@ -162,7 +162,7 @@ impl RecallMcp {
             scope: p.scope.unwrap_or_default(),
             ..QueryArgs::default()
         };
-        let req = super::query::request(&ctx, &args, p.query)?;
+        let req = crate::cli::query::request(&ctx, &args, p.query)?;
         let found = ctx.recall(&req, parse_search_scope(&args.scope)?)?;
         found.note_hits(ctx.now.as_second());
         if found.response.hits.is_empty() {
@@ -171,7 +171,7 @@ impl RecallMcp {
         Ok(render_prompt(
             &found.response,
             PromptOptions {
-                max_tokens: req.max_tokens.unwrap_or(super::query::PROMPT_TOKENS),
+                max_tokens: req.max_tokens.unwrap_or(crate::cli::query::PROMPT_TOKENS),
             },
         ))
     }
@@ -208,7 +208,10 @@ impl RecallMcp {
 
     fn record_text(&self, id: &str) -> Result<String> {
         let ctx = self.ctx()?;
-        let loc = ctx.get(&super::record::lookup_dirs(&ctx, &Default::default())?, id)?;
+        let loc = ctx.get(
+            &crate::cli::record::lookup_dirs(&ctx, &Default::default())?,
+            id,
+        )?;
         Ok(render_record(&loc.record)?)
     }
 
@@ -219,7 +222,7 @@ impl RecallMcp {
             status: Some(Status::Active),
             source: None,
         };
-        let rows = super::record::list_records(&ctx, p.scope.as_deref(), &filter)?;
+        let rows = crate::cli::record::list_records(&ctx, p.scope.as_deref(), &filter)?;
         if rows.is_empty() {
             return Ok("No records.".into());
         }
@@ -243,7 +246,7 @@ impl RecallMcp {
 
     fn do_forget(&self, id: &str) -> Result<String> {
         let ctx = self.ctx()?;
-        let dirs = super::record::lookup_dirs(&ctx, &Default::default())?;
+        let dirs = crate::cli::record::lookup_dirs(&ctx, &Default::default())?;
         let (saved, changed) = ctx.set_status(&dirs, id, Status::Archived)?;
         let m = &saved.record.meta;
         Ok(if changed {
@@ -337,7 +340,7 @@ impl ServerHandler for RecallMcp {
         let uri = request.uri;
         let text = if uri == SUMMARY_URI {
             self.ctx()
-                .and_then(|ctx| super::extract::summary_text(&ctx, 5000))
+                .and_then(|ctx| crate::cli::extract::summary_text(&ctx, 5000))
                 .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?
         } else if let Some(id) = uri.strip_prefix(RECORD_URI) {
             let id = percent_decode_str(id).decode_utf8().map_err(|_| {
