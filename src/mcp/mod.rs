@@ -30,8 +30,9 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::cli::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
-use crate::cli::context::{parse_scope, parse_search_scope, Ctx};
+use crate::cli::context::{parse_scope, Ctx};
 use crate::index::{ListFilter, SecretPolicy};
+use crate::memory::parse_search_scope;
 use crate::records::{render_record, Category, Status};
 use crate::render::{render_prompt, PromptOptions};
 use crate::store::Scope;
