@@ -32,10 +32,9 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler
 use crate::cli::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
 use crate::cli::context::{parse_scope, Ctx};
 use crate::index::{ListFilter, SecretPolicy};
-use crate::memory::parse_search_scope;
+use crate::memory::{parse_search_scope, Fact};
 use crate::records::{render_record, Category, Status};
 use crate::render::{render_prompt, PromptOptions};
-use crate::store::Scope;
 use params::{IdParams, ListParams, RecallParams, RememberParams};
 
 /// Serve MCP on stdin/stdout until the client hangs up.
@@ -178,15 +177,9 @@ impl RecallMcp {
     }
 
     fn do_remember(&self, p: RememberParams) -> Result<String> {
-        use crate::extract::remember::{classify, Fact};
         let ctx = self.ctx()?;
         let category: Option<Category> = p.category.as_deref().map(str::parse).transpose()?;
-        let scope = match (&p.scope, category) {
-            (Some(s), _) => parse_scope(s)?,
-            (None, Some(_)) => Scope::Project,
-            (None, None) => classify(&p.text).1,
-        };
-        let dir = ctx.ensure_scope(scope)?;
+        let scope = p.scope.as_deref().map(parse_scope).transpose()?;
         let fact = Fact {
             text: p.text.trim(),
             category,
@@ -195,7 +188,7 @@ impl RecallMcp {
             importance: p.importance.map(|i| i.get() as u8),
             secrets: SecretPolicy::Refuse,
         };
-        let (loc, created) = ctx.remember(&dir, &fact)?;
+        let (loc, created) = ctx.remember_in(scope, &fact)?;
         let m = &loc.record.meta;
         Ok(format!(
             "{} {} ({}, {} scope, id {})",
@@ -209,10 +202,7 @@ impl RecallMcp {
 
     fn record_text(&self, id: &str) -> Result<String> {
         let ctx = self.ctx()?;
-        let loc = ctx.get(
-            &crate::cli::record::lookup_dirs(&ctx, &Default::default())?,
-            id,
-        )?;
+        let loc = ctx.get(&ctx.record_dirs(None)?, id)?;
         Ok(render_record(&loc.record)?)
     }
 
@@ -247,7 +237,7 @@ impl RecallMcp {
 
     fn do_forget(&self, id: &str) -> Result<String> {
         let ctx = self.ctx()?;
-        let dirs = crate::cli::record::lookup_dirs(&ctx, &Default::default())?;
+        let dirs = ctx.record_dirs(None)?;
         let (saved, changed) = ctx.set_status(&dirs, id, Status::Archived)?;
         let m = &saved.record.meta;
         Ok(if changed {

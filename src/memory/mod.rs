@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+pub use crate::extract::remember::Fact;
 pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
 pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};
