@@ -18,19 +18,20 @@ macro_rules! out {
     }};
 }
 
-pub(crate) mod args;
-pub(crate) mod context;
+mod args;
+mod context;
 mod demo;
 mod docs;
 mod doctor;
-pub(crate) mod extract;
+mod extract;
 mod hook;
 mod hook_install;
 mod hook_start;
 mod index;
+mod mcp;
 mod project;
-pub(crate) mod query;
-pub(crate) mod record;
+mod query;
+mod record;
 mod reindex;
 mod serve;
 mod skills;
@@ -87,7 +88,7 @@ pub fn run() -> Result<u8> {
         Some(Command::Query(q)) => query::run(&ctx, q),
         Some(Command::Record(r)) => record::run(&ctx, r),
         Some(Command::Remember(a)) => record::remember(&ctx, a),
-        Some(Command::Mcp) => crate::mcp::run(&cli.global),
+        Some(Command::Mcp) => mcp::run(ctx),
         Some(Command::Serve(a)) => serve::run(ctx, a),
         Some(Command::Sync(a)) => sync::run(&ctx, a),
         Some(Command::Skills(a)) => skills::run(&ctx, a),

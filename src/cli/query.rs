@@ -8,10 +8,10 @@ use super::args::{HitKindArg, QueryArgs, QueryFormat};
 use super::context::Ctx;
 use crate::memory::{parse_search_scope, RecallOptions};
 use crate::recall::{HitKind, Request, Response};
-use crate::render::{render_json, render_prompt, render_snippets, PromptOptions, Style};
+use crate::render::{
+    render_json, render_prompt, render_snippets, PromptOptions, Style, PROMPT_TOKENS,
+};
 use crate::when::parse_when;
-
-pub use crate::render::PROMPT_TOKENS;
 
 /// The query text from the arguments, `--query-file`, or stdin.
 fn query_text(a: &QueryArgs) -> Result<String> {
@@ -36,7 +36,7 @@ fn query_text(a: &QueryArgs) -> Result<String> {
 }
 
 /// The request a query's flags describe.
-pub fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
+fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
     let opts = RecallOptions {
         limit: a.limit,
         kinds: a

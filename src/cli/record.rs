@@ -201,11 +201,7 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
 
 /// Records of one scope (or both), pinned first, then by importance, then
 /// the most recently updated.
-pub(crate) fn list_records(
-    ctx: &Ctx,
-    scope: Option<&str>,
-    filter: &ListFilter,
-) -> Result<Vec<Listed>> {
+fn list_records(ctx: &Ctx, scope: Option<&str>, filter: &ListFilter) -> Result<Vec<Listed>> {
     let scope = scope.map(parse_scope).transpose()?;
     Ok(ctx.list(&ctx.record_dirs(scope)?, filter, ListOrder::Recent)?)
 }
