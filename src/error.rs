@@ -140,6 +140,19 @@ impl Error {
         }
     }
 
+    /// This error and its causes on one line, as the CLI prints them
+    /// (`{:#}`): for a front end that reports errors as text.
+    pub fn chain(&self) -> String {
+        let mut out = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            out.push_str(": ");
+            out.push_str(&c.to_string());
+            cause = c.source();
+        }
+        out
+    }
+
     /// Build an [`Error::Invalid`] from anything printable.
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::Invalid(msg.into())
@@ -160,4 +173,20 @@ fn is_write_ioerr(code: std::ffi::c_int) -> bool {
         ffi::SQLITE_IOERR_SHMSIZE,
     ]
     .contains(&code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_prints_the_causes_on_one_line() {
+        let e = Error::io(
+            "cannot read",
+            "/x/config.toml",
+            std::io::Error::other("permission denied"),
+        );
+        assert_eq!(e.chain(), "cannot read /x/config.toml: permission denied");
+        assert_eq!(Error::invalid("bad").chain(), "bad");
+    }
 }

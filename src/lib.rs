@@ -9,6 +9,7 @@
 //! - [`render`]: snippets, prompt and JSON output;
 //! - [`memory`]: the façade every front end (CLI, hooks, REST, MCP) calls;
 //! - [`serve`]: the REST API and web panel (`recall serve`);
+//! - [`mcp`]: the Model Context Protocol server on stdio (`recall mcp`);
 //! - `cli`: the command line (the only module that knows clap).
 
 pub mod cli;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod extract;
 pub mod index;
 pub mod ingest;
+pub mod mcp;
 pub mod memory;
 pub mod recall;
 pub mod records;

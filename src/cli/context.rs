@@ -51,11 +51,3 @@ pub fn be_nice(config: &Config) {
 pub fn parse_scope(s: &str) -> Result<Scope> {
     Ok(s.parse::<Scope>()?)
 }
-
-/// Parse a query's `--scope`: empty or `all` means both scopes.
-pub fn parse_search_scope(s: &str) -> Result<Option<Scope>> {
-    match s {
-        "" | "all" => Ok(None),
-        s => Ok(Some(parse_scope(s)?)),
-    }
-}

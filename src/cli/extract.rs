@@ -140,7 +140,7 @@ fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {
 /// `recall summary`: one line per active record, pinned first, then by
 /// importance, then by recency, within the token budget.
 pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
-    let out = summary_text(ctx, a.max_tokens)?;
+    let out = ctx.summary(a.max_tokens)?;
     if a.write {
         let project = ctx.project()?;
         let path = project.dir.root.join("MEMORY.md");
@@ -151,9 +151,4 @@ pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
         out!("{out}");
     }
     Ok(0)
-}
-
-/// The summary text (`recall summary`, the MCP `memory://summary`).
-pub(super) fn summary_text(ctx: &Ctx, max_tokens: usize) -> Result<String> {
-    Ok(ctx.summary(max_tokens)?)
 }

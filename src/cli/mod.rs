@@ -88,7 +88,7 @@ pub fn run() -> Result<u8> {
         Some(Command::Query(q)) => query::run(&ctx, q),
         Some(Command::Record(r)) => record::run(&ctx, r),
         Some(Command::Remember(a)) => record::remember(&ctx, a),
-        Some(Command::Mcp) => mcp::run(&cli.global),
+        Some(Command::Mcp) => mcp::run(ctx),
         Some(Command::Serve(a)) => serve::run(ctx, a),
         Some(Command::Sync(a)) => sync::run(&ctx, a),
         Some(Command::Skills(a)) => skills::run(&ctx, a),

@@ -5,12 +5,13 @@ use std::io::{IsTerminal, Read, Write};
 use anyhow::{bail, Context as _, Result};
 
 use super::args::{HitKindArg, QueryArgs, QueryFormat};
-use super::context::{parse_search_scope, Ctx};
+use super::context::Ctx;
+use crate::memory::{parse_search_scope, RecallOptions};
 use crate::recall::{HitKind, Request, Response};
-use crate::render::{render_json, render_prompt, render_snippets, PromptOptions, Style};
+use crate::render::{
+    render_json, render_prompt, render_snippets, PromptOptions, Style, PROMPT_TOKENS,
+};
 use crate::when::parse_when;
-
-pub use crate::render::PROMPT_TOKENS;
 
 /// The query text from the arguments, `--query-file`, or stdin.
 fn query_text(a: &QueryArgs) -> Result<String> {
@@ -35,38 +36,27 @@ fn query_text(a: &QueryArgs) -> Result<String> {
 }
 
 /// The request a query's flags describe.
-pub fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
-    let mut req = Request::new(text, a.limit.unwrap_or(ctx.config.recall.limit), ctx.now);
-    req.category = a.category.as_deref().map(str::parse).transpose()?;
-    req.kinds = a
-        .kinds
-        .iter()
-        .map(|k| match k {
-            HitKindArg::Record => HitKind::Record,
-            HitKindArg::Session => HitKind::Session,
-            HitKindArg::Ticket => HitKind::Ticket,
-        })
-        .collect();
-    req.since = a
-        .since
-        .as_deref()
-        .map(|s| parse_when(s, ctx.now))
-        .transpose()?
-        .map(|t| t.as_second());
-    req.until = a
-        .until
-        .as_deref()
-        .map(|s| parse_when(s, ctx.now))
-        .transpose()?
-        .map(|t| t.as_second());
-    req.session = a.session.clone();
-    req.max_tokens = match a.format {
-        Some(QueryFormat::Prompt) => Some(a.max_tokens.unwrap_or(PROMPT_TOKENS)),
-        _ => a.max_tokens,
+fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
+    let opts = RecallOptions {
+        limit: a.limit,
+        kinds: a
+            .kinds
+            .iter()
+            .map(|k| match k {
+                HitKindArg::Record => HitKind::Record,
+                HitKindArg::Session => HitKind::Session,
+                HitKindArg::Ticket => HitKind::Ticket,
+            })
+            .collect(),
+        category: a.category.as_deref().map(str::parse).transpose()?,
+        since: a.since.clone(),
+        until: a.until.clone(),
+        session: a.session.clone(),
+        max_tokens: a.max_tokens,
+        prompt: a.format == Some(QueryFormat::Prompt),
+        explain: a.explain,
     };
-    req.tuning = ctx.config.recall.tuning.clone();
-    req.explain = a.explain;
-    Ok(req)
+    Ok(ctx.request(text, opts)?)
 }
 
 pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {

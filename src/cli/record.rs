@@ -7,9 +7,9 @@ use anyhow::{bail, Context as _, Result};
 use super::args::{AddArgs, GetFormat, ListArgs, ListFormat, RecordCmd, ScopeArg, UpdateArgs};
 use super::context::{parse_scope, Ctx};
 use crate::index::{ListFilter, Listed, SecretPolicy};
-use crate::memory::{ListOrder, NewRecord, Patch};
+use crate::memory::{Fact, ListOrder, NewRecord, Patch};
 use crate::records::{parse_record, render_record, Category, Source, Status};
-use crate::store::{Scope, ScopeDir};
+use crate::store::ScopeDir;
 
 /// Run a record subcommand.
 pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
@@ -97,17 +97,12 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// `recall remember`: an agent stores one fact (see `extract::remember`).
+/// `recall remember`: an agent stores one fact (see `extract::remember`),
+/// in the scope it belongs to unless `--scope` names one.
 pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
-    use crate::extract::remember::{classify, Fact};
     let text = read_text(a.text)?;
     let category: Option<Category> = a.category.as_deref().map(str::parse).transpose()?;
-    let scope = match (&a.scope, category) {
-        (Some(s), _) => parse_scope(s)?,
-        (None, Some(_)) => Scope::Project,
-        (None, None) => classify(&text).1,
-    };
-    let dir = ctx.ensure_scope(scope)?;
+    let scope = a.scope.as_deref().map(parse_scope).transpose()?;
     let fact = Fact {
         text: text.trim(),
         category,
@@ -115,7 +110,7 @@ pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
         importance: a.importance,
         secrets: policy(a.redact),
     };
-    let (loc, created) = ctx.remember(&dir, &fact)?;
+    let (loc, created) = ctx.remember_in(scope, &fact)?;
     let m = &loc.record.meta;
     outln!(
         "{} {} ({}, {} scope) {}",
@@ -130,11 +125,9 @@ pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
 
 /// The scope folders to look in for ID_OR_KEY: the one given, else the
 /// project's then the user's.
-pub(super) fn lookup_dirs(ctx: &Ctx, arg: &ScopeArg) -> Result<Vec<ScopeDir>> {
-    Ok(match &arg.scope {
-        Some(s) => vec![ctx.scope_dir(parse_scope(s)?)?],
-        None => vec![ctx.scope_dir(Scope::Project)?, ctx.scope_dir(Scope::User)?],
-    })
+fn lookup_dirs(ctx: &Ctx, arg: &ScopeArg) -> Result<Vec<ScopeDir>> {
+    let scope = arg.scope.as_deref().map(parse_scope).transpose()?;
+    Ok(ctx.record_dirs(scope)?)
 }
 
 /// Apply `patch` to a record and print `verb id path`.
@@ -208,18 +201,9 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<u8> {
 
 /// Records of one scope (or both), pinned first, then by importance, then
 /// the most recently updated.
-pub(super) fn list_records(
-    ctx: &Ctx,
-    scope: Option<&str>,
-    filter: &ListFilter,
-) -> Result<Vec<Listed>> {
-    let dirs = lookup_dirs(
-        ctx,
-        &ScopeArg {
-            scope: scope.map(str::to_string),
-        },
-    )?;
-    Ok(ctx.list(&dirs, filter, ListOrder::Recent)?)
+fn list_records(ctx: &Ctx, scope: Option<&str>, filter: &ListFilter) -> Result<Vec<Listed>> {
+    let scope = scope.map(parse_scope).transpose()?;
+    Ok(ctx.list(&ctx.record_dirs(scope)?, filter, ListOrder::Recent)?)
 }
 
 fn print_table(rows: &[Listed]) -> Result<()> {

@@ -21,11 +21,12 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+pub use crate::extract::remember::Fact;
 pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
 pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};
 pub use repo_records::{repo_records_dir, RecordsPlace};
-pub use search::Found;
+pub use search::{parse_search_scope, Found, RecallOptions};
 pub use skills::Promoted;
 pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};
 

@@ -16,9 +16,8 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use super::Memory;
+use super::{Memory, RecallOptions};
 use crate::error::Result;
-use crate::recall::Request;
 use crate::render::{hit_reference, render_prompt_shown, PromptOptions, PROMPT_TOKENS};
 use crate::text::estimate_tokens;
 
@@ -68,9 +67,11 @@ impl Memory {
         if prompt.trim().is_empty() {
             return Ok(PromptContext::default());
         }
-        let mut req = Request::new(prompt, self.config.recall.limit, self.now);
-        req.tuning = self.config.recall.tuning.clone();
-        req.max_tokens = Some(PROMPT_TOKENS);
+        let opts = RecallOptions {
+            prompt: true,
+            ..RecallOptions::default()
+        };
+        let req = self.request(prompt, opts)?;
         let mut resp = self.recall_for_hook(&req)?;
         let path = session
             .filter(|_| !self.config.recall.hook_repeats)

@@ -1,5 +1,6 @@
-//! Record operations of the façade: list, get, upsert by key, patch,
-//! delete and remember. Each opens the scope's index, syncs changed files
+//! Record operations of the façade: which scopes a record is looked up in,
+//! list, get, upsert by key, patch, delete and remember (in the scope the
+//! fact belongs to). Each opens the scope's index, syncs changed files
 //! first, and goes through [`RecordStore`], so validation, secret refusal
 //! and upsert semantics are the same for every front end.
 
@@ -7,7 +8,7 @@ use jiff::Timestamp;
 
 use super::Memory;
 use crate::error::{Error, Result};
-use crate::extract::remember::{remember, Fact};
+use crate::extract::remember::{classify, remember, Fact};
 use crate::index::{
     find_record, list_records, screen_key, screen_secrets, ListFilter, Listed, Located,
     RecordStore, SecretPolicy,
@@ -178,6 +179,18 @@ impl Memory {
             gate: self.gate.as_deref(),
         };
         f(&mut store).map_err(|e| e.at(&dir.index_path()))
+    }
+
+    /// The scope folders to look a record up in by id or key: `scope`'s,
+    /// or the project's then the user's.
+    pub fn record_dirs(&self, scope: Option<Scope>) -> Result<Vec<ScopeDir>> {
+        Ok(match scope {
+            Some(s) => vec![self.scope_dir(s)?],
+            None => vec![
+                self.scope_dir(Scope::Project)?,
+                self.scope_dir(Scope::User)?,
+            ],
+        })
     }
 
     /// Records of the scopes `dirs` that exist: pinned first, then by
@@ -399,6 +412,20 @@ impl Memory {
         }
         self.with_store(dir, |store| remember(store, fact, self.now))
     }
+
+    /// [`remember`](Self::remember) a fact in `scope`, or where it belongs
+    /// when no scope is given: a fact with a category is the project's; one
+    /// without goes where the rules classify it (a preference is the
+    /// user's, anything else the project's). The scope is created if it
+    /// does not exist yet.
+    pub fn remember_in(&self, scope: Option<Scope>, fact: &Fact) -> Result<(Located, bool)> {
+        let scope = scope.unwrap_or_else(|| match fact.category {
+            Some(_) => Scope::Project,
+            None => classify(fact.text).1,
+        });
+        let dir = self.ensure_scope(scope)?;
+        self.remember(&dir, fact)
+    }
 }
 
 #[cfg(test)]
@@ -563,6 +590,50 @@ mod tests {
             },
         )?;
         assert_eq!(loc.record.meta.category, Category::Procedures);
+        Ok(())
+    }
+
+    #[test]
+    fn remember_in_infers_the_scope_a_fact_belongs_to() -> Result<()> {
+        let (_t, mem, _dir) = setup();
+        let fact = |text| Fact {
+            text,
+            category: None,
+            key: None,
+            importance: None,
+            secrets: SecretPolicy::Refuse,
+        };
+        let scope = |scope, f: &Fact| -> Result<Scope> {
+            Ok(mem.remember_in(scope, f)?.0.record.meta.scope)
+        };
+        let preference = fact("I prefer short answers without emojis.");
+        assert_eq!(scope(None, &preference)?, Scope::User);
+        let decision = fact("We deploy from the release branch only.");
+        assert_eq!(scope(None, &decision)?, Scope::Project);
+        // A category given by the caller keeps the fact in the project;
+        // a scope given is where it goes.
+        let filed = Fact {
+            category: Some(Category::Preferences),
+            key: Some("answers"),
+            ..preference.clone()
+        };
+        assert_eq!(scope(None, &filed)?, Scope::Project);
+        assert_eq!(scope(Some(Scope::User), &decision)?, Scope::User);
+        Ok(())
+    }
+
+    #[test]
+    fn record_dirs_are_the_project_then_the_user() -> Result<()> {
+        let (_t, mem, dir) = setup();
+        let both = mem.record_dirs(None)?;
+        assert_eq!(both.len(), 2);
+        assert_eq!(
+            (both[0].root.clone(), both[1].scope),
+            (dir.root, Scope::User)
+        );
+        let user = mem.record_dirs(Some(Scope::User))?;
+        assert_eq!(user.len(), 1);
+        assert_eq!(user[0].scope, Scope::User);
         Ok(())
     }
 

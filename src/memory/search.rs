@@ -1,5 +1,6 @@
-//! Recall through the façade: which scopes a query searches, the search
-//! itself, why nothing was found, and the memory summary.
+//! Recall through the façade: a request built from what a front end was
+//! asked, which scopes a query searches, the search itself, why nothing was
+//! found, and the memory summary.
 
 use std::path::PathBuf;
 
@@ -8,9 +9,40 @@ use crate::error::Result;
 use crate::extract::summary::{render_summary, Section};
 use crate::index::ListFilter;
 use crate::recall::plan::table_docs;
-use crate::recall::{recall, record_hits, Request, Response, Target};
-use crate::records::Status;
+use crate::recall::{recall, record_hits, HitKind, Request, Response, Target};
+use crate::records::{Category, Status};
+use crate::render::PROMPT_TOKENS;
 use crate::store::{Scope, ScopeDir, Table};
+use crate::when::parse_when;
+
+/// A recall request as a front end states it, in plain values:
+/// [`Memory::request`] fills in the defaults from the config and reads the
+/// times, so the CLI, the hooks, `recall serve` and `recall mcp` build the
+/// same request from the same options.
+#[derive(Debug, Clone, Default)]
+pub struct RecallOptions {
+    /// Most hits to return; default the config's `recall.limit`.
+    pub limit: Option<usize>,
+    /// Only these kinds; empty means all.
+    pub kinds: Vec<HitKind>,
+    /// Only records of this category.
+    pub category: Option<Category>,
+    /// Only hits from this time on, as a person types it (`2026-11-01`,
+    /// an RFC 3339 time, `7d`: see [`parse_when`]), relative to the
+    /// memory's `now`.
+    pub since: Option<String>,
+    /// Only hits up to this time (the same forms as `since`).
+    pub until: Option<String>,
+    /// Only chunks of this session.
+    pub session: Option<String>,
+    /// Cap on the hits' summed text, in estimated tokens.
+    pub max_tokens: Option<usize>,
+    /// The hits are rendered as a prompt: without `max_tokens` the cap is
+    /// the prompt's budget, [`PROMPT_TOKENS`].
+    pub prompt: bool,
+    /// Keep each hit's score breakdown.
+    pub explain: bool,
+}
 
 /// The result of [`Memory::recall`].
 #[derive(Debug)]
@@ -35,7 +67,40 @@ impl Found {
     }
 }
 
+/// A query's scope as a person or a client names it: empty or `all`
+/// means both scopes, else `project` or `user`.
+pub fn parse_search_scope(s: &str) -> Result<Option<Scope>> {
+    match s {
+        "" | "all" => Ok(None),
+        s => Ok(Some(s.parse()?)),
+    }
+}
+
 impl Memory {
+    /// The request `opts` describe for `text`, at this memory's `now`, with
+    /// the config's tuning. Fails only on a time it cannot read.
+    pub fn request(&self, text: impl Into<String>, opts: RecallOptions) -> Result<Request> {
+        let when = |w: Option<String>| -> Result<Option<i64>> {
+            Ok(w.map(|w| parse_when(&w, self.now))
+                .transpose()?
+                .map(|t| t.as_second()))
+        };
+        let limit = opts.limit.unwrap_or(self.config.recall.limit);
+        let mut req = Request::new(text, limit, self.now);
+        req.kinds = opts.kinds;
+        req.category = opts.category;
+        req.since = when(opts.since)?;
+        req.until = when(opts.until)?;
+        req.session = opts.session;
+        req.max_tokens = match opts.prompt {
+            true => Some(opts.max_tokens.unwrap_or(PROMPT_TOKENS)),
+            false => opts.max_tokens,
+        };
+        req.tuning = self.config.recall.tuning.clone();
+        req.explain = opts.explain;
+        Ok(req)
+    }
+
     /// The scope folders a query searches: the current project's and the
     /// user's, or one of them.
     pub fn search_dirs(&self, scope: Option<Scope>) -> Result<(Vec<ScopeDir>, String)> {
@@ -153,5 +218,72 @@ impl Memory {
             sections.push(Section { title, records });
         }
         Ok(render_summary(&project.info.name, &sections, max_tokens))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+
+    use super::*;
+
+    fn memory(home: &std::path::Path) -> Memory {
+        Memory::open(Some(home.to_path_buf()), None, home.to_path_buf(), |_| None)
+            .unwrap()
+            .at(Timestamp::from_second(1_700_000_000).unwrap())
+    }
+
+    #[test]
+    fn a_request_takes_its_defaults_from_the_config() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = memory(tmp.path());
+        let req = mem.request("deploy", RecallOptions::default())?;
+        assert_eq!(req.limit, mem.config.recall.limit);
+        assert_eq!(req.max_tokens, None);
+        assert_eq!(req.now, mem.now);
+        let opts = RecallOptions {
+            prompt: true,
+            ..RecallOptions::default()
+        };
+        assert_eq!(mem.request("deploy", opts)?.max_tokens, Some(PROMPT_TOKENS));
+        let opts = RecallOptions {
+            limit: Some(3),
+            max_tokens: Some(500),
+            prompt: true,
+            ..RecallOptions::default()
+        };
+        let req = mem.request("deploy", opts)?;
+        assert_eq!((req.limit, req.max_tokens), (3, Some(500)));
+        Ok(())
+    }
+
+    #[test]
+    fn a_request_reads_times_relative_to_now() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = memory(tmp.path());
+        let opts = RecallOptions {
+            since: Some("1d".into()),
+            ..RecallOptions::default()
+        };
+        let req = mem.request("deploy", opts)?;
+        assert_eq!(req.since, Some(mem.now.as_second() - 86_400));
+        let opts = RecallOptions {
+            until: Some("not a time".into()),
+            ..RecallOptions::default()
+        };
+        assert!(matches!(
+            mem.request("deploy", opts),
+            Err(crate::Error::Invalid(_))
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn a_search_scope_of_all_or_nothing_is_both() -> Result<()> {
+        assert_eq!(parse_search_scope("")?, None);
+        assert_eq!(parse_search_scope("all")?, None);
+        assert_eq!(parse_search_scope("user")?, Some(Scope::User));
+        assert!(parse_search_scope("everything").is_err());
+        Ok(())
     }
 }

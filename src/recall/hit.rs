@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::error::{Error, Result};
 use crate::store::Scope;
 
 /// The kind of thing a hit is.
@@ -20,6 +21,21 @@ impl HitKind {
             HitKind::Ticket => "ticket",
             HitKind::Session => "session",
         }
+    }
+}
+
+impl std::str::FromStr for HitKind {
+    type Err = Error;
+
+    /// `record`, `session` or `ticket`, in any case (MCP clients send
+    /// `Record` as well).
+    fn from_str(s: &str) -> Result<HitKind> {
+        [HitKind::Record, HitKind::Session, HitKind::Ticket]
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                Error::invalid(format!("unknown kind '{s}': use record, session or ticket"))
+            })
     }
 }
 
@@ -140,4 +156,22 @@ pub struct Explain {
     pub lifts: Vec<Lift>,
     /// Added for the other matching messages of its session.
     pub session_evidence: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_is_read_in_any_case_and_anything_else_says_what_to_use() {
+        assert_eq!("record".parse::<HitKind>().ok(), Some(HitKind::Record));
+        assert_eq!("Session".parse::<HitKind>().ok(), Some(HitKind::Session));
+        assert_eq!("TICKET".parse::<HitKind>().ok(), Some(HitKind::Ticket));
+        let e = "records".parse::<HitKind>().unwrap_err();
+        assert!(matches!(e, Error::Invalid(_)), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "unknown kind 'records': use record, session or ticket"
+        );
+    }
 }

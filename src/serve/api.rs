@@ -20,8 +20,7 @@ use super::envelope::{Data, Fail, PathParam, QueryParam, Reply};
 use super::{Shared, BODY_LIMIT};
 use crate::error::{Error, Result};
 use crate::index::{ListFilter, Listed, Located, SecretPolicy, WriteGate};
-use crate::memory::{ListOrder, NewRecord, Patch};
-use crate::recall::Request;
+use crate::memory::{ListOrder, NewRecord, Patch, RecallOptions};
 use crate::records::{Category, Source, Status};
 use crate::render::{render_json, render_prompt, render_snippets, PromptOptions, Style};
 use crate::store::{Scope, ScopeDir};
@@ -494,11 +493,12 @@ async fn recall_in(s: Shared, place: Place, q: HashMap<String, String>) -> Reply
         },
     };
     let data = blocking(&s, place, false, move |mem, _| {
-        let mut req = Request::new(text, limit.unwrap_or(mem.config.recall.limit), mem.now);
-        req.tuning = mem.config.recall.tuning.clone();
-        if format == "prompt" {
-            req.max_tokens = Some(crate::render::PROMPT_TOKENS);
-        }
+        let opts = RecallOptions {
+            limit,
+            prompt: format == "prompt",
+            ..RecallOptions::default()
+        };
+        let req = mem.request(text, opts)?;
         // A GET has no side effects: no salience note (any web page can
         // make a browser send this request, so it must not move ranking).
         let found = mem.recall(&req, scope)?;

@@ -65,22 +65,10 @@ impl From<Error> for Fail {
             Error::Secret { kind, location } => format!(
                 "refusing to store a secret: {kind} at {location}; remove it (describe where the secret lives instead) and send the request again"
             ),
-            _ => error_chain(&e),
+            _ => e.chain(),
         };
         Fail(status, msg)
     }
-}
-
-/// An error and its causes on one line, as the CLI prints them.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
-        cause = c.source();
-    }
-    out
 }
 
 /// What a handler returns.

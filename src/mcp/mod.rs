@@ -2,11 +2,14 @@
 //! search and store memory mid-session.
 //!
 //! Tools: `recall`, `remember`, `get`, `list`, `forget`. Resources:
-//! `memory://summary` and `memory://records/{id}`. Every call opens the
-//! home afresh (the same files the CLI and the hooks use, so each sees the
-//! others' writes at once) and runs on the tokio runtime this command alone
-//! starts. A failing call is a tool error (`isError`) with a message the
-//! model can act on; the server itself never stops for one.
+//! `memory://summary` and `memory://records/{id}`. Like `serve`, this is a
+//! front end over the [`Memory`] façade: it only translates MCP to façade
+//! calls (the ones the CLI makes) and back. Every call runs on the server's
+//! memory at the current time and opens the indexes afresh (the same files
+//! the CLI and the hooks use, so each sees the others' writes at once), on
+//! the tokio runtime `recall mcp` alone starts. A failing call is a tool
+//! error (`isError`) with a message the model can act on; the server itself
+//! never stops for one.
 //!
 //! Arguments are read the way clients really send them (`params.rs`), and
 //! a line that is not JSON gets a parse error (`stdio.rs`).
@@ -14,8 +17,7 @@
 mod params;
 mod stdio;
 
-use anyhow::Result;
-use clap::ValueEnum;
+use jiff::Timestamp;
 use percent_encoding::percent_decode_str;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -29,26 +31,37 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-use super::args::{GlobalArgs, HitKindArg, QueryArgs, QueryFormat};
-use super::context::{parse_scope, parse_search_scope, Ctx};
+use crate::error::{Error, Result};
 use crate::index::{ListFilter, SecretPolicy};
+use crate::memory::{parse_search_scope, Fact, ListOrder, RecallOptions};
+use crate::recall::HitKind;
 use crate::records::{render_record, Category, Status};
-use crate::render::{render_prompt, PromptOptions};
-use crate::store::Scope;
+use crate::render::{render_prompt, PromptOptions, PROMPT_TOKENS};
+use crate::Memory;
 use params::{IdParams, ListParams, RecallParams, RememberParams};
 
-/// Serve MCP on stdin/stdout until the client hangs up.
-pub fn run(global: &GlobalArgs) -> Result<u8> {
-    let server = RecallMcp::new(global.clone());
-    tokio::runtime::Builder::new_current_thread()
+/// Serve MCP over `memory` on stdin/stdout until the client hangs up.
+pub fn run(memory: Memory) -> Result<()> {
+    let server = RecallMcp::new(memory);
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?
-        .block_on(async move {
-            let running = server.serve(stdio::transport()).await?;
-            running.waiting().await?;
-            anyhow::Ok(())
-        })?;
-    Ok(0)
+        .build()
+        .map_err(|e| Error::io("cannot start the MCP runtime for", "recall mcp", e))?;
+    rt.block_on(async move {
+        let running = server.serve(stdio::transport()).await.map_err(ended)?;
+        running.waiting().await.map_err(ended)?;
+        Ok(())
+    })
+}
+
+/// The session with the client failing (it hung up before it initialised,
+/// say), as the error `recall mcp` exits with.
+fn ended(e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::io(
+        "the MCP session failed on",
+        "stdin/stdout",
+        std::io::Error::other(e),
+    )
 }
 
 /// The URI of the summary resource.
@@ -59,9 +72,10 @@ const RECORD_URI: &str = "memory://records/";
 /// Both resources are Markdown: the summary, and a record's file.
 const MARKDOWN: &str = "text/markdown";
 
+/// The MCP server: its tools and resources over one [`Memory`].
 #[derive(Debug, Clone)]
 pub struct RecallMcp {
-    global: GlobalArgs,
+    memory: Memory,
     tool_router: ToolRouter<Self>,
 }
 
@@ -75,26 +89,28 @@ fn answer(r: Result<String>) -> Result<CallToolResult, ErrorData> {
 
 /// An error as the model should read it: for a refused secret, what to do
 /// instead of the CLI's `--redact` advice.
-fn explain(e: &anyhow::Error) -> String {
-    match e.downcast_ref::<crate::Error>() {
-        Some(crate::Error::Secret { kind, location }) => format!(
+fn explain(e: &Error) -> String {
+    match e {
+        Error::Secret { kind, location } => format!(
             "refused: this memory contains a secret ({kind} at {location}). Remove the secret (describe where it lives instead) and call remember again."
         ),
-        _ => format!("{e:#}"),
+        _ => e.chain(),
     }
 }
 
 #[tool_router]
 impl RecallMcp {
-    pub fn new(global: GlobalArgs) -> RecallMcp {
+    /// A server over `memory` (its home, config and project).
+    pub fn new(memory: Memory) -> RecallMcp {
         RecallMcp {
-            global,
+            memory,
             tool_router: Self::tool_router(),
         }
     }
 
-    fn ctx(&self) -> Result<Ctx> {
-        super::context::open(&self.global)
+    /// The memory one call runs on: the server's, at the current time.
+    fn memory(&self) -> Memory {
+        self.memory.at(Timestamp::now())
     }
 
     #[tool(
@@ -137,55 +153,43 @@ impl RecallMcp {
 impl RecallMcp {
     fn do_recall(&self, p: RecallParams) -> Result<String> {
         if p.query.trim().is_empty() {
-            anyhow::bail!(
-                "the query is empty: send what to look for in plain words, such as the task at hand, a question, an error message or a ticket's text"
-            );
+            return Err(Error::invalid(
+                "the query is empty: send what to look for in plain words, such as the task at hand, a question, an error message or a ticket's text",
+            ));
         }
-        let ctx = self.ctx()?;
+        let mem = self.memory();
         let kinds = p
             .kinds
             .map(params::Words::into_vec)
             .unwrap_or_default()
             .iter()
-            .map(|k| {
-                HitKindArg::from_str(k, true).map_err(|_| {
-                    anyhow::anyhow!("unknown kind '{k}': use record, session or ticket")
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let args = QueryArgs {
-            text: vec![p.query.clone()],
-            format: Some(QueryFormat::Prompt),
+            .map(|k| k.parse())
+            .collect::<Result<Vec<HitKind>>>()?;
+        let opts = RecallOptions {
             // The range (1 to 200) keeps the cast exact.
             limit: Some(p.limit.map_or(8, |l| l.get() as usize)),
             kinds,
-            scope: p.scope.unwrap_or_default(),
-            ..QueryArgs::default()
+            prompt: true,
+            ..RecallOptions::default()
         };
-        let req = super::query::request(&ctx, &args, p.query)?;
-        let found = ctx.recall(&req, parse_search_scope(&args.scope)?)?;
-        found.note_hits(ctx.now.as_second());
+        let req = mem.request(p.query, opts)?;
+        let found = mem.recall(&req, parse_search_scope(p.scope.as_deref().unwrap_or(""))?)?;
+        found.note_hits(mem.now.as_second());
         if found.response.hits.is_empty() {
             return Ok("No memory matched this query.".into());
         }
         Ok(render_prompt(
             &found.response,
             PromptOptions {
-                max_tokens: req.max_tokens.unwrap_or(super::query::PROMPT_TOKENS),
+                max_tokens: req.max_tokens.unwrap_or(PROMPT_TOKENS),
             },
         ))
     }
 
     fn do_remember(&self, p: RememberParams) -> Result<String> {
-        use crate::extract::remember::{classify, Fact};
-        let ctx = self.ctx()?;
+        let mem = self.memory();
         let category: Option<Category> = p.category.as_deref().map(str::parse).transpose()?;
-        let scope = match (&p.scope, category) {
-            (Some(s), _) => parse_scope(s)?,
-            (None, Some(_)) => Scope::Project,
-            (None, None) => classify(&p.text).1,
-        };
-        let dir = ctx.ensure_scope(scope)?;
+        let scope = p.scope.as_deref().map(str::parse).transpose()?;
         let fact = Fact {
             text: p.text.trim(),
             category,
@@ -194,7 +198,7 @@ impl RecallMcp {
             importance: p.importance.map(|i| i.get() as u8),
             secrets: SecretPolicy::Refuse,
         };
-        let (loc, created) = ctx.remember(&dir, &fact)?;
+        let (loc, created) = mem.remember_in(scope, &fact)?;
         let m = &loc.record.meta;
         Ok(format!(
             "{} {} ({}, {} scope, id {})",
@@ -207,19 +211,20 @@ impl RecallMcp {
     }
 
     fn record_text(&self, id: &str) -> Result<String> {
-        let ctx = self.ctx()?;
-        let loc = ctx.get(&super::record::lookup_dirs(&ctx, &Default::default())?, id)?;
-        Ok(render_record(&loc.record)?)
+        let mem = self.memory();
+        let loc = mem.get(&mem.record_dirs(None)?, id)?;
+        render_record(&loc.record)
     }
 
     fn do_list(&self, p: ListParams) -> Result<String> {
-        let ctx = self.ctx()?;
+        let mem = self.memory();
         let filter = ListFilter {
             category: p.category.as_deref().map(str::parse).transpose()?,
             status: Some(Status::Active),
             source: None,
         };
-        let rows = super::record::list_records(&ctx, p.scope.as_deref(), &filter)?;
+        let scope = p.scope.as_deref().map(str::parse).transpose()?;
+        let rows = mem.list(&mem.record_dirs(scope)?, &filter, ListOrder::Recent)?;
         if rows.is_empty() {
             return Ok("No records.".into());
         }
@@ -242,9 +247,9 @@ impl RecallMcp {
     }
 
     fn do_forget(&self, id: &str) -> Result<String> {
-        let ctx = self.ctx()?;
-        let dirs = super::record::lookup_dirs(&ctx, &Default::default())?;
-        let (saved, changed) = ctx.set_status(&dirs, id, Status::Archived)?;
+        let mem = self.memory();
+        let dirs = mem.record_dirs(None)?;
+        let (saved, changed) = mem.set_status(&dirs, id, Status::Archived)?;
         let m = &saved.record.meta;
         Ok(if changed {
             format!(
@@ -336,9 +341,9 @@ impl ServerHandler for RecallMcp {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let text = if uri == SUMMARY_URI {
-            self.ctx()
-                .and_then(|ctx| super::extract::summary_text(&ctx, 5000))
-                .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?
+            self.memory()
+                .summary(5000)
+                .map_err(|e| ErrorData::internal_error(e.chain(), None))?
         } else if let Some(id) = uri.strip_prefix(RECORD_URI) {
             let id = percent_decode_str(id).decode_utf8().map_err(|_| {
                 ErrorData::invalid_params(
@@ -347,7 +352,7 @@ impl ServerHandler for RecallMcp {
                 )
             })?;
             self.record_text(&id)
-                .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e:#}"), None))?
+                .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {}", e.chain()), None))?
         } else {
             return Err(ErrorData::resource_not_found(
                 format!("unknown resource {uri}: use {SUMMARY_URI} or {RECORD_URI}<id>"),
