@@ -464,13 +464,20 @@ pub struct IndexArgs {
     /// Codex's home [default: $CODEX_HOME or ~/.codex]
     #[arg(long, value_name = "DIR")]
     pub codex_home: Option<PathBuf>,
+    /// The current project's Gemini CLI chats (~/.gemini/tmp/<project>/chats/),
+    /// those of folders inside it included
+    #[arg(long)]
+    pub gemini: bool,
+    /// Gemini CLI's folder [default: $GEMINI_CLI_HOME/.gemini or ~/.gemini]
+    #[arg(long, value_name = "DIR")]
+    pub gemini_home: Option<PathBuf>,
     /// One finished session (what a session-end hook calls)
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
     /// Treat every source as this kind instead of detecting it
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
-    /// Parse every source with this format: claude-code, codex, neutral, markdown, github, ticket-markdown, ticket-text
+    /// Parse every source with this format: claude-code, codex, gemini, neutral, markdown, github, ticket-markdown, ticket-text
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Remove the chunks of sources whose files no longer exist

@@ -342,7 +342,7 @@ pub fn parse(input: &[u8], stem: &str, opts: &Options) -> Result<ParsedSession, 
         let doc: Record = serde_json::from_slice(input).map_err(|e| Problem {
             line: e.line(),
             message: format!(
-                "cannot parse the chat at line {}, column {}: {}; the file is truncated or damaged, so nothing of it was indexed",
+                "cannot parse the chat at line {}, column {}: {}; the file is truncated or damaged: nothing of it was indexed, and it is read again when it changes",
                 e.line(),
                 e.column(),
                 serde_message(&e)
