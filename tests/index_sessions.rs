@@ -621,7 +621,7 @@ fn index_gemini_finds_this_projects_chats_and_is_incremental() {
         .append(true)
         .open(&w.log)
         .unwrap();
-    writeln!(f, "{}", r#"{"$rewindTo":"g-3"}"#).unwrap();
+    f.write_all(b"{\"$rewindTo\":\"g-3\"}\n").unwrap();
     drop(f);
     let s = gemini_summary(&in_gemini_world(&env, &w, &["index", "--json", "--gemini"]));
     assert_eq!(

@@ -562,7 +562,10 @@ fn is_typed_prompt(text: &str) -> bool {
     }
     // `/chat save x` is a command; `/home/me/x fails` is a prompt.
     let first = t.split_whitespace().next().unwrap_or_default();
-    !(first.starts_with('/') && !first[1..].contains('/'))
+    let command = first
+        .strip_prefix('/')
+        .is_some_and(|name| !name.contains('/'));
+    !command
 }
 
 /// One tool call as a [`Role::Tool`] message.
