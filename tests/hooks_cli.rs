@@ -1579,8 +1579,10 @@ fn gemini_session_end_indexes_the_chat() {
         query_sessions(&env, &proj, "quince exporter"),
         ["3f2a9c1e-7d41-4b8e-9c0a-5e6f7a8b9c0d"]
     );
-    // The thoughts in the chat never reach the index.
+    // The thoughts in the chat never reach the index, nor the context a
+    // hook (recall itself) added to a prompt.
     assert!(query_sessions(&env, &proj, "walrus").is_empty());
+    assert!(query_sessions(&env, &proj, "pelican queue").is_empty());
 }
 
 /// Never break the agent: bad input, unknown events, a missing chat or

@@ -28,10 +28,12 @@
 //! * `user` messages as [`Role::User`]: `displayContent` (what was typed)
 //!   when present, else `content` (a string, a part, or a list of parts and
 //!   strings; `text` parts joined). Dropped: slash commands (`/chat save`,
-//!   `/memory add ...`: a first word that is `/name`), `?` help, text that
-//!   Gemini CLI itself injected (`<session_context>`, `<hook_context>`: a
-//!   hook's context, recall's own included, must not be indexed back), and
-//!   `functionResponse` parts (tool results; they are read from the call).
+//!   `/memory add ...`: a first word that is `/name`), `?` help,
+//!   `functionResponse` parts (tool results; they are read from the call),
+//!   and what Gemini CLI injected: `<session_context>` and `<hook_context>`
+//!   spans, wherever they sit. Gemini CLI appends a BeforeAgent hook's
+//!   context to the prompt it records as a `<hook_context>` part, and
+//!   recall's own recalled memory must never be indexed back as a prompt.
 //! * `gemini` messages as [`Role::Assistant`]: the `text` parts of
 //!   `content` that are not `thought` parts. **`thoughts` (the model's
 //!   thought summaries) and `thought` parts are never read**: chain of
@@ -88,10 +90,14 @@ const DETAIL_CAP: usize = 500;
 /// Longest title, in chars.
 const TITLE_CAP: usize = 80;
 
-/// User text starting with one of these was injected by Gemini CLI (or a
-/// hook), not typed (`isIgnoredUserContent` in Gemini CLI's
-/// `utils/sessionUtils.ts`).
-const INJECTED_PREFIXES: [&str; 2] = ["<session_context>", "<hook_context>"];
+/// Spans of user text that Gemini CLI injected, not the user typed: its
+/// environment context and hooks' context (`isIgnoredUserContent` in its
+/// `utils/sessionUtils.ts`; `client.ts` appends a BeforeAgent hook's
+/// context to the prompt as `<hook_context>...</hook_context>`).
+const INJECTED: [(&str, &str); 2] = [
+    ("<session_context>", "</session_context>"),
+    ("<hook_context>", "</hook_context>"),
+];
 
 /// Parser settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -527,8 +533,9 @@ fn convert(m: &Record, stem: &str, n: usize, opts: &Options, out: &mut Vec<Messa
             } else {
                 typed
             };
+            let text = without_injected(&text);
             if is_typed_prompt(&text) {
-                out.push(message(Role::User, text, false));
+                out.push(message(Role::User, text.trim().to_string(), false));
             }
         }
         Some("gemini") => {
@@ -550,14 +557,34 @@ fn convert(m: &Record, stem: &str, n: usize, opts: &Options, out: &mut Vec<Messa
     }
 }
 
-/// Whether user text is a prompt someone typed: not blank, not a slash
-/// command or `?` help, not context Gemini CLI or a hook injected.
+/// `text` without the spans Gemini CLI injected (an unclosed span runs to
+/// the end).
+fn without_injected(text: &str) -> Cow<'_, str> {
+    if !INJECTED.iter().any(|(open, _)| text.contains(open)) {
+        return Cow::Borrowed(text);
+    }
+    let mut rest = text;
+    let mut out = String::with_capacity(text.len());
+    while let Some((at, open, close)) = INJECTED
+        .iter()
+        .filter_map(|(o, c)| rest.find(o).map(|at| (at, *o, *c)))
+        .min_by_key(|(at, _, _)| *at)
+    {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + open.len()..];
+        rest = after
+            .find(close)
+            .map_or("", |end| &after[end + close.len()..]);
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// Whether user text (injected spans removed) is a prompt someone typed:
+/// not blank, not a slash command or `?` help.
 fn is_typed_prompt(text: &str) -> bool {
     let t = text.trim_start();
     if t.is_empty() || t.starts_with('?') {
-        return false;
-    }
-    if INJECTED_PREFIXES.iter().any(|p| t.starts_with(p)) {
         return false;
     }
     // `/chat save x` is a command; `/home/me/x fails` is a prompt.

@@ -180,6 +180,7 @@ fn a_log_is_replayed_as_gemini_cli_replays_it() {
         "session_context",
         "project memory says",
         "/memory add",
+        "pelican",
     ] {
         assert!(!text.contains(never), "{never}: {text}");
     }
@@ -279,15 +280,30 @@ fn typed_text_is_preferred_and_tool_results_in_user_turns_skipped() {
         texts,
         ["explain @src/big.rs", "/home/me/app fails to start"]
     );
-    for command in [
-        "/chat save x",
-        "/compress",
-        "?",
-        "<hook_context>x</hook_context>",
-        "  ",
-    ] {
+    for command in ["/chat save x", "/compress", "?", "  "] {
         assert!(!is_typed_prompt(command), "{command}");
     }
+}
+
+/// Gemini CLI records a prompt with a BeforeAgent hook's context appended
+/// as a part: recall's own recalled memory must not come back as a prompt.
+#[test]
+fn injected_context_is_never_a_prompt() {
+    let with_hook = serde_json::json!({"id": "u-1", "type": "user", "content": [
+        {"text": "why is the pelican cache cold?"},
+        {"text": "<hook_context>## Recalled context\n- the albatross queue</hook_context>"}
+    ]})
+    .to_string();
+    let only_hook = serde_json::json!({"id": "u-2", "type": "user",
+        "content": [{"text": "<hook_context>the albatross queue</hook_context>"}]})
+    .to_string();
+    let inline = serde_json::json!({"id": "u-3", "type": "user",
+        "content": "<session_context>albatross env</session_context>\nand the heron? <hook_context>albatross"})
+    .to_string();
+    let s = parsed(&log(&[META, &with_hook, &only_hook, &inline]));
+    let texts: Vec<&str> = s.messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["why is the pelican cache cold?", "and the heron?"]);
+    assert!(!all_text(&s).contains("albatross"));
 }
 
 #[test]
