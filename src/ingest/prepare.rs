@@ -701,6 +701,49 @@ mod tests {
         assert_eq!(p.cont.session_id.as_deref(), Some(session.meta.id.as_str()));
     }
 
+    /// A Gemini CLI chat goes through the same redaction as the other
+    /// transcripts: its session id, title, prompt and tool output; a chat
+    /// cut short is a failure that hands the writer nothing.
+    #[test]
+    fn gemini_chats_are_redacted_and_a_cut_one_fails_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = token();
+        let chat = serde_json::to_string_pretty(&serde_json::json!({
+            "sessionId": format!("s-{t}"),
+            "projectHash": "7e89",
+            "startTime": "2026-01-10T02:08:26.108Z",
+            "summary": format!("rotate {t}"),
+            "messages": [
+                {"id": "u1", "type": "user", "content": format!("push with {t}")},
+                {"id": "g1", "type": "gemini", "content": "", "toolCalls": [{
+                    "id": "c1", "name": "run_shell_command", "args": {"command": "env"},
+                    "result": [{"functionResponse": {"response": {"output": format!("Output: GITHUB_TOKEN={t}\nExit Code: 0")}}}],
+                    "status": "success"}],
+                 "thoughts": [{"subject": "s", "description": format!("thinking about {t}")}]}
+            ]
+        }))
+        .unwrap();
+        let p = prepared(tmp.path(), "session-2026-01-10T02-08-s.json", &chat);
+        assert_eq!(p.format, Some(Format::Gemini));
+        assert_eq!(p.action, Action::Replace, "{:?}", p.error);
+        let all = stored(&p);
+        assert!(!all.contains(&t[4..]), "{all}");
+        assert!(!all.contains("thinking about"), "{all}");
+        let session = p.session.as_ref().unwrap();
+        assert!(session.meta.id.starts_with("s-redacted-github-token-"));
+        assert_eq!(session.launcher, Launcher::Gemini);
+        assert!(p.redactions >= 4, "{}", p.redactions);
+        let cut = prepared(tmp.path(), "session-cut.json", &chat[..chat.len() / 2]);
+        assert_eq!(cut.action, Action::Failed);
+        assert!(cut.session.is_none() && cut.problems.is_empty());
+        let error = cut.error.unwrap_or_default();
+        assert!(
+            error.starts_with("cannot parse the chat at line "),
+            "{error}"
+        );
+        assert!(!error.contains(&t[4..]), "{error}");
+    }
+
     /// A file read whole whose head is blank is read from its first byte
     /// (the blank head was read to tell an empty file).
     #[test]
