@@ -464,3 +464,250 @@ fn r_claude_code_with_no_transcripts_names_the_folder_it_read() {
         "{stderr}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Gemini CLI
+
+/// A Gemini CLI chat fixture from `testdata/gemini/`.
+fn gemini_fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/gemini")
+            .join(name),
+    )
+    .unwrap()
+}
+
+const GEMINI_REAL: &str = "entireio-cli/session-2026-01-10T02-08-faff42ab.json";
+const GEMINI_LOG: &str = "session-2026-05-02T09-14-3f2a9c1e.jsonl";
+
+/// SHA-256 hex of a path, as Gemini CLI named project folders before v0.29
+/// (`sha256sum` of the path's bytes, computed here without the library).
+fn sha256_hex(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(path.to_str().unwrap().as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+/// A git checkout and a user home whose `.gemini` holds chats of it: the
+/// real chat in the pre-v0.29 hash folder, the v0.39 log in a short-name
+/// folder (marker and `projects.json`), and another project's chat.
+struct GeminiWorld {
+    root: PathBuf,
+    user: PathBuf,
+    log: PathBuf,
+    real: PathBuf,
+}
+
+fn gemini_world(env: &Env) -> GeminiWorld {
+    let root = env.tmp.path().join("work/fjord");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let root = std::fs::canonicalize(root).unwrap();
+    let user = env.tmp.path().join("user");
+    let tmp = user.join(".gemini/tmp");
+    let real = tmp
+        .join(sha256_hex(&root))
+        .join("chats/session-2026-01-10T02-08-faff42ab.json");
+    let log = tmp.join("fjord/chats").join(GEMINI_LOG);
+    let other = tmp.join("elsewhere/chats/session-2026-05-03T10-00-0a0b0c0d.jsonl");
+    for (path, bytes) in [
+        (&real, gemini_fixture(GEMINI_REAL)),
+        (&log, gemini_fixture(GEMINI_LOG)),
+        (&other, gemini_fixture(GEMINI_LOG)),
+    ] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    std::fs::write(tmp.join("fjord/.project_root"), root.to_str().unwrap()).unwrap();
+    std::fs::write(tmp.join("elsewhere/.project_root"), "/srv/elsewhere").unwrap();
+    let registry = serde_json::json!({"projects": {root.to_str().unwrap(): "fjord", "/srv/elsewhere": "elsewhere"}});
+    std::fs::write(user.join(".gemini/projects.json"), registry.to_string()).unwrap();
+    GeminiWorld {
+        root,
+        user,
+        log,
+        real,
+    }
+}
+
+/// `recall --home H --cwd ROOT ARGS` with `HOME` set to the world's user.
+fn in_gemini_world(env: &Env, w: &GeminiWorld, args: &[&str]) -> std::process::Output {
+    assert_cmd::Command::cargo_bin("recall")
+        .unwrap()
+        .env_remove("RECALL_PROJECT")
+        .env_remove("GEMINI_CLI_HOME")
+        .env("HOME", &w.user)
+        .arg("--home")
+        .arg(env.home())
+        .arg("--cwd")
+        .arg(&w.root)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn gemini_summary(out: &std::process::Output) -> serde_json::Value {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
+    v["summary"].clone()
+}
+
+/// Hits of a query in the world's project, as (kind, id) pairs.
+fn gemini_hits(env: &Env, w: &GeminiWorld, q: &str) -> Vec<String> {
+    let out = in_gemini_world(env, w, &["query", "--format", "json", q]);
+    assert!(out.status.code().unwrap_or(2) <= 1, "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Issue 25 part 4: `index --gemini` finds this project's chats under
+/// `~/.gemini/tmp/` in both folder layouts (not another project's), indexes
+/// them without their thoughts, and skips them when unchanged.
+#[test]
+fn index_gemini_finds_this_projects_chats_and_is_incremental() {
+    let env = Env::new();
+    let w = gemini_world(&env);
+    let out = in_gemini_world(&env, &w, &["index", "--json", "--gemini"]);
+    assert!(out.status.success(), "{out:?}");
+    let s = gemini_summary(&out);
+    assert_eq!(
+        (s["files"].as_u64(), s["indexed"].as_u64()),
+        (Some(2), Some(2)),
+        "{s}"
+    );
+    let hits = gemini_hits(&env, &w, "fjord importer timeout");
+    assert!(
+        hits.iter()
+            .any(|h| h.starts_with("3f2a9c1e-7d41-4b8e-9c0a-5e6f7a8b9c0d#")),
+        "{hits:?}"
+    );
+    let hits = gemini_hits(&env, &w, "how are you test-gemini.txt");
+    assert!(
+        hits.iter()
+            .any(|h| h.starts_with("faff42ab-6ea5-4f78-b8c4-f7dd6272af08#")),
+        "{hits:?}"
+    );
+    // Thoughts were never indexed, in the real chat or the log.
+    for thought in ["Strategically", "walrus", "narwhals"] {
+        assert!(gemini_hits(&env, &w, thought).is_empty(), "{thought}");
+    }
+    // Again: nothing changed, nothing read.
+    let s = gemini_summary(&in_gemini_world(&env, &w, &["index", "--json", "--gemini"]));
+    assert_eq!(
+        (s["unchanged"].as_u64(), s["indexed"].as_u64()),
+        (Some(2), Some(0)),
+        "{s}"
+    );
+    // Gemini CLI rewinds the log and goes on: only that chat is read again,
+    // and what the rewind removed leaves the index.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&w.log)
+        .unwrap();
+    f.write_all(b"{\"$rewindTo\":\"g-3\"}\n").unwrap();
+    drop(f);
+    let s = gemini_summary(&in_gemini_world(&env, &w, &["index", "--json", "--gemini"]));
+    assert_eq!(
+        (s["unchanged"].as_u64(), s["indexed"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    assert!(gemini_hits(&env, &w, "stream rows instead of collecting").is_empty());
+}
+
+/// `GEMINI_CLI_HOME` moves Gemini CLI's folder (as Gemini CLI reads it);
+/// with no chats, the output names where it looked.
+#[test]
+fn index_gemini_follows_gemini_cli_home_and_says_where_it_looked() {
+    let env = Env::new();
+    let w = gemini_world(&env);
+    let moved = env.tmp.path().join("gemini-home");
+    std::fs::create_dir_all(&moved).unwrap();
+    let run = |home: &Path| {
+        assert_cmd::Command::cargo_bin("recall")
+            .unwrap()
+            .env_remove("RECALL_PROJECT")
+            .env("HOME", &w.user)
+            .env("GEMINI_CLI_HOME", home)
+            .arg("--home")
+            .arg(env.home())
+            .arg("--cwd")
+            .arg(&w.root)
+            .args(["index", "--json", "--gemini"])
+            .output()
+            .unwrap()
+    };
+    let out = run(&moved);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("no Gemini CLI chats of"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}/.gemini/tmp", moved.display())),
+        "{stderr}"
+    );
+    assert_eq!(gemini_summary(&out)["files"], 0);
+    std::fs::rename(w.user.join(".gemini"), moved.join(".gemini")).unwrap();
+    assert_eq!(gemini_summary(&run(&moved))["indexed"], 2);
+}
+
+/// A chat cut short (Gemini CLI rewrote the JSON document while it was
+/// copied, or the disk filled) fails with the file, line and column; the
+/// passages indexed from it before stay; the rest of the batch is indexed.
+#[test]
+fn a_truncated_gemini_chat_fails_clearly_and_keeps_what_was_indexed() {
+    let env = Env::new();
+    let w = gemini_world(&env);
+    assert!(in_gemini_world(&env, &w, &["index", "--gemini"])
+        .status
+        .success());
+    let whole = std::fs::read(&w.real).unwrap();
+    std::fs::write(&w.real, &whole[..whole.len() / 2]).unwrap();
+    std::fs::write(
+        &w.log,
+        [gemini_fixture(GEMINI_LOG), b"\n".to_vec()].concat(),
+    )
+    .unwrap();
+    let out = in_gemini_world(&env, &w, &["index", "--json", "--gemini"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a batch with a failed file: {stderr}"
+    );
+    let s = gemini_summary(&out);
+    assert_eq!(
+        (s["failed"].as_u64(), s["indexed"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("cannot parse the chat"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.contains(w.real.to_str().unwrap()), "{line}");
+    assert!(
+        line.contains("at line ") && line.contains(", column "),
+        "{line}"
+    );
+    assert!(
+        !gemini_hits(&env, &w, "how are you test-gemini.txt").is_empty(),
+        "the chat's earlier passages stay"
+    );
+}

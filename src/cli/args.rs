@@ -464,13 +464,20 @@ pub struct IndexArgs {
     /// Codex's home [default: $CODEX_HOME or ~/.codex]
     #[arg(long, value_name = "DIR")]
     pub codex_home: Option<PathBuf>,
+    /// The current project's Gemini CLI chats (~/.gemini/tmp/<project>/chats/),
+    /// those of folders inside it included
+    #[arg(long)]
+    pub gemini: bool,
+    /// Gemini CLI's folder [default: $GEMINI_CLI_HOME/.gemini or ~/.gemini]
+    #[arg(long, value_name = "DIR")]
+    pub gemini_home: Option<PathBuf>,
     /// One finished session (what a session-end hook calls)
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
     /// Treat every source as this kind instead of detecting it
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
-    /// Parse every source with this format: claude-code, codex, neutral, markdown, github, ticket-markdown, ticket-text
+    /// Parse every source with this format: claude-code, codex, gemini, neutral, markdown, github, ticket-markdown, ticket-text
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Remove the chunks of sources whose files no longer exist
@@ -490,6 +497,9 @@ pub enum HookCmd {
     ClaudeCode(HookArgs),
     /// Codex hook: the same JSON protocol
     Codex(HookArgs),
+    /// Gemini CLI hook: its hook JSON on stdin (SessionStart, BeforeAgent,
+    /// AfterAgent, PreCompress, SessionEnd)
+    Gemini(HookArgs),
     /// Merge recall's hooks into a launcher's settings
     Install(InstallArgs),
 }
@@ -511,18 +521,23 @@ pub struct InstallArgs {
     /// (~/.codex)
     #[arg(long)]
     pub codex: bool,
-    /// ~/.claude/settings.json instead of <project root>/.claude/settings.json
-    /// (the default, also chosen by a bare --project)
+    /// Gemini CLI: the hooks and the MCP server in <project
+    /// root>/.gemini/settings.json
+    #[arg(long)]
+    pub gemini: bool,
+    /// ~/.claude/settings.json and ~/.gemini/settings.json instead of the
+    /// project's (the default, also chosen by a bare --project)
     #[arg(long)]
     pub user: bool,
-    /// Print the merged Claude Code settings instead of writing them
+    /// Print the merged Claude Code (or, with --gemini alone, Gemini CLI)
+    /// settings instead of writing them
     #[arg(long)]
     pub print: bool,
     /// Show what would change in each file, as a diff, and write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Do not offer to index this project's earlier Claude Code and Codex
-    /// sessions
+    /// Do not offer to index this project's earlier Claude Code, Codex and
+    /// Gemini CLI sessions
     #[arg(long)]
     pub no_backfill: bool,
     /// Index them without asking (scripts; without a terminal and without

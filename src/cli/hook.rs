@@ -1,23 +1,28 @@
-//! `recall hook claude-code|codex`: the launcher hooks.
+//! `recall hook claude-code|codex|gemini`: the launcher hooks.
 //!
 //! Reads the hook's JSON from stdin (`session_id`, `transcript_path`, `cwd`,
-//! `hook_event_name`, plus `prompt` or `source`):
+//! `hook_event_name`, plus `prompt` or `source`); the three launchers send
+//! the same fields, under their own event names:
 //! - `SessionStart`: the project's pinned and most important records, and
 //!   what the last sessions were about;
-//! - `UserPromptSubmit`: recall for the prompt;
-//! - `SessionEnd` / `Stop`: index `transcript_path` incrementally, in a
+//! - `UserPromptSubmit` (Gemini CLI: `BeforeAgent`): recall for the prompt;
+//! - `SessionEnd` / `Stop` (Gemini CLI: `SessionEnd` / `AfterAgent`): index
+//!   `transcript_path` incrementally, in a
 //!   child process that outlives the hook when the transcript is too big
 //!   for the deadline (and extract the session when
 //!   `extract.on_session_end` is set);
-//! - `PreCompact`: the same, then extract this session (write-then-compact:
-//!   what matters is stored before the launcher discards messages).
+//! - `PreCompact` (Gemini CLI: `PreCompress`): the same, then extract this
+//!   session (write-then-compact: what matters is stored before the
+//!   launcher discards messages).
 //!
 //! Output for the first two is
 //! `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`
 //! with the context under 10,000 characters. The hook always exits 0: any
 //! failure (missing home, locked or corrupt index, garbage on stdin) goes to
 //! stderr and the agent runs without recalled context. Work that outlives
-//! the deadline is abandoned and nothing is printed.
+//! the deadline is abandoned and nothing is printed: for Gemini CLI, `{}`
+//! is printed instead, as it shows a hook's stderr to the user when its
+//! stdout is empty.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -40,7 +45,7 @@ pub const MAX_CONTEXT_CHARS: usize = 10_000;
 pub struct Payload {
     #[serde(default)]
     pub session_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_empty_path")]
     pub transcript_path: Option<PathBuf>,
     #[serde(default)]
     pub cwd: Option<PathBuf>,
@@ -50,6 +55,13 @@ pub struct Payload {
     pub prompt: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
+}
+
+/// A path that is absent, `null` or `""` is no path (Gemini CLI sends `""`
+/// when it records no chat).
+fn non_empty_path<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    let p: Option<PathBuf> = Option::deserialize(d)?;
+    Ok(p.filter(|p| !p.as_os_str().is_empty()))
 }
 
 /// Run a hook. Returns 0 whatever happens.
@@ -63,18 +75,27 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
             .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
         let _ = tx.send(out);
     });
-    match rx.recv_timeout(deadline) {
-        Ok(Ok(Some(out))) => {
-            use std::io::Write as _;
-            // A launcher that closed the pipe gets nothing; still exit 0.
-            let _ = writeln!(std::io::stdout(), "{out}");
+    let out = match rx.recv_timeout(deadline) {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => {
+            eprintln!("recall hook {launcher}: {e:#}");
+            None
         }
-        Ok(Ok(None)) => {}
-        Ok(Err(e)) => eprintln!("recall hook {launcher}: {e:#}"),
-        Err(_) => eprintln!(
-            "recall hook {launcher}: deadline of {} ms passed; no context added",
-            deadline.as_millis()
-        ),
+        Err(_) => {
+            eprintln!(
+                "recall hook {launcher}: deadline of {} ms passed; no context added",
+                deadline.as_millis()
+            );
+            None
+        }
+    };
+    // Gemini CLI reads stderr as a message for the user when stdout is
+    // empty; an empty object says "nothing to add" and keeps logs logs.
+    let out = out.or_else(|| (launcher == "gemini").then(|| "{}".to_string()));
+    if let Some(out) = out {
+        use std::io::Write as _;
+        // A launcher that closed the pipe gets nothing; still exit 0.
+        let _ = writeln!(std::io::stdout(), "{out}");
     }
     0
 }
@@ -114,12 +135,13 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
             }
             context
         }
-        "UserPromptSubmit" => prompt(&ctx, &p)?,
-        "SessionEnd" | "Stop" | "PreCompact" => {
+        "UserPromptSubmit" | "BeforeAgent" => prompt(&ctx, &p)?,
+        "SessionEnd" | "Stop" | "AfterAgent" | "PreCompact" | "PreCompress" => {
             // Before compaction discards messages, what matters in them is
             // stored: this session is extracted (whatever its idle time).
             // At the end of a session only when the config asks for it.
-            let extract = p.hook_event_name == "PreCompact"
+            let compacting = matches!(p.hook_event_name.as_str(), "PreCompact" | "PreCompress");
+            let extract = compacting
                 || (p.hook_event_name == "SessionEnd" && ctx.config.extract.on_session_end);
             let session = p.session_id.as_deref().filter(|_| extract);
             // Three quarters of the deadline, so the answer beats it.
@@ -250,10 +272,10 @@ fn no_memory_notice(ctx: &Ctx, launcher: &str) -> Option<String> {
         tracing::debug!("no-memory notice not remembered: {e}");
         return None;
     }
-    let flag = if launcher == "codex" {
-        "--codex"
-    } else {
-        "--claude-code"
+    let flag = match launcher {
+        "codex" => "--codex",
+        "gemini" => "--gemini",
+        _ => "--claude-code",
     };
     Some(format!(
         "recall: no memory for {} yet; it fills as sessions end (`recall index {flag}` adds this project's earlier sessions now)",

@@ -1,8 +1,9 @@
 //! `recall hook install --claude-code [--project|--user] [--print]
-//! [--dry-run]` and `--codex`: merge recall's hooks into Claude Code's
-//! `settings.json` and its MCP server into `.mcp.json` (Claude Code) or
-//! `config.toml` (Codex), keeping every other setting, hook and line,
-//! writing a backup first; idempotent; `--dry-run` shows the diffs.
+//! [--dry-run]`, `--codex` and `--gemini`: merge recall's hooks into Claude
+//! Code's `settings.json` and its MCP server into `.mcp.json` (Claude Code)
+//! or `config.toml` (Codex), and both into Gemini CLI's `settings.json`,
+//! keeping every other setting, hook and line, writing a backup first;
+//! idempotent; `--dry-run` shows the diffs.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,8 @@ use serde_json::{json, Value};
 use super::args::InstallArgs;
 use super::context::Ctx;
 use crate::ingest::discover::{
-    claude_code_transcripts, codex_rollouts, default_claude_home, default_codex_home, Input,
+    claude_code_transcripts, codex_rollouts, default_claude_home, default_codex_home,
+    default_gemini_home, gemini_chats, Input,
 };
 use crate::ingest::Kind;
 
@@ -24,6 +26,13 @@ const EVENTS: &[&str] = &[
     "PreCompact",
     "SessionEnd",
 ];
+
+/// The Gemini CLI events recall hooks into (its names for Claude Code's
+/// SessionStart, UserPromptSubmit, PreCompact and SessionEnd).
+const GEMINI_EVENTS: &[&str] = &["SessionStart", "BeforeAgent", "PreCompress", "SessionEnd"];
+
+/// Gemini CLI's hook timeout is in milliseconds (Claude Code's in seconds).
+const GEMINI_TIMEOUT_MS: u64 = 10_000;
 
 fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
     if a.user {
@@ -39,17 +48,68 @@ fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
     Ok(root.join(".claude/settings.json"))
 }
 
+/// `<project root>/.gemini/settings.json`, or with `--user` Gemini CLI's
+/// own (`$GEMINI_CLI_HOME/.gemini` or `~/.gemini`).
+fn gemini_settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
+    if a.user {
+        let home = default_gemini_home(super::context::env)
+            .context("cannot find your home folder: set HOME (or GEMINI_CLI_HOME)")?;
+        return Ok(home.join("settings.json"));
+    }
+    let root = ctx.project()?.info.root.context(
+        "--gemini installs into <project root>/.gemini/settings.json: run from the project or pass --cwd",
+    )?;
+    Ok(root.join(".gemini/settings.json"))
+}
+
 /// `settings` with recall's hooks added; unchanged when they are present.
-pub fn merge(mut settings: Value, command: &str) -> Result<Value> {
+pub fn merge(settings: Value, command: &str) -> Result<Value> {
+    let hook = json!({"type": "command", "command": command, "timeout": 10});
+    merge_hooks(settings, EVENTS, hook, is_recall_hook)
+}
+
+/// Gemini CLI's `settings.json` with recall's hooks (named `recall`, so
+/// `/hooks disable recall` finds them) and `mcpServers.recall` set;
+/// unchanged when they are.
+pub fn merge_gemini(settings: Value, command: &str, mcp_args: &[String]) -> Result<Value> {
+    let hook = json!({"name": "recall", "type": "command", "command": command, "timeout": GEMINI_TIMEOUT_MS});
+    let mut settings = merge_hooks(settings, GEMINI_EVENTS, hook, is_recall_gemini_hook)?;
+    let servers = settings
+        .as_object_mut()
+        .map(|o| o.entry("mcpServers").or_insert_with(|| json!({})))
+        .and_then(Value::as_object_mut)
+        .context("\"mcpServers\" in settings.json is not an object")?;
+    // Only the command and its arguments are recall's: a `trust` or
+    // `timeout` the user added to the entry stays.
+    let entry = servers
+        .entry("recall")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .context("\"mcpServers.recall\" in settings.json is not an object")?;
+    entry.insert("command".into(), json!(mcp_args[0]));
+    entry.insert("args".into(), json!(mcp_args[1..]));
+    Ok(settings)
+}
+
+/// `settings` with `hook` in each of `events`: a hook `ours` recognises
+/// (from an earlier install, another home say) gets `hook`'s command in
+/// place, never a second entry.
+fn merge_hooks(
+    mut settings: Value,
+    events: &[&str],
+    hook: Value,
+    ours: fn(&str) -> bool,
+) -> Result<Value> {
     if !settings.is_object() {
         bail!("settings.json is not a JSON object");
     }
+    let command = hook["command"].clone();
     let hooks = settings
         .as_object_mut()
         .map(|o| o.entry("hooks").or_insert_with(|| json!({})))
         .filter(|h| h.is_object())
         .context("\"hooks\" in settings.json is not an object")?;
-    for event in EVENTS {
+    for event in events {
         let list = hooks
             .as_object_mut()
             .map(|o| o.entry(*event).or_insert_with(|| json!([])))
@@ -60,17 +120,15 @@ pub fn merge(mut settings: Value, command: &str) -> Result<Value> {
         let mut present = false;
         for group in list.as_array_mut().into_iter().flatten() {
             for h in group["hooks"].as_array_mut().into_iter().flatten() {
-                if h["command"].as_str().is_some_and(is_recall_hook) {
-                    h["command"] = json!(command);
+                if h["command"].as_str().is_some_and(ours) {
+                    h["command"] = command.clone();
                     present = true;
                 }
             }
         }
         if !present {
             if let Some(arr) = list.as_array_mut() {
-                arr.push(
-                    json!({"hooks": [{"type": "command", "command": command, "timeout": 10}]}),
-                );
+                arr.push(json!({"hooks": [hook.clone()]}));
             }
         }
     }
@@ -91,8 +149,11 @@ struct Change {
 }
 
 pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
-    if !a.claude_code && !a.codex {
-        bail!("say which launcher to install for: --claude-code, --codex, or both");
+    if !a.claude_code && !a.codex && !a.gemini {
+        bail!("say which launcher to install for: --claude-code, --codex, --gemini, or several");
+    }
+    if a.print && a.claude_code && a.gemini {
+        bail!("--print shows one settings file: pass --claude-code or --gemini with it, not both");
     }
     let mut changes = Vec::new();
     if a.claude_code {
@@ -133,6 +194,14 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
                 what: "the recall MCP server".into(),
             });
         }
+    }
+    if a.gemini {
+        let change = gemini_change(ctx, &a)?;
+        if a.print {
+            out!("{}", change.after);
+            return Ok(0);
+        }
+        changes.push(change);
     }
     if a.codex {
         let home = crate::ingest::discover::default_codex_home(super::context::env)
@@ -181,6 +250,88 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// Gemini CLI's `settings.json`, hooks and MCP server merged in. A file
+/// with comments (Gemini CLI allows them) is merged for `--print` only: a
+/// rewrite would drop the comments, so the user adds what it shows.
+fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
+    let path = gemini_settings_path(ctx, a)?;
+    let raw = read_text(&path)?;
+    let text = raw.as_deref().unwrap_or("");
+    let (before, commented) = match serde_json::from_str::<Value>(text) {
+        _ if text.trim().is_empty() => (json!({}), false),
+        Ok(v) => (v, false),
+        Err(e) => match serde_json::from_str::<Value>(&strip_json_comments(text)) {
+            Ok(v) => (v, true),
+            Err(_) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "{} is not valid JSON; fix it or move it aside",
+                        path.display()
+                    )
+                })
+            }
+        },
+    };
+    let after = merge_gemini(before.clone(), &gemini_hook_command(ctx), &mcp_args(ctx))
+        .with_context(|| format!("cannot merge into {}", path.display()))?;
+    if commented && after != before && !a.print {
+        bail!(
+            "{} has comments, which rewriting it would drop; add recall by hand: `recall hook install --gemini --print{}` shows the merged settings",
+            path.display(),
+            if a.user { " --user" } else { "" }
+        );
+    }
+    Ok(Change {
+        changed: after != before,
+        after: serde_json::to_string_pretty(&after)? + "\n",
+        path,
+        before: raw,
+        what: format!(
+            "recall hooks ({}) and the recall MCP server",
+            GEMINI_EVENTS.join(", ")
+        ),
+    })
+}
+
+/// JSON with `//` and `/* */` comments outside strings blanked (Gemini
+/// CLI reads its settings through `strip-json-comments`).
+fn strip_json_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => while chars.next_if(|&c| c != '\n').is_some() {},
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Memory from the first session: offer to index this project's earlier
 /// sessions of the launchers just installed, which would otherwise stay
 /// unindexed until each one ended again.
@@ -205,6 +356,13 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
             found.extend(files);
         }
     }
+    if a.gemini {
+        if let Some(home) = default_gemini_home(env) {
+            let files = gemini_chats(&home, &root);
+            launchers.push(format!("{} Gemini CLI", files.len()));
+            found.extend(files);
+        }
+    }
     if found.is_empty() {
         outln!(
             "no earlier sessions of {} to index: memory fills as sessions end",
@@ -225,9 +383,10 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
         bytes as f64 / 1e6
     );
     let how = format!(
-        "`recall index{}{}` indexes them",
+        "`recall index{}{}{}` indexes them",
         if a.claude_code { " --claude-code" } else { "" },
-        if a.codex { " --codex" } else { "" }
+        if a.codex { " --codex" } else { "" },
+        if a.gemini { " --gemini" } else { "" }
     );
     if a.dry_run {
         outln!("would offer to index {what}");
@@ -387,13 +546,27 @@ fn is_recall_hook(cmd: &str) -> bool {
     cmd.starts_with("recall ") && cmd.ends_with(" hook claude-code")
 }
 
+/// Whether a settings command is one of recall's Gemini CLI hooks.
+fn is_recall_gemini_hook(cmd: &str) -> bool {
+    cmd.starts_with("recall ") && cmd.ends_with(" hook gemini")
+}
+
 /// The command the hooks run. A home other than the default (given with
 /// `--home` or `RECALL_HOME`) is passed on, since the launcher runs the hook
 /// without this shell's flags or, often, its environment.
 fn hook_command(ctx: &Ctx) -> String {
+    launcher_hook_command(ctx, "claude-code")
+}
+
+/// The command Gemini CLI's hooks run (see [`hook_command`]).
+fn gemini_hook_command(ctx: &Ctx) -> String {
+    launcher_hook_command(ctx, "gemini")
+}
+
+fn launcher_hook_command(ctx: &Ctx, launcher: &str) -> String {
     match non_default_home(ctx) {
-        None => "recall hook claude-code".into(),
-        Some(home) => format!("recall --home {} hook claude-code", shell_quote(&home)),
+        None => format!("recall hook {launcher}"),
+        Some(home) => format!("recall --home {} hook {launcher}", shell_quote(&home)),
     }
 }
 
@@ -466,6 +639,56 @@ mod tests {
         assert!(merge(json!([1]), "x").is_err());
         assert!(merge(json!({"hooks": 3}), "x").is_err());
         Ok(())
+    }
+
+    #[test]
+    fn merge_gemini_keeps_the_rest_and_is_idempotent() -> Result<()> {
+        let args = ["recall".to_string(), "mcp".to_string()];
+        let s = json!({
+            "model": {"name": "gemini-2.5-pro"},
+            "hooks": {"BeforeAgent": [{"matcher": "*", "hooks": [{"type": "command", "command": "lint-prompt"}]}]},
+            "mcpServers": {"github": {"command": "gh-mcp"}, "recall": {"command": "old", "trust": true}}
+        });
+        let once = merge_gemini(s, "recall hook gemini", &args)?;
+        assert_eq!(once["model"]["name"], "gemini-2.5-pro");
+        let before_agent = once["hooks"]["BeforeAgent"].as_array().map(Vec::len);
+        assert_eq!(before_agent, Some(2));
+        for event in GEMINI_EVENTS {
+            let hook = &once["hooks"][*event].as_array().unwrap().last().unwrap()["hooks"][0];
+            assert_eq!(hook["command"], "recall hook gemini", "{event}");
+            assert_eq!(
+                (hook["name"].as_str(), hook["timeout"].as_u64()),
+                (Some("recall"), Some(10_000))
+            );
+        }
+        assert_eq!(once["mcpServers"]["github"]["command"], "gh-mcp");
+        assert_eq!(
+            once["mcpServers"]["recall"],
+            json!({"command": "recall", "args": ["mcp"], "trust": true})
+        );
+        assert_eq!(
+            merge_gemini(once.clone(), "recall hook gemini", &args)?,
+            once
+        );
+        let moved = merge_gemini(once, "recall --home /h hook gemini", &args)?;
+        assert_eq!(
+            moved["hooks"]["SessionEnd"].as_array().map(Vec::len),
+            Some(1)
+        );
+        assert_eq!(
+            moved["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
+            "recall --home /h hook gemini"
+        );
+        assert!(merge_gemini(json!({"mcpServers": []}), "x", &args).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn json_comments_are_stripped_outside_strings() {
+        let text =
+            "{\n  // the model\n  \"a\": \"http://x/*y*/\", /* block\n */ \"b\": \"q\\\"//\"\n}";
+        let v: Value = serde_json::from_str(&strip_json_comments(text)).unwrap();
+        assert_eq!(v, json!({"a": "http://x/*y*/", "b": "q\"//"}));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::reindex::PARTIAL;
 use crate::index::{IndexReport, RunOptions};
 use crate::ingest::discover::{
     claude_code_transcripts, claude_project_dir_name, codex_rollouts, default_claude_home,
-    default_codex_home, expand, Input,
+    default_codex_home, default_gemini_home, expand, gemini_chats, Input,
 };
 use crate::ingest::{Format, Kind};
 
@@ -23,10 +23,10 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
     } else {
         expand(&inputs)?
     };
-    if a.claude_code || a.codex {
+    if a.claude_code || a.codex || a.gemini {
         let project = ctx.project()?;
         let Some(root) = project.info.root.clone() else {
-            bail!("--claude-code and --codex need a project tied to a folder: run from the project or pass --cwd DIR");
+            bail!("--claude-code, --codex and --gemini need a project tied to a folder: run from the project or pass --cwd DIR");
         };
         if a.claude_code {
             let home = a
@@ -60,9 +60,26 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
             }
             files.extend(found.into_iter().map(Input::found));
         }
+        if a.gemini {
+            let home = a
+                .gemini_home
+                .clone()
+                .or_else(|| default_gemini_home(super::context::env))
+                .context("cannot find ~/.gemini; pass --gemini-home")?;
+            let found = gemini_chats(&home, &root);
+            if found.is_empty() {
+                eprintln!(
+                    "recall: no Gemini CLI chats of {} under {}; run Gemini CLI in the project first, or pass --gemini-home",
+                    root.display(),
+                    home.join("tmp").display()
+                );
+            }
+            files.extend(found.into_iter().map(Input::found));
+        }
     }
-    if files.is_empty() && inputs.is_empty() && !a.claude_code && !a.codex && !a.prune {
-        bail!("nothing to index: pass PATH..., --session FILE, --claude-code or --codex");
+    let launchers = a.claude_code || a.codex || a.gemini;
+    if files.is_empty() && inputs.is_empty() && !launchers && !a.prune {
+        bail!("nothing to index: pass PATH..., --session FILE, --claude-code, --codex or --gemini");
     }
     files.sort();
     files.dedup_by(|a, b| a.path == b.path);

@@ -80,6 +80,9 @@ pub fn run() -> Result<u8> {
         Some(Command::Hook(args::HookCmd::Codex(a))) => {
             return Ok(hook::run(&cli.global, a, "codex"))
         }
+        Some(Command::Hook(args::HookCmd::Gemini(a))) => {
+            return Ok(hook::run(&cli.global, a, "gemini"))
+        }
         _ => {}
     }
     let ctx = context::open(&cli.global)?;

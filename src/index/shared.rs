@@ -361,6 +361,7 @@ fn launcher(s: &str) -> Launcher {
     match s {
         "claude-code" => Launcher::ClaudeCode,
         "codex" => Launcher::Codex,
+        "gemini" => Launcher::Gemini,
         "markdown" => Launcher::Markdown,
         _ => Launcher::Neutral,
     }

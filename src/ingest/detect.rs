@@ -5,11 +5,14 @@
 //! fallback. Candidates are tried in this order, the first match wins:
 //!
 //! 1. Codex rollout JSONL (`{timestamp, type, payload}` lines),
-//! 2. Claude Code JSONL (`type` from Claude's set plus `sessionId`/`uuid`),
-//! 3. neutral transcript ([`neutral::sniff`]),
-//! 4. GitHub issue JSON ([`ticket::sniff_github`]),
-//! 5. Markdown ticket with frontmatter ([`ticket::sniff_markdown`]),
-//! 6. Markdown/text chat log ([`chatlog::sniff`]).
+//! 2. Gemini CLI chat (JSON or JSONL opening with `sessionId` and
+//!    `projectHash`, [`gemini::sniff`]); before Claude Code, whose sniff a
+//!    chat written on one line would also pass,
+//! 3. Claude Code JSONL (`type` from Claude's set plus `sessionId`/`uuid`),
+//! 4. neutral transcript ([`neutral::sniff`]),
+//! 5. GitHub issue JSON ([`ticket::sniff_github`]),
+//! 6. Markdown ticket with frontmatter ([`ticket::sniff_markdown`]),
+//! 7. Markdown/text chat log ([`chatlog::sniff`]).
 //!
 //! JSON shapes come first because they are unambiguous; frontmatter comes
 //! before chat markers because a ticket body may quote a conversation.
@@ -26,7 +29,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use super::{chatlog, neutral, ticket};
+use super::{chatlog, gemini, neutral, ticket};
 
 /// A source format, one per parser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,6 +38,8 @@ pub enum Format {
     ClaudeCode,
     /// Codex CLI rollout JSONL.
     Codex,
+    /// A Gemini CLI chat (a JSON document or a JSONL log).
+    Gemini,
     /// The neutral transcript format (JSONL or one JSON document).
     Neutral,
     /// A chat log in Markdown or plain text.
@@ -58,9 +63,10 @@ pub enum Kind {
 
 impl Format {
     /// Every format, in CLI help order.
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::ClaudeCode,
         Format::Codex,
+        Format::Gemini,
         Format::Neutral,
         Format::Markdown,
         Format::GithubTicket,
@@ -71,19 +77,22 @@ impl Format {
     /// Whether the format holds a session or tickets.
     pub fn kind(self) -> Kind {
         match self {
-            Format::ClaudeCode | Format::Codex | Format::Neutral | Format::Markdown => {
-                Kind::Session
-            }
+            Format::ClaudeCode
+            | Format::Codex
+            | Format::Gemini
+            | Format::Neutral
+            | Format::Markdown => Kind::Session,
             Format::GithubTicket | Format::MarkdownTicket | Format::TextTicket => Kind::Ticket,
         }
     }
 
-    /// The CLI name (`--format` value): `claude-code`, `codex`, `neutral`,
+    /// The CLI name (`--format` value): `claude-code`, `codex`, `gemini`, `neutral`,
     /// `markdown`, `github`, `ticket-markdown`, `ticket-text`.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
             Format::Codex => "codex",
+            Format::Gemini => "gemini",
             Format::Neutral => "neutral",
             Format::Markdown => "markdown",
             Format::GithubTicket => "github",
@@ -126,8 +135,9 @@ impl FromStr for Format {
 type Sniffer = fn(&[u8]) -> bool;
 
 /// Content checks in priority order (see the module doc).
-const CANDIDATES: [(Format, Sniffer); 6] = [
+const CANDIDATES: [(Format, Sniffer); 7] = [
     (Format::Codex, sniff_codex),
+    (Format::Gemini, gemini::sniff),
     (Format::ClaudeCode, sniff_claude_code),
     (Format::Neutral, neutral::sniff),
     (Format::GithubTicket, ticket::sniff_github),
@@ -287,6 +297,21 @@ mod tests {
         let item = r#"{"timestamp":"2024-05-01T10:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}"#;
         assert_eq!(det(&format!("{meta}\n{item}\n"), None), Some(Format::Codex));
         assert_eq!(det(item, Some(Kind::Session)), Some(Format::Codex));
+    }
+
+    /// A Gemini CLI chat in both layouts, and one written on one line,
+    /// which Claude Code's sniff would also take.
+    #[test]
+    fn gemini() {
+        let doc =
+            "{\n  \"sessionId\": \"faff42ab\",\n  \"projectHash\": \"7e89\",\n  \"messages\": [\n";
+        assert_eq!(det(doc, None), Some(Format::Gemini));
+        let log = r#"{"sessionId":"s","projectHash":"h","startTime":"2026-05-02T09:00:00Z"}"#;
+        assert_eq!(det(log, Some(Kind::Session)), Some(Format::Gemini));
+        let one_line = r#"{"sessionId":"s","projectHash":"h","messages":[{"id":"u","type":"user","content":"hi"}]}"#;
+        assert_eq!(det(one_line, None), Some(Format::Gemini));
+        assert_eq!(det(log, Some(Kind::Ticket)), None);
+        assert_eq!("gemini".parse::<Format>(), Ok(Format::Gemini));
     }
 
     #[test]

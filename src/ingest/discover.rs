@@ -1,5 +1,6 @@
 //! Finding the sources to index: explicit files, folders (recursively),
-//! globs, a project's Claude Code transcripts and its Codex rollouts.
+//! globs, a project's Claude Code transcripts, its Codex rollouts and its
+//! Gemini CLI chats.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -201,6 +202,127 @@ fn rollout_cwd(path: &Path) -> Option<String> {
     payload["cwd"].as_str().map(str::to_string)
 }
 
+/// Default Gemini CLI folder: `.gemini` in `$GEMINI_CLI_HOME`, which Gemini
+/// CLI reads as the home folder (`homedir()` in its `utils/paths.ts`), else
+/// in `$HOME`; both read through `env`.
+pub fn default_gemini_home(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env("GEMINI_CLI_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| user_home(env))
+        .map(|h| h.join(".gemini"))
+}
+
+/// The name Gemini CLI gave a project's folder under `~/.gemini/tmp/`
+/// before v0.29: the SHA-256 of the project's path, in hex (its
+/// `getProjectHash`). The chats still carry it as `projectHash`.
+pub fn gemini_project_hash(root: &Path) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The folders under `<gemini_home>/tmp/` that hold `root`'s sessions, or
+/// those of a folder inside it (Gemini CLI's project is the folder it was
+/// started in; one inside a nested repository is that repository's, see
+/// [`belongs_to`]):
+/// - since v0.29 a short name (`my-app`, `my-app-1`) whose folder holds a
+///   `.project_root` file naming the project's path, and which
+///   `~/.gemini/projects.json` maps the path to;
+/// - before, [`gemini_project_hash`] of the path; Gemini CLI renames that
+///   folder when it next starts in the project. Only `root`'s own hash can
+///   be found this way (a hash names no path), not a subfolder's.
+pub fn gemini_project_dirs(gemini_home: &Path, root: &Path) -> Vec<PathBuf> {
+    let tmp = gemini_home.join("tmp");
+    let mut dirs = vec![tmp.join(gemini_project_hash(root))];
+    for entry in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+        let marker = entry.path().join(".project_root");
+        if let Some(owner) = read_small(&marker) {
+            if belongs_to(Path::new(owner.trim()), root) {
+                dirs.push(entry.path());
+            }
+        }
+    }
+    for (path, short) in gemini_registry(gemini_home) {
+        let dir = tmp.join(&short);
+        // A folder whose marker names another project is not this one's,
+        // whatever the registry says.
+        let owner = read_small(&dir.join(".project_root"));
+        if belongs_to(Path::new(&path), root)
+            && owner.is_none_or(|o| belongs_to(Path::new(o.trim()), root))
+        {
+            dirs.push(dir);
+        }
+    }
+    dirs.retain(|d| d.is_dir());
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+/// `projects.json`'s `path -> short name` pairs; names that are not plain
+/// folder names (`^[a-z0-9-]+$`, as Gemini CLI writes them) are ignored.
+fn gemini_registry(gemini_home: &Path) -> Vec<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Registry {
+        #[serde(default)]
+        projects: std::collections::BTreeMap<String, serde_json::Value>,
+    }
+    let Some(text) = read_small(&gemini_home.join("projects.json")) else {
+        return vec![];
+    };
+    let Ok(registry) = serde_json::from_str::<Registry>(&text) else {
+        return vec![];
+    };
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    registry
+        .projects
+        .into_iter()
+        .filter_map(|(path, v)| Some((path, v.as_str().filter(|s| plain(s))?.to_string())))
+        .collect()
+}
+
+/// A small text file (a marker, the registry): at most 4 MB is read.
+fn read_small(path: &Path) -> Option<String> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut text = String::new();
+    f.take(4 << 20).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// The Gemini CLI chats of `root` (see [`gemini_project_dirs`]):
+/// `chats/session-*.json` and `chats/session-*.jsonl`, and sub-agents'
+/// `chats/<parent session>/*.jsonl`. A `.json` chat that Gemini CLI has
+/// since carried over into a `.jsonl` of the same name (it does when a
+/// session is resumed) is left out: the log holds all of it.
+pub fn gemini_chats(gemini_home: &Path, root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in gemini_project_dirs(gemini_home, root) {
+        let chats = dir.join("chats");
+        for path in walk(&chats) {
+            let ext = path.extension().and_then(|x| x.to_str()).unwrap_or("");
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let top = path.parent() == Some(chats.as_path());
+            let chat = match (top, ext) {
+                (true, "json") => {
+                    name.starts_with("session-") && !path.with_extension("jsonl").exists()
+                }
+                (true, "jsonl") => name.starts_with("session-"),
+                (false, "jsonl") => true,
+                _ => false,
+            };
+            if chat {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,9 +344,116 @@ mod tests {
         assert_eq!(default_codex_home(home), Some(PathBuf::from("/h/.codex")));
         let codex = env(&[("HOME", "/h"), ("CODEX_HOME", "/c")]);
         assert_eq!(default_codex_home(codex), Some(PathBuf::from("/c")));
-        let none = env(&[("HOME", ""), ("CODEX_HOME", "")]);
+        assert_eq!(default_gemini_home(home), Some(PathBuf::from("/h/.gemini")));
+        let gemini = env(&[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")]);
+        assert_eq!(
+            default_gemini_home(gemini),
+            Some(PathBuf::from("/g/.gemini"))
+        );
+        let none = env(&[("HOME", ""), ("CODEX_HOME", ""), ("GEMINI_CLI_HOME", "")]);
         assert_eq!(default_claude_home(none), None);
         assert_eq!(default_codex_home(none), None);
+        assert_eq!(default_gemini_home(none), None);
+    }
+
+    /// The hash is the SHA-256 of the project's path: the real chat in
+    /// `testdata/gemini/entireio-cli/` carries `projectHash` 7e8989f7...,
+    /// and its tool output names the project's path.
+    #[test]
+    fn gemini_project_hash_is_the_sha256_of_the_path() {
+        let root = Path::new("/Users/peytonmontei/Documents/entire/devenv/entireio/cli");
+        assert_eq!(
+            gemini_project_hash(root),
+            "7e8989f71805c3147f6be9b7a71de2a156f8face69f9380beeeb8a777414f21c"
+        );
+        let real = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/gemini/entireio-cli/session-2026-01-10T02-08-faff42ab.json"
+        ))
+        .unwrap();
+        assert!(real.contains(&gemini_project_hash(root)));
+        assert!(real.contains(root.to_str().unwrap()));
+    }
+
+    /// A project's chats are found in its hash folder (before v0.29), in
+    /// every short-name folder whose `.project_root` names it or a folder
+    /// inside it, and through `projects.json`; not in another project's
+    /// folder, not in a nested repository's, and a `.json` carried over
+    /// into a `.jsonl` is taken once.
+    #[test]
+    fn gemini_chats_of_a_project() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("app");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(root.join("vendor/lib/.git")).unwrap();
+        let root = std::fs::canonicalize(root).unwrap();
+        let home = t.path().join(".gemini");
+        let tmp = home.join("tmp");
+        let folder = |name: &str, owner: Option<&Path>, files: &[&str]| {
+            let chats = tmp.join(name).join("chats");
+            for f in files {
+                let p = chats.join(f);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, "{}").unwrap();
+            }
+            std::fs::create_dir_all(tmp.join(name)).unwrap();
+            if let Some(o) = owner {
+                std::fs::write(tmp.join(name).join(".project_root"), o.to_str().unwrap()).unwrap();
+            }
+        };
+        let hash = gemini_project_hash(&root);
+        folder(
+            &hash,
+            None,
+            &["session-2025-09-01T10-00-aaaaaaaa.json", "notes.txt"],
+        );
+        folder(
+            "app",
+            Some(&root),
+            &[
+                "session-2026-03-01T10-00-bbbbbbbb.json",
+                "session-2026-03-01T10-00-bbbbbbbb.jsonl",
+                "session-2026-04-01T10-00-cccccccc.json.tmp-12",
+                "bbbbbbbb-full-id/dddddddd-sub.jsonl",
+                "logs.json",
+            ],
+        );
+        folder(
+            "sub",
+            Some(&root.join("sub")),
+            &["session-2026-05-01T10-00-eeeeeeee.jsonl"],
+        );
+        folder(
+            "lib",
+            Some(&root.join("vendor/lib")),
+            &["session-2026-05-01T10-00-ffffffff.jsonl"],
+        );
+        folder(
+            "other",
+            Some(Path::new("/elsewhere/app")),
+            &["session-2026-05-01T10-00-99999999.jsonl"],
+        );
+        folder("app-1", None, &["session-2026-06-01T10-00-12121212.jsonl"]);
+        let registry = serde_json::json!({"projects": {
+            root.to_str().unwrap(): "app", root.join("x").to_str().unwrap(): "app-1",
+            "/elsewhere": "../../escape"
+        }});
+        std::fs::write(home.join("projects.json"), registry.to_string()).unwrap();
+        let mut got: Vec<String> = gemini_chats(&home, &root)
+            .iter()
+            .map(|p| p.strip_prefix(&tmp).unwrap().to_string_lossy().into_owned())
+            .collect();
+        got.sort();
+        let mut want = vec![
+            format!("{hash}/chats/session-2025-09-01T10-00-aaaaaaaa.json"),
+            "app-1/chats/session-2026-06-01T10-00-12121212.jsonl".to_string(),
+            "app/chats/bbbbbbbb-full-id/dddddddd-sub.jsonl".to_string(),
+            "app/chats/session-2026-03-01T10-00-bbbbbbbb.jsonl".to_string(),
+            "sub/chats/session-2026-05-01T10-00-eeeeeeee.jsonl".to_string(),
+        ];
+        want.sort();
+        assert_eq!(got, want);
+        assert!(gemini_chats(&t.path().join("none"), &root).is_empty());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Ingest: turning transcripts and tickets into messages and chunks, ready
 //! for the index writer. Parsers never touch SQL or the index.
 //!
-//! - format parsers: [`claude_code`], [`codex`], [`neutral`], [`chatlog`], [`ticket`]
+//! - format parsers: [`claude_code`], [`codex`], [`gemini`], [`neutral`], [`chatlog`],
+//!   [`ticket`]
 //! - [`detect`](mod@detect): choosing a parser from a file's content
 //! - [`noise`] and [`chunk`]: tool-noise reduction and chunking
 //! - [`prepare`](mod@prepare): one source from bytes to redacted chunks, incrementally;
@@ -14,6 +15,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod detect;
 pub mod discover;
+pub mod gemini;
 pub mod model;
 pub mod neutral;
 pub mod noise;

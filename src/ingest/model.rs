@@ -30,7 +30,8 @@ impl Role {
 /// One message of a transcript, already reduced to indexable text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
-    /// Native id: Claude `uuid`, Codex call id, neutral `id`, LoCoMo `dia_id`.
+    /// Native id: Claude `uuid`, Codex call id, Gemini message or call `id`,
+    /// neutral `id`, LoCoMo `dia_id`.
     pub id: Option<String>,
     pub role: Role,
     /// Speaker name when the format has one.
@@ -50,6 +51,7 @@ pub struct Message {
 pub enum Launcher {
     ClaudeCode,
     Codex,
+    Gemini,
     Neutral,
     Markdown,
 }
@@ -59,6 +61,7 @@ impl Launcher {
         match self {
             Launcher::ClaudeCode => "claude-code",
             Launcher::Codex => "codex",
+            Launcher::Gemini => "gemini",
             Launcher::Neutral => "neutral",
             Launcher::Markdown => "markdown",
         }

@@ -8,14 +8,17 @@
 //! - an append-only JSONL transcript (Claude Code, Codex, neutral lines)
 //!   that grew and whose first `offset` bytes still hash the same: only the
 //!   new lines are parsed ([`Action::Append`]);
-//! - anything else (modified, truncated, another format, `--full`):
-//!   everything is parsed again and replaces the old rows ([`Action::Replace`]).
+//! - anything else (modified, truncated, another format, `--full`, a
+//!   Gemini CLI chat, which Gemini CLI rewrites or rewinds): everything is
+//!   parsed again and replaces the old rows ([`Action::Replace`]).
 //!
 //! An append-only transcript is read in bounded segments and handed on as
 //! one part per segment, each a continuation of the one before
 //! (`ingest::stream`): memory does not grow with the file. The other
-//! formats (tickets, Markdown chat logs, a neutral JSON document) are read
-//! whole, as one part: they are parsed as one document.
+//! formats (tickets, Markdown chat logs, a neutral JSON document, a Gemini
+//! CLI chat) are read whole, as one part: they are parsed as one document.
+//! One that does not parse as a whole (a Gemini chat cut short) fails with
+//! the line and column, and its stored rows stay as they were.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -29,7 +32,7 @@ use super::detect::{detect, Format, Kind};
 use super::model::{Launcher, ParsedSession, Problem, Role, SessionMeta, Ticket};
 use super::nul::blank_nul_lines;
 use super::segment::SEGMENT_BYTES;
-use super::{chatlog, claude_code, codex, neutral, noise, ticket};
+use super::{chatlog, claude_code, codex, gemini, neutral, noise, ticket};
 use crate::secrets;
 use crate::text::aux_terms;
 
@@ -209,6 +212,7 @@ pub(super) fn parser_version(f: Format) -> i64 {
     let v = match f {
         Format::ClaudeCode => claude_code::PARSER_VERSION,
         Format::Codex => codex::PARSER_VERSION,
+        Format::Gemini => gemini::PARSER_VERSION,
         Format::Neutral => neutral::PARSER_VERSION,
         Format::Markdown => chatlog::PARSER_VERSION,
         Format::GithubTicket | Format::MarkdownTicket | Format::TextTicket => {
@@ -283,7 +287,7 @@ fn choose_format(
     detect(&head, &job.path, opts.kind).ok_or(match outcome {
         Action::Failed => (
             outcome,
-            "unrecognised format: pass --format claude-code|codex|neutral|markdown|github, or --kind",
+            "unrecognised format: pass --format claude-code|codex|gemini|neutral|markdown|github, or --kind",
         ),
         _ => (outcome, "not a transcript or ticket"),
     })
@@ -376,7 +380,18 @@ fn prepare_whole(job: &Job, bytes: &[u8], format: Format, opts: &IngestOptions) 
     match format.kind() {
         Kind::Ticket => prepare_tickets(bytes, &clean, &stem, opts, &mut out),
         Kind::Session => {
-            let (parsed, ids) = parse_session(format, &clean, 1, &stem, opts);
+            let (parsed, ids) = match parse_session(format, &clean, 1, &stem, opts) {
+                Ok(p) => p,
+                Err(mut p) => {
+                    // Nothing of a document that does not parse is written:
+                    // the source keeps its stored rows and state.
+                    out.action = Action::Failed;
+                    out.redactions = redact_in_place(&mut p.message);
+                    out.error = Some(p.message);
+                    out.part = Part::whole(Action::Failed, bytes.len() as u64);
+                    return out;
+                }
+            };
             let consumed = parsed.consumed;
             out.action = Action::Replace;
             out.cont = Continuation {
@@ -401,7 +416,8 @@ fn count_lines(b: &[u8]) -> usize {
 }
 
 /// Parse a whole transcript file with the parser of `format` (for the
-/// extract step, which needs messages rather than chunks).
+/// extract step, which needs messages rather than chunks). A document that
+/// does not parse is an [`std::io::ErrorKind::InvalidData`] error.
 pub fn parse_file(
     path: &Path,
     format: Format,
@@ -412,21 +428,24 @@ pub fn parse_file(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(parse_session(format, &bytes, 1, &stem, opts).0)
+    parse_session(format, &bytes, 1, &stem, opts)
+        .map(|(parsed, _)| parsed)
+        .map_err(|p| std::io::Error::new(std::io::ErrorKind::InvalidData, p.message))
 }
 
 /// Parse with the parser of `f`, then replace the ids that hold a secret;
-/// returns the session and how many ids were replaced.
+/// returns the session and how many ids were replaced, or why a document
+/// read whole does not parse (its problem's message is not redacted yet).
 fn parse_session(
     f: Format,
     input: &[u8],
     first_line: usize,
     stem: &str,
     opts: &IngestOptions,
-) -> (ParsedSession, usize) {
-    let mut parsed = parse_with(f, input, first_line, stem, opts);
+) -> Result<(ParsedSession, usize), Problem> {
+    let mut parsed = parse_with(f, input, first_line, stem, opts)?;
     let ids = redact_ids(&mut parsed);
-    (parsed, ids)
+    Ok((parsed, ids))
 }
 
 fn parse_with(
@@ -435,8 +454,14 @@ fn parse_with(
     first_line: usize,
     stem: &str,
     opts: &IngestOptions,
-) -> ParsedSession {
-    match f {
+) -> Result<ParsedSession, Problem> {
+    if f == Format::Gemini {
+        let gemini = gemini::Options {
+            tool_output_cap: opts.tool_output_cap,
+        };
+        return gemini::parse(input, stem, &gemini);
+    }
+    Ok(match f {
         Format::ClaudeCode => claude_code::parse(
             input,
             first_line,
@@ -455,13 +480,14 @@ fn parse_with(
         ),
         Format::Neutral => neutral::parse(input, first_line, stem),
         _ => chatlog::parse(input, stem),
-    }
+    })
 }
 
 fn launcher(f: Format) -> Launcher {
     match f {
         Format::ClaudeCode => Launcher::ClaudeCode,
         Format::Codex => Launcher::Codex,
+        Format::Gemini => Launcher::Gemini,
         Format::Neutral => Launcher::Neutral,
         _ => Launcher::Markdown,
     }
@@ -673,6 +699,49 @@ mod tests {
         let again = prepared(tmp.path(), "s.jsonl", &text);
         assert_eq!(again.session.unwrap().meta.id, session.meta.id, "stable");
         assert_eq!(p.cont.session_id.as_deref(), Some(session.meta.id.as_str()));
+    }
+
+    /// A Gemini CLI chat goes through the same redaction as the other
+    /// transcripts: its session id, title, prompt and tool output; a chat
+    /// cut short is a failure that hands the writer nothing.
+    #[test]
+    fn gemini_chats_are_redacted_and_a_cut_one_fails_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = token();
+        let chat = serde_json::to_string_pretty(&serde_json::json!({
+            "sessionId": format!("s-{t}"),
+            "projectHash": "7e89",
+            "startTime": "2026-01-10T02:08:26.108Z",
+            "summary": format!("rotate {t}"),
+            "messages": [
+                {"id": "u1", "type": "user", "content": format!("push with {t}")},
+                {"id": "g1", "type": "gemini", "content": "", "toolCalls": [{
+                    "id": "c1", "name": "run_shell_command", "args": {"command": "env"},
+                    "result": [{"functionResponse": {"response": {"output": format!("Output: GITHUB_TOKEN={t}\nExit Code: 0")}}}],
+                    "status": "success"}],
+                 "thoughts": [{"subject": "s", "description": format!("thinking about {t}")}]}
+            ]
+        }))
+        .unwrap();
+        let p = prepared(tmp.path(), "session-2026-01-10T02-08-s.json", &chat);
+        assert_eq!(p.format, Some(Format::Gemini));
+        assert_eq!(p.action, Action::Replace, "{:?}", p.error);
+        let all = stored(&p);
+        assert!(!all.contains(&t[4..]), "{all}");
+        assert!(!all.contains("thinking about"), "{all}");
+        let session = p.session.as_ref().unwrap();
+        assert!(session.meta.id.starts_with("s-redacted-github-token-"));
+        assert_eq!(session.launcher, Launcher::Gemini);
+        assert!(p.redactions >= 4, "{}", p.redactions);
+        let cut = prepared(tmp.path(), "session-cut.json", &chat[..chat.len() / 2]);
+        assert_eq!(cut.action, Action::Failed);
+        assert!(cut.session.is_none() && cut.problems.is_empty());
+        let error = cut.error.unwrap_or_default();
+        assert!(
+            error.starts_with("cannot parse the chat at line "),
+            "{error}"
+        );
+        assert!(!error.contains(&t[4..]), "{error}");
     }
 
     /// A file read whole whose head is blank is read from its first byte

@@ -673,6 +673,61 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjOr<T> {
     }
 }
 
+/// A list of objects that tolerates any JSON: elements that are not
+/// objects are counted in `skipped` and dropped; anything but an array
+/// reads as an empty list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjList<T> {
+    /// The elements that were objects, in order.
+    pub items: Vec<T>,
+    /// Elements that were not objects.
+    pub skipped: usize,
+}
+
+impl<T> Default for ObjList<T> {
+    fn default() -> Self {
+        ObjList {
+            items: Vec::new(),
+            skipped: 0,
+        }
+    }
+}
+
+struct ObjListVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjListVisitor<T> {
+    type Value = ObjList<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut list = ObjList::default();
+        while let Some(item) = seq.next_element::<ObjOr<T>>()? {
+            match item {
+                ObjOr::Obj(t) => list.items.push(t),
+                ObjOr::NotObject(_) => list.skipped += 1,
+            }
+        }
+        Ok(list)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(ObjList::default())
+    }
+
+    accept_non_strings_as!(ObjList::default());
+    accept_strings_as!(ObjList::default());
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjList<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ObjListVisitor(PhantomData))
+    }
+}
+
 /// Message content: a plain string, a list of blocks `B` (each possibly not
 /// an object), or something else (`Other`: null, number, object).
 #[derive(Debug, Clone, PartialEq)]
