@@ -218,19 +218,21 @@ fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
 }
 
 /// One line per prompt in `<home>/logs/hooks.log`: the tokens injected,
-/// the session's total and the repeats left out (the session is named by
+/// the session's total, the repeats left out and the hits below the
+/// relevance bar (the session is named by
 /// a hash, as in its state file). Best effort.
 fn log_tokens(ctx: &Ctx, session: &str, got: &crate::memory::PromptContext) {
     use std::io::Write as _;
     let logs = ctx.home.root().join("logs");
     let hash = blake3::hash(session.as_bytes()).to_hex();
     let line = format!(
-        "{} prompt session={} injected_tokens={} session_tokens={} repeats_left_out={}\n",
+        "{} prompt session={} injected_tokens={} session_tokens={} repeats_left_out={} below_bar={}\n",
         ctx.now,
         &hash[..12],
         got.tokens,
         got.session_tokens,
-        got.repeats_left_out
+        got.repeats_left_out,
+        got.below_bar
     );
     let written = crate::store::create_private_dir(&logs)
         .map_err(anyhow::Error::from)

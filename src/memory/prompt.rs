@@ -33,6 +33,10 @@ pub struct PromptContext {
     pub tokens: usize,
     /// Hits left out because this session already had them.
     pub repeats_left_out: usize,
+    /// Hits left out below the relevance bar
+    /// ([`crate::config::RecallConfig::hook_min_score`] and
+    /// `hook_min_coverage`).
+    pub below_bar: usize,
     /// Tokens injected into this session so far, this prompt included.
     pub session_tokens: usize,
 }
@@ -77,6 +81,9 @@ impl Memory {
             .filter(|_| !self.config.recall.hook_repeats)
             .map(|s| self.session_file(s));
         let mut given = path.as_deref().map(read_given).unwrap_or_default();
+        let all = resp.hits.len();
+        self.relevance_bar(&mut resp);
+        let below_bar = all - resp.hits.len();
         let before = resp.hits.len();
         if !asks_again(prompt) {
             resp.hits.retain(|h| !given.shown.contains(&given_key(h)));
@@ -108,8 +115,32 @@ impl Memory {
             text,
             tokens,
             repeats_left_out,
+            below_bar,
             session_tokens: given.tokens,
         })
+    }
+
+    /// Keep the hits that clear the relevance bar: a score of at least
+    /// `recall.hook_min_score` of the best hit's, and at least
+    /// `recall.hook_min_coverage` of the prompt's weight in the hit's
+    /// title and text (the words memory holds: a word no passage has is
+    /// not searched, so it weighs nothing). Scores are relative within one
+    /// answer, so the coverage is what lets a prompt whose hits each hold
+    /// only a small part of it (one common word of a long prompt) inject
+    /// nothing. Pinned records always pass.
+    fn relevance_bar(&self, resp: &mut crate::recall::Response) {
+        let (min_score, min_coverage) = (
+            self.config.recall.hook_min_score,
+            self.config.recall.hook_min_coverage,
+        );
+        let best = resp.hits.iter().map(|h| h.score).fold(0.0, f64::max);
+        let judge = crate::recall::Scorer::for_coverage(&resp.terms);
+        resp.hits.retain(|h| {
+            h.pinned
+                || (h.score >= min_score * best
+                    && (min_coverage <= 0.0
+                        || judge.covered(&format!("{}\n{}", h.title, h.text)) >= min_coverage))
+        });
     }
 
     fn session_file(&self, session: &str) -> PathBuf {
@@ -226,6 +257,33 @@ mod tests {
         repeats.config.recall.hook_repeats = true;
         let r = repeats.prompt_context("where is the walrus cache?", Some("s1"))?;
         assert!(r.text.contains("port 6390"));
+        Ok(())
+    }
+
+    /// Issue 25 part 2: a hit that holds little of the prompt is not
+    /// injected, and a prompt no hit covers well gets nothing at all.
+    #[test]
+    fn hits_below_the_relevance_bar_are_not_injected() -> Result<()> {
+        let (_t, mem) = setup();
+        // The deploy record holds only "walrus" of this prompt.
+        let got = mem.prompt_context("walrus cache port in redis", None)?;
+        assert!(got.text.contains("port 6390"), "{got:?}");
+        assert!(!got.text.contains("make release"), "{got:?}");
+        assert_eq!(got.below_bar, 1);
+        let mut open = mem.clone();
+        open.config.recall.hook_min_score = 0.0;
+        open.config.recall.hook_min_coverage = 0.0;
+        let all = open.prompt_context("walrus cache port in redis", None)?;
+        assert!(all.text.contains("make release"), "{all:?}");
+        assert_eq!(all.below_bar, 0);
+        // Each record holds one of the two words: neither clears a bar
+        // of 0.9, and nothing is injected.
+        let mut strict = mem.clone();
+        strict.config.recall.hook_min_coverage = 0.9;
+        let none = strict.prompt_context("redis release", None)?;
+        assert_eq!((none.text.as_str(), none.below_bar), ("", 2), "{none:?}");
+        let both = open.prompt_context("redis release", None)?;
+        assert!(both.text.contains("port 6390") && both.text.contains("make release"));
         Ok(())
     }
 

@@ -25,6 +25,7 @@ pub mod summary;
 mod temporal;
 
 pub use hit::{Explain, Hit, HitKind, HitSource, Lift, HL_CLOSE, HL_OPEN};
+pub(crate) use passage::Scorer;
 pub use salience::record_hits;
 pub use sanitize::{extract_terms, sanitize, Term, TermKind};
 pub use search::{recall, Request, Response, Target, Touched, Tuning};

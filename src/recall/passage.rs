@@ -195,6 +195,38 @@ impl Scorer {
         self
     }
 
+    /// A scorer for [`Scorer::covered`]: the terms grouped by query word,
+    /// with no nearness bonus.
+    pub fn for_coverage(terms: &[Weighted]) -> Scorer {
+        let mut s = Scorer::new(terms);
+        s.assign_families();
+        s
+    }
+
+    /// The share of the query's weight that `text` holds at least once:
+    /// each query word counts once, at the weight of its heaviest form, so
+    /// a text that names every word of the question covers 1 and one that
+    /// repeats a single common word covers little. 0 without terms. Needs
+    /// a scorer from [`Scorer::for_coverage`] (or with proximity).
+    pub fn covered(&self, text: &str) -> f64 {
+        let total: f64 = self.family_weights.iter().sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let toks = tokens(text);
+        let mut seen = vec![false; self.family_weights.len()];
+        for (_, mi, _) in self.matches(text, &toks) {
+            seen[self.matchers[mi].family] = true;
+        }
+        let held: f64 = seen
+            .iter()
+            .zip(&self.family_weights)
+            .filter(|(s, _)| **s)
+            .map(|(_, w)| w)
+            .sum();
+        held / total
+    }
+
     /// Group the terms by query word: a word, its stem and its other forms
     /// share the stem; a phrase is its own family.
     fn assign_families(&mut self) {
@@ -520,6 +552,34 @@ mod tests {
             })
             .collect();
         Scorer::new(&w)
+    }
+
+    #[test]
+    fn covered_counts_each_query_word_once_at_its_weight() {
+        let terms = [
+            ("timeout", TermKind::Word, 3.0),
+            ("retri", TermKind::Stem, 1.0),
+            ("retries", TermKind::Word, 1.5),
+        ];
+        let w: Vec<Weighted> = terms
+            .iter()
+            .map(|(t, k, w)| Weighted {
+                term: Term {
+                    text: t.to_string(),
+                    kind: *k,
+                },
+                df: 1,
+                exact: true,
+                weight: *w,
+            })
+            .collect();
+        let s = Scorer::for_coverage(&w);
+        // Two query words: timeout (3) and retries (its forms, 1.5 at most).
+        assert!((s.covered("the timeout and the retries") - 1.0).abs() < 1e-9);
+        assert!((s.covered("timeout timeout timeout") - 3.0 / 4.5).abs() < 1e-9);
+        assert!((s.covered("it retried once") - 1.5 / 4.5).abs() < 1e-9);
+        assert_eq!(s.covered("nothing of the kind"), 0.0);
+        assert_eq!(Scorer::for_coverage(&[]).covered("timeout"), 0.0);
     }
 
     #[test]

@@ -42,18 +42,128 @@ fn reference(h: &Hit) -> String {
     }
 }
 
-fn item(h: &Hit) -> String {
-    let text = h.text.trim().replace('\n', "\n  ");
+/// A hit as one list item; `None` for a session passage that was nothing
+/// but tool output the question names nothing in.
+fn item(h: &Hit, named: &[String]) -> Option<String> {
+    let text = match h.kind {
+        HitKind::Session => {
+            let text = without_unnamed_tool_output(h.text.trim(), named);
+            let kept = text
+                .lines()
+                .any(|l| !l.trim().is_empty() && !l.starts_with(LEFT_OUT));
+            if !kept {
+                return None;
+            }
+            text
+        }
+        HitKind::Record | HitKind::Ticket => h.text.trim().to_string(),
+    };
+    let text = text.replace('\n', "\n  ");
     let cat = h
         .category
         .as_deref()
         .map(|c| format!(" ({c})"))
         .unwrap_or_default();
-    format!(
+    Some(format!(
         "- **{}**{cat}: {text}\n  _source: {}_\n",
         h.title.trim(),
         reference(h)
-    )
+    ))
+}
+
+/// The things a question names that tool output may hold: words with
+/// the shape of an identifier, a path or an error code (`snake_case`,
+/// `CamelCase`, `a.b`, `a/b`, `E0502`, `--flag`), lowercased. A plain
+/// word ("scrolling") names nothing that only tool output could show.
+fn named_things(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = query
+        .split(|c: char| c.is_whitespace() || "`'\",;()[]{}<>".contains(c))
+        .map(|w| {
+            w.trim_start_matches(|c: char| !c.is_alphanumeric() && !"_-".contains(c))
+                .trim_end_matches(|c: char| !c.is_alphanumeric() && c != '_')
+        })
+        .filter(|w| w.chars().count() >= 4 && names_a_thing(w))
+        .map(str::to_lowercase)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn names_a_thing(w: &str) -> bool {
+    let inner = w.contains(['_', '.', '/', ':', '-', '\\']);
+    let digit_and_letter =
+        w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(|c| c.is_alphabetic());
+    let camel = w
+        .chars()
+        .zip(w.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+    inner || digit_and_letter || camel
+}
+
+/// How a left-out tool output begins.
+const LEFT_OUT: &str = "tool: [output left out: ";
+
+/// Tool output up to this many characters stays whatever it names: an
+/// exit code or a one-line answer costs less than saying it was left out.
+const SHORT_TOOL_OUTPUT: usize = 120;
+
+/// Speaker labels of a session passage (see `ingest::chunk`).
+const SPEAKERS: [&str; 4] = ["user: ", "assistant: ", "system: ", "tool: "];
+
+/// A session passage with each tool output that names nothing of
+/// `named` reduced to one line saying how much was left out. What the user
+/// asked and what the assistant said and did stay: a file dump or a test
+/// log is rarely the useful part of a past session, unless the question
+/// names something in it (an error code, a path, a function).
+fn without_unnamed_tool_output(text: &str, named: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut block: Vec<&str> = Vec::new();
+    let flush = |block: &mut Vec<&str>, out: &mut String| {
+        if block.is_empty() {
+            return;
+        }
+        // The blank lines that end a turn stay, whatever happens to it.
+        let blank = block
+            .iter()
+            .rev()
+            .take_while(|l| l.trim().is_empty())
+            .count();
+        let body = block[..block.len() - blank].join("\n");
+        let chars = body.chars().count() - "tool: ".len();
+        let lower = body.to_lowercase();
+        if chars <= SHORT_TOOL_OUTPUT || named.iter().any(|n| lower.contains(n.as_str())) {
+            out.push_str(&body);
+        } else {
+            out.push_str(&format!("{LEFT_OUT}{chars} characters]"));
+        }
+        out.push('\n');
+        for _ in 0..blank {
+            out.push('\n');
+        }
+        block.clear();
+    };
+    for line in text.lines() {
+        let speaker = SPEAKERS.iter().find(|s| line.starts_with(**s));
+        match speaker {
+            Some(&"tool: ") => {
+                flush(&mut block, &mut out);
+                block.push(line);
+            }
+            Some(_) => {
+                flush(&mut block, &mut out);
+                out.push_str(line);
+                out.push('\n');
+            }
+            None if !block.is_empty() => block.push(line),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    flush(&mut block, &mut out);
+    out.trim_end().to_string()
 }
 
 /// Render hits grouped in sections, never exceeding `max_tokens`. Items
@@ -83,6 +193,7 @@ pub fn render_prompt_shown(resp: &Response, opts: PromptOptions) -> (String, Vec
         "Related tickets",
         "Related past sessions",
     ];
+    let named = named_things(&resp.query);
     let mut out = String::from(HEADER);
     for name in order {
         let mut body = String::new();
@@ -92,7 +203,10 @@ pub fn render_prompt_shown(resp: &Response, opts: PromptOptions) -> (String, Vec
             } else {
                 String::new()
             };
-            let piece = format!("{heading}{}", item(h));
+            let Some(item) = item(h, &named) else {
+                continue;
+            };
+            let piece = format!("{heading}{item}");
             if estimate_tokens(&out) + estimate_tokens(&body) + estimate_tokens(&piece)
                 <= opts.max_tokens
             {
@@ -106,4 +220,56 @@ pub fn render_prompt_shown(resp: &Response, opts: PromptOptions) -> (String, Vec
         return (String::new(), shown);
     }
     (out, shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PASSAGE: &str = "user: the build fails with E0502 in src/lib.rs\n\n\
+assistant: [tool Bash] cargo build\n\n\
+tool: error[E0502]: cannot borrow `x` as mutable because it is also borrowed as immutable\n  --> src/lib.rs:10:5\n  = note: immutable borrow later used here\n\n\
+assistant: [tool Read] Cargo.toml\n\n\
+tool: [package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nserde = \"1\"\nrand = \"0.8\"\ntokio = { version = \"1\", features = [\"full\"] }\n\n\
+assistant: Fixed: the borrow ends before the push now.";
+
+    /// Issue 25 part 2: a past session's tool output is shown only where
+    /// the question names something in it; what was asked and concluded
+    /// stays whole.
+    #[test]
+    fn tool_output_is_kept_only_where_the_question_names_something_in_it() {
+        let named = named_things("why does E0502 come back in the borrow checker?");
+        assert_eq!(named, ["e0502"]);
+        let out = without_unnamed_tool_output(PASSAGE, &named);
+        assert!(out.contains("cannot borrow `x` as mutable"), "{out}");
+        assert!(!out.contains("tokio"), "{out}");
+        assert!(out.contains("tool: [output left out: "), "{out}");
+        assert!(out.contains("user: the build fails") && out.contains("Fixed: the borrow"));
+        // Turns stay apart by their blank lines.
+        assert!(out.contains("characters]\n\nassistant: Fixed"), "{out}");
+        // A question that names nothing keeps no long tool output.
+        let plain = without_unnamed_tool_output(PASSAGE, &named_things("why does the build fail"));
+        assert!(
+            !plain.contains("cannot borrow") && !plain.contains("tokio"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn names_are_identifiers_paths_and_codes_not_plain_words() {
+        let named = named_things(
+            "Fix `separability_matrix` for CompoundModels in astropy/modeling (see E0502, --verbose, v2.1) please",
+        );
+        assert_eq!(
+            named,
+            [
+                "--verbose",
+                "astropy/modeling",
+                "compoundmodels",
+                "e0502",
+                "separability_matrix",
+                "v2.1"
+            ]
+        );
+    }
 }
