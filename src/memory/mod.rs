@@ -8,6 +8,7 @@
 //! so ranking and timestamps are deterministic in tests; a long-running
 //! front end takes a fresh one per request with [`Memory::at`].
 
+mod doctor;
 mod jobs;
 mod prompt;
 mod records;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use crate::extract::remember::Fact;
+pub use doctor::{Checkup, Finding, ScopeCheck, ScopeHealth};
 pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
 pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};

@@ -46,6 +46,24 @@ pub struct NewRecord {
     pub keep_generated: bool,
 }
 
+#[cfg(test)]
+impl NewRecord {
+    /// A decision a person writes, secrets refused: what most tests store.
+    pub(crate) fn decision(key: &str, text: &str) -> NewRecord {
+        NewRecord {
+            key: key.into(),
+            text: text.into(),
+            category: Some(Category::Decisions),
+            pinned: None,
+            importance: None,
+            keywords: None,
+            source: Source::Manual,
+            secrets: SecretPolicy::Refuse,
+            keep_generated: false,
+        }
+    }
+}
+
 /// A partial update; `None` leaves a field as it is.
 #[derive(Debug, Clone)]
 pub struct Patch {
@@ -543,15 +561,8 @@ mod tests {
 
     fn new(key: &str, text: &str) -> NewRecord {
         NewRecord {
-            key: key.into(),
-            text: text.into(),
-            category: Some(Category::Decisions),
-            pinned: None,
-            importance: None,
-            keywords: None,
-            source: Source::Manual,
-            secrets: SecretPolicy::Refuse,
             keep_generated: true,
+            ..NewRecord::decision(key, text)
         }
     }
 
