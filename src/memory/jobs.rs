@@ -6,10 +6,10 @@ use jiff::Timestamp;
 use super::Memory;
 use crate::error::{Error, Result};
 use crate::extract::run::{self, Backlog, Extractor, Options, Report};
-use crate::index::{index_sources, sync_records, IndexReport, Progress, RunOptions, SyncReport};
+use crate::index::{index_sources, IndexReport, RunOptions};
 use crate::ingest::discover::Input;
 use crate::ingest::{Format, Kind};
-use crate::store::{Db, OpenMode, Scope, ScopeDir};
+use crate::store::{Db, OpenMode, Scope};
 
 /// What [`Memory::extract`] should do; the rest comes from the config.
 #[derive(Debug, Clone)]
@@ -115,87 +115,5 @@ impl Memory {
             options,
             nothing_due,
         })
-    }
-}
-
-/// What [`Memory::reindex`] did to one scope.
-#[derive(Debug)]
-pub struct Reindexed {
-    pub report: SyncReport,
-    /// Where an unreadable index was moved before it was rebuilt.
-    pub moved_aside: Option<std::path::PathBuf>,
-}
-
-impl Memory {
-    /// Rebuild one scope's record index from its Markdown files. With
-    /// `full`, an index that is damaged anywhere (its header, or a page
-    /// deep inside that only a write reaches) is moved aside and a new one
-    /// built: the files are the truth, so this always ends with a working
-    /// index. Sessions and tickets then come back with `recall index`, and
-    /// team memory with `recall sync`.
-    pub fn reindex(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<Reindexed> {
-        self.home.ensure()?;
-        match self.reindex_once(dir, full, progress) {
-            Err(e) if full && is_damage(&e) => {
-                let aside = self.move_index_aside(dir)?;
-                tracing::warn!("{e}");
-                let report = self.reindex_once(dir, full, progress)?;
-                Ok(Reindexed {
-                    report,
-                    moved_aside: Some(aside),
-                })
-            }
-            other => other.map(|report| Reindexed {
-                report,
-                moved_aside: None,
-            }),
-        }
-    }
-
-    fn reindex_once(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {
-        self.rebuild(dir, full, progress)
-            .map_err(|e| e.at(&dir.index_path()))
-    }
-
-    fn rebuild(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {
-        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
-        let report = sync_records(db.writer()?, dir, &self.limits(), full, progress)?;
-        if full {
-            crate::index::rebuild_source_fts(db.writer()?)?;
-            let ok: String = db
-                .writer()?
-                .query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-            if ok != "ok" {
-                return Err(Error::CorruptIndex {
-                    path: dir.index_path(),
-                    detail: ok,
-                });
-            }
-        }
-        Ok(report)
-    }
-
-    /// Rename `index.db` to `index.db.corrupt-<now>` and drop its WAL.
-    fn move_index_aside(&self, dir: &ScopeDir) -> Result<std::path::PathBuf> {
-        let path = dir.index_path();
-        let aside = path.with_extension(format!("db.corrupt-{}", self.now.as_second()));
-        std::fs::rename(&path, &aside).map_err(|e| Error::io("cannot move aside", &path, e))?;
-        for ext in ["db-wal", "db-shm"] {
-            let _ = std::fs::remove_file(path.with_extension(ext));
-        }
-        Ok(aside)
-    }
-}
-
-/// Whether `e` says the index file itself is damaged (or from a newer
-/// recall), rather than something a person must fix first.
-fn is_damage(e: &Error) -> bool {
-    match e {
-        Error::CorruptIndex { .. } | Error::SchemaTooNew { .. } => true,
-        Error::Sqlite(e) => matches!(
-            e.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-        ),
-        _ => false,
     }
 }
