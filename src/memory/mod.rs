@@ -15,6 +15,7 @@ mod records;
 mod reindex;
 mod repo_records;
 mod search;
+mod session_start;
 mod skills;
 mod sync;
 
