@@ -5,11 +5,16 @@ use jiff::Timestamp;
 
 use super::Memory;
 use crate::error::{Error, Result};
-use crate::extract::run::{self, Backlog, Extractor, Options, Report};
+use crate::extract::run::{self, Backlog, Extractor, Options, Report, Status};
 use crate::index::{index_sources, IndexReport, RunOptions};
 use crate::ingest::discover::Input;
 use crate::ingest::{Format, Kind};
 use crate::store::{Db, OpenMode, Scope};
+
+/// The error of an extraction command in a project with no index.
+fn nothing_indexed() -> Error {
+    Error::NotFound("nothing indexed for this project yet: run `recall index` first".into())
+}
 
 /// What [`Memory::extract`] should do; the rest comes from the config.
 #[derive(Debug, Clone)]
@@ -77,9 +82,7 @@ impl Memory {
     pub fn extract(&self, job: &ExtractJob) -> Result<ExtractOutcome> {
         let pdir = self.project()?.dir;
         if !pdir.index_path().exists() {
-            return Err(Error::NotFound(
-                "nothing indexed for this project yet: run `recall index` first".into(),
-            ));
+            return Err(nothing_indexed());
         }
         let mut pdb = self.open_synced(&pdir)?;
         let options = self.extract_options(job);
@@ -115,5 +118,60 @@ impl Memory {
             options,
             nothing_due,
         })
+    }
+}
+
+impl Memory {
+    /// Every indexed session of the project and its extraction state
+    /// (`recall extract --status`); sessions never tried are `pending`.
+    pub fn extract_status(&self) -> Result<Vec<Status>> {
+        let pdir = self.project()?.dir;
+        if !pdir.index_path().exists() {
+            return Err(nothing_indexed());
+        }
+        run::status(self.open_synced(&pdir)?.writer()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::discover::expand;
+
+    fn memory(tmp: &std::path::Path) -> Memory {
+        Memory::open(
+            Some(tmp.join("home")),
+            Some("app".into()),
+            tmp.into(),
+            |_| None,
+        )
+        .unwrap()
+        .at(Timestamp::from_second(1_700_000_000).unwrap())
+    }
+
+    #[test]
+    fn status_before_any_index_says_to_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = memory(tmp.path()).extract_status().unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
+        assert_eq!(err.to_string(), nothing_indexed().to_string());
+    }
+
+    #[test]
+    fn indexed_sessions_start_pending() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = memory(tmp.path());
+        let sessions =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo/sessions");
+        let files = expand(&[sessions])?;
+        let run = RunOptions::default();
+        mem.index(&files, Some(Kind::Session), None, &run, &mut |_| {})?;
+        let rows = mem.extract_status()?;
+        assert!(!rows.is_empty());
+        assert!(
+            rows.iter().all(|r| r.state == "pending" && r.facts == 0),
+            "{rows:?}"
+        );
+        Ok(())
     }
 }

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use crate::extract::remember::Fact;
+pub use crate::extract::run::Status as ExtractStatus;
 pub use doctor::{Checkup, Finding, ScopeCheck, ScopeHealth};
 pub use jobs::{ExtractJob, ExtractOutcome};
 pub use prompt::PromptContext;
