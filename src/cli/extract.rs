@@ -8,7 +8,6 @@ use super::args::{ExtractArgs, ExtractorArg, SummaryArgs};
 use super::context::Ctx;
 use crate::extract::run::{self, Extractor, Options};
 use crate::memory::{ExtractJob, ExtractOutcome, ExtractStatus};
-use crate::store::Scope;
 use crate::when::parse_when;
 
 fn extractor(ctx: &Ctx, a: &ExtractArgs) -> Result<Extractor> {
@@ -139,15 +138,11 @@ fn print_status(rows: &[ExtractStatus], json: bool) -> Result<u8> {
 /// `recall summary`: one line per active record, pinned first, then by
 /// importance, then by recency, within the token budget.
 pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
-    let out = ctx.summary(a.max_tokens)?;
     if a.write {
-        let project = ctx.project()?;
-        let path = project.dir.root.join("MEMORY.md");
-        ctx.ensure_scope(Scope::Project)?;
-        crate::store::atomic_write(&path, out.as_bytes())?;
+        let path = ctx.write_summary(a.max_tokens)?;
         eprintln!("wrote {}", path.display());
     } else {
-        out!("{out}");
+        out!("{}", ctx.summary(a.max_tokens)?);
     }
     Ok(0)
 }
