@@ -137,30 +137,20 @@ impl Memory {
 mod tests {
     use super::*;
     use crate::ingest::discover::expand;
-
-    fn memory(tmp: &std::path::Path) -> Memory {
-        Memory::open(
-            Some(tmp.join("home")),
-            Some("app".into()),
-            tmp.into(),
-            |_| None,
-        )
-        .unwrap()
-        .at(Timestamp::from_second(1_700_000_000).unwrap())
-    }
+    use crate::memory::test_memory;
 
     #[test]
     fn status_before_any_index_says_to_index() {
         let tmp = tempfile::tempdir().unwrap();
-        let err = memory(tmp.path()).extract_status().unwrap_err();
-        assert!(matches!(err, Error::NotFound(_)), "{err}");
-        assert_eq!(err.to_string(), nothing_indexed().to_string());
+        let got = test_memory(tmp.path()).extract_status();
+        let said = |m: &str| m.ends_with("run `recall index` first");
+        assert!(matches!(got, Err(Error::NotFound(m)) if said(&m)));
     }
 
     #[test]
     fn indexed_sessions_start_pending() -> Result<()> {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
+        let mem = test_memory(tmp.path());
         let sessions =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo/sessions");
         let files = expand(&[sessions])?;

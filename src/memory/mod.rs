@@ -308,6 +308,31 @@ impl Memory {
     }
 }
 
+/// The memory façade tests run on: the home `<tmp>/home`, the project
+/// `app`, the clock at Unix second 1,700,000,000.
+#[cfg(test)]
+pub(crate) fn test_memory(tmp: &Path) -> Memory {
+    // A fresh home with no config and no environment always opens.
+    Memory::open(
+        Some(tmp.join("home")),
+        Some("app".into()),
+        tmp.into(),
+        |_| None,
+    )
+    .unwrap()
+    .at(Timestamp::from_second(1_700_000_000).unwrap())
+}
+
+/// [`test_memory`] with one project record (`use-pnpm`, a decision);
+/// returns the record's file.
+#[cfg(test)]
+pub(crate) fn test_memory_with_record(tmp: &Path) -> (Memory, PathBuf) {
+    let mem = test_memory(tmp);
+    let new = NewRecord::decision("use-pnpm", "We use pnpm, not npm.");
+    let file = mem.upsert_in(Scope::Project, new).unwrap().0.path;
+    (mem, file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

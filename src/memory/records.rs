@@ -450,17 +450,11 @@ impl Memory {
 mod tests {
     use super::*;
     use crate::index::SecretPolicy;
+    use crate::memory::test_memory;
 
     fn setup() -> (tempfile::TempDir, Memory, ScopeDir) {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = Memory::open(
-            Some(tmp.path().join("home")),
-            Some("app".into()),
-            tmp.path().into(),
-            |_| None,
-        )
-        .unwrap()
-        .at(Timestamp::from_second(1_700_000_000).unwrap());
+        let mem = test_memory(tmp.path());
         let dir = mem.ensure_scope(Scope::Project).unwrap();
         (tmp, mem, dir)
     }

@@ -125,23 +125,12 @@ fn is_damage(e: &Error) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use jiff::Timestamp;
-
     use super::*;
-    use crate::memory::NewRecord;
+    use crate::memory::test_memory_with_record;
 
     fn setup() -> (tempfile::TempDir, Memory, ScopeDir) {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = Memory::open(
-            Some(tmp.path().join("home")),
-            Some("app".into()),
-            tmp.path().into(),
-            |_| None,
-        )
-        .unwrap()
-        .at(Timestamp::from_second(1_700_000_000).unwrap());
-        let new = NewRecord::decision("use-pnpm", "We use pnpm, not npm.");
-        mem.upsert_in(Scope::Project, new).unwrap();
+        let (mem, _) = test_memory_with_record(tmp.path());
         let dir = mem.scope_dir(Scope::Project).unwrap();
         (tmp, mem, dir)
     }

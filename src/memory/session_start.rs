@@ -55,24 +55,15 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::test_memory;
     use crate::memory::NewRecord;
     use crate::render::SESSION_START_HEADER;
     use crate::store::Scope;
 
-    fn memory(tmp: &std::path::Path) -> Memory {
-        Memory::open(
-            Some(tmp.join("home")),
-            Some("app".into()),
-            tmp.into(),
-            |_| None,
-        )
-        .unwrap()
-    }
-
     #[test]
     fn a_missing_home_says_so() {
         let tmp = tempfile::tempdir().unwrap();
-        let err = memory(tmp.path()).session_start().unwrap_err();
+        let err = test_memory(tmp.path()).session_start().unwrap_err();
         assert!(matches!(err, Error::NotFound(_)), "{err}");
         assert!(err.to_string().starts_with("no recall home at "), "{err}");
     }
@@ -81,7 +72,7 @@ mod tests {
     fn a_home_that_is_a_file_says_so() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("home"), b"").unwrap();
-        let err = memory(tmp.path()).require_home().unwrap_err();
+        let err = test_memory(tmp.path()).require_home().unwrap_err();
         assert!(matches!(err, Error::Invalid(_)), "{err}");
         assert!(err.to_string().contains("is not a folder"), "{err}");
     }
@@ -89,7 +80,7 @@ mod tests {
     #[test]
     fn an_empty_home_starts_with_nothing() -> Result<()> {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
+        let mem = test_memory(tmp.path());
         mem.ensure_scope(Scope::Project)?;
         assert_eq!(mem.session_start()?, "");
         Ok(())
@@ -98,7 +89,7 @@ mod tests {
     #[test]
     fn project_records_come_before_the_user_s() -> Result<()> {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
+        let mem = test_memory(tmp.path());
         mem.upsert_in(
             Scope::User,
             NewRecord::decision("tabs", "I indent with tabs."),

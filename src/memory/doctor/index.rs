@@ -13,7 +13,7 @@ use crate::index::drift;
 use crate::store::{current_docs, immutable_uri, ScopeDir, Table, SCHEMA_VERSION};
 
 /// The fix for an index only a rebuild repairs.
-const REBUILD: &str = "run `recall reindex --full`";
+pub(super) const REBUILD: &str = "run `recall reindex --full`";
 
 /// SQLite failing because it cannot write beside the file (a read-only
 /// folder).

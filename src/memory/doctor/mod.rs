@@ -118,27 +118,24 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::NewRecord;
+    use crate::memory::{test_memory, test_memory_with_record};
 
-    fn memory(home: &std::path::Path) -> Memory {
-        Memory::open(
-            Some(home.join("home")),
-            Some("app".into()),
-            home.into(),
-            |_| None,
-        )
-        .unwrap()
+    /// A memory with one project record, and that record's file.
+    fn with_record() -> (tempfile::TempDir, Memory, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mem, file) = test_memory_with_record(tmp.path());
+        (tmp, mem, file)
     }
 
-    fn add_record(mem: &Memory) {
-        let new = NewRecord::decision("use-pnpm", "We use pnpm, not npm.");
-        mem.upsert_in(Scope::Project, new).unwrap();
+    /// Whether a finding's text says `needle`.
+    fn says(c: &Checkup, needle: &str) -> bool {
+        c.findings.iter().any(|f| f.what.contains(needle))
     }
 
     #[test]
     fn a_home_that_does_not_exist_is_empty_and_healthy() {
         let tmp = tempfile::tempdir().unwrap();
-        let c = memory(tmp.path()).doctor();
+        let c = test_memory(tmp.path()).doctor();
         assert!(c.is_healthy(), "{:?}", c.findings);
         let health: Vec<_> = c.scopes.iter().map(|s| s.health.clone()).collect();
         assert_eq!(health, [ScopeHealth::Empty, ScopeHealth::Empty]);
@@ -147,9 +144,7 @@ mod tests {
 
     #[test]
     fn a_project_with_records_passes() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
-        add_record(&mem);
+        let (_tmp, mem, _) = with_record();
         let c = mem.doctor();
         assert!(c.is_healthy(), "{:?}", c.findings);
         assert_eq!(
@@ -165,22 +160,12 @@ mod tests {
     #[test]
     fn a_readable_record_file_is_a_finding_of_its_scope() {
         use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
-        add_record(&mem);
-        let file = walkdir::WalkDir::new(mem.project().unwrap().dir.records_dir())
-            .into_iter()
-            .flatten()
-            .find(|e| e.file_type().is_file())
-            .unwrap();
-        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (_tmp, mem, file) = with_record();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         let c = mem.doctor();
         assert_eq!(c.findings.len(), 1, "{:?}", c.findings);
         assert!(c.findings[0].what.contains("other users can read"));
-        assert_eq!(
-            c.findings[0].fix,
-            format!("chmod 600 {}", file.path().display())
-        );
+        assert_eq!(c.findings[0].fix, format!("chmod 600 {}", file.display()));
         assert!(matches!(
             c.scopes[1].health,
             ScopeHealth::Checked { problems: 1, .. }
@@ -189,68 +174,38 @@ mod tests {
 
     #[test]
     fn an_index_that_is_not_a_database_needs_a_full_reindex() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
-        add_record(&mem);
-        let index = mem.project().unwrap().dir.index_path();
-        std::fs::write(&index, vec![b'x'; 8192]).unwrap();
+        let (_tmp, mem, _) = with_record();
+        std::fs::write(mem.project().unwrap().dir.index_path(), [b'x'; 8192]).unwrap();
         let c = mem.doctor();
-        assert!(!c.is_healthy());
-        assert!(
-            c.findings
-                .iter()
-                .any(|f| f.fix == "run `recall reindex --full`"),
-            "{:?}",
-            c.findings
-        );
+        let rebuild = c.findings.iter().any(|f| f.fix == index::REBUILD);
+        assert!(rebuild, "{:?}", c.findings);
     }
 
     #[test]
     fn an_index_from_a_newer_recall_says_upgrade() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
-        add_record(&mem);
-        let index = mem.project().unwrap().dir.index_path();
-        let c = rusqlite::Connection::open(&index).unwrap();
+        let (_tmp, mem, _) = with_record();
+        let c = rusqlite::Connection::open(mem.project().unwrap().dir.index_path()).unwrap();
         c.pragma_update(None, "user_version", crate::store::SCHEMA_VERSION + 1)
             .unwrap();
         drop(c);
-        let found = mem.doctor().findings;
-        assert!(
-            found
-                .iter()
-                .any(|f| f.what.contains("newer than this recall")),
-            "{found:?}"
-        );
+        let c = mem.doctor();
+        assert!(says(&c, "newer than this recall"), "{:?}", c.findings);
     }
 
     #[test]
     fn a_record_file_added_by_hand_is_drift() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
-        add_record(&mem);
-        let src = walkdir::WalkDir::new(mem.project().unwrap().dir.records_dir())
-            .into_iter()
-            .flatten()
-            .find(|e| e.file_type().is_file())
-            .unwrap()
-            .into_path();
+        let (_tmp, mem, src) = with_record();
         let copy = src.with_file_name("by-hand.md");
         let body = std::fs::read_to_string(&src).unwrap();
         std::fs::write(&copy, body.replace("use-pnpm", "by-hand")).unwrap();
-        let found = mem.doctor().findings;
-        assert!(
-            found
-                .iter()
-                .any(|f| f.what.contains("1 record file(s) not indexed")),
-            "{found:?}"
-        );
+        let c = mem.doctor();
+        assert!(says(&c, "1 record file(s) not indexed"), "{:?}", c.findings);
     }
 
     #[test]
     fn the_other_projects_are_named() {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = memory(tmp.path());
+        let mem = test_memory(tmp.path());
         mem.ensure_scope(Scope::Project).unwrap();
         mem.with_project("web")
             .ensure_scope(Scope::Project)
