@@ -7,11 +7,11 @@ use anyhow::{bail, Context as _, Result};
 
 use super::args::{DemoArgs, GlobalArgs, QueryArgs, QueryFormat};
 use super::context::Ctx;
-use crate::index::{index_sources, sync_records, IndexReport, Progress, RunOptions, SyncReport};
+use crate::index::{IndexReport, RunOptions, SyncReport};
 use crate::ingest::discover::expand;
 use crate::ingest::Kind;
 use crate::records::Category;
-use crate::store::{Db, OpenMode, Scope};
+use crate::store::Scope;
 
 const SAMPLE_QUERY: &str = "Ticket: the config loader test is flaky on CI. \
 `parse_config_file` sometimes fails with E0502 after the pnpm upgrade; what do we know?";
@@ -45,12 +45,7 @@ fn copy_records(from: &Path, to: &Path) -> Result<usize> {
 }
 
 /// Index `<corpus>/sessions` and `<corpus>/tickets` into the project.
-fn index_demo_sources(
-    ctx: &Ctx,
-    corpus: &Path,
-    project: &crate::store::ScopeDir,
-) -> Result<IndexReport> {
-    let mut db = Db::open(&project.index_path(), OpenMode::ReadWrite)?;
+fn index_demo_sources(ctx: &Ctx, corpus: &Path) -> Result<IndexReport> {
     let run = RunOptions {
         now: ctx.now.as_second(),
         ..RunOptions::default()
@@ -62,8 +57,7 @@ fn index_demo_sources(
             continue;
         }
         let inputs = expand(&[dir])?;
-        let opts = ctx.ingest_options(Some(kind), None);
-        let r = index_sources(db.writer()?, &inputs, &opts, &run, &mut |l| {
+        let r = ctx.index(&inputs, Some(kind), None, &run, &mut |l| {
             eprintln!("recall: {l}")
         })?;
         report.chunks += r.chunks;
@@ -91,19 +85,12 @@ pub fn run(a: DemoArgs) -> Result<u8> {
     copy_records(&corpus.join("user"), &user.records_dir())?;
     let mut total = SyncReport::default();
     for dir in [&project, &user] {
-        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
-        total.absorb(sync_records(
-            db.writer()?,
-            dir,
-            &ctx.limits(),
-            true,
-            &Progress::hidden(),
-        )?);
+        total.absorb(ctx.reindex(dir, true, false)?.report);
     }
     for e in &total.errors {
         eprintln!("recall: skipped {e}");
     }
-    let indexed = index_demo_sources(&ctx, &corpus, &project)?;
+    let indexed = index_demo_sources(&ctx, &corpus)?;
     eprintln!(
         "demo: indexed {} records, {} session chunks and {} tickets from {} into {}",
         total.added,

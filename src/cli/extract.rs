@@ -7,8 +7,7 @@ use anyhow::{bail, Result};
 use super::args::{ExtractArgs, ExtractorArg, SummaryArgs};
 use super::context::Ctx;
 use crate::extract::run::{self, Extractor, Options};
-use crate::memory::{ExtractJob, ExtractOutcome};
-use crate::store::Scope;
+use crate::memory::{ExtractJob, ExtractOutcome, ExtractStatus};
 use crate::when::parse_when;
 
 fn extractor(ctx: &Ctx, a: &ExtractArgs) -> Result<Extractor> {
@@ -29,11 +28,7 @@ fn extractor(ctx: &Ctx, a: &ExtractArgs) -> Result<Extractor> {
 
 pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
     if a.status {
-        let pdir = ctx.project()?.dir;
-        if !pdir.index_path().exists() {
-            bail!("nothing indexed for this project yet: run `recall index` first");
-        }
-        return print_status(ctx.open_synced(&pdir)?.writer()?, a.json);
+        return print_status(&ctx.extract_status()?, a.json);
     }
     let job = ExtractJob {
         session: a.session.clone(),
@@ -117,20 +112,23 @@ fn why_nothing_due(b: &run::Backlog, o: &Options) -> String {
     format!("{} indexed sessions; {}", b.sessions, why.join("; "))
 }
 
-fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {
-    let rows = run::status(c)?;
+fn print_status(rows: &[ExtractStatus], json: bool) -> Result<u8> {
     if json {
-        outln!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(rows)?);
         return Ok(0);
     }
     for r in rows {
-        let why = r.reason.map(|x| format!(" ({x})")).unwrap_or_default();
+        let why = r
+            .reason
+            .as_deref()
+            .map(|x| format!(" ({x})"))
+            .unwrap_or_default();
         outln!(
             "{}\t{}\t{} facts\t{}\t{}{why}",
             r.session_id,
             r.state,
             r.facts,
-            r.updated.unwrap_or_default(),
+            r.updated.as_deref().unwrap_or_default(),
             r.path
         );
     }
@@ -140,15 +138,11 @@ fn print_status(c: &rusqlite::Connection, json: bool) -> Result<u8> {
 /// `recall summary`: one line per active record, pinned first, then by
 /// importance, then by recency, within the token budget.
 pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
-    let out = ctx.summary(a.max_tokens)?;
     if a.write {
-        let project = ctx.project()?;
-        let path = project.dir.root.join("MEMORY.md");
-        ctx.ensure_scope(Scope::Project)?;
-        crate::store::atomic_write(&path, out.as_bytes())?;
+        let path = ctx.write_summary(a.max_tokens)?;
         eprintln!("wrote {}", path.display());
     } else {
-        out!("{out}");
+        out!("{}", ctx.summary(a.max_tokens)?);
     }
     Ok(0)
 }

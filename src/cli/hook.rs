@@ -35,7 +35,6 @@ use serde_json::json;
 
 use super::args::{GlobalArgs, HookArgs};
 use super::context::Ctx;
-use crate::store::{Db, ScopeDir};
 
 /// Claude Code cuts additional context past this many characters.
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
@@ -128,7 +127,7 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
     let context = match p.hook_event_name.as_str() {
         "SessionStart" => {
             start_background_sync(&ctx);
-            let context = session_start(&ctx)?;
+            let context = ctx.session_start()?;
             if context.is_empty() {
                 return Ok(no_memory_notice(&ctx, launcher)
                     .map(|m| json!({"systemMessage": m}).to_string()));
@@ -172,35 +171,6 @@ fn cap_chars(s: &str, max: usize) -> String {
     cut[..cut.rfind('\n').unwrap_or(cut.len())].to_string()
 }
 
-fn targets_for(ctx: &Ctx) -> Result<Vec<(ScopeDir, Db)>> {
-    check_home(ctx.home.root())?;
-    let mut out = Vec::new();
-    for dir in [ctx.project()?.dir, ctx.home.user()] {
-        if let Some(db) = ctx.open_for_read(&dir, false)? {
-            out.push((dir, db));
-        }
-    }
-    Ok(out)
-}
-
-/// The reading hooks never create the home, but a missing or unusable one
-/// is worth a line on stderr: otherwise a mistyped `RECALL_HOME` would
-/// silently recall nothing forever.
-fn check_home(root: &std::path::Path) -> Result<()> {
-    match std::fs::metadata(root) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => anyhow::bail!(
-            "the recall home {} is not a folder; point --home or RECALL_HOME at a folder",
-            root.display()
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
-            "no recall home at {}: nothing to recall yet; add a record or index a session first",
-            root.display()
-        ),
-        Err(e) => Err(e).with_context(|| format!("cannot read the recall home {}", root.display())),
-    }
-}
-
 /// The prompt's context, without what this session was already given;
 /// the tokens injected go to `<home>/logs/hooks.log`.
 fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
@@ -208,7 +178,7 @@ fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
     if text.trim().is_empty() {
         return Ok(String::new());
     }
-    check_home(ctx.home.root())?;
+    ctx.require_home()?;
     let session = p.session_id.as_deref();
     let got = ctx.prompt_context(text, session)?;
     if let Some(s) = session {
@@ -241,18 +211,6 @@ fn log_tokens(ctx: &Ctx, session: &str, got: &crate::memory::PromptContext) {
     if let Err(e) = written {
         tracing::debug!("hook tokens not logged: {e}");
     }
-}
-
-fn session_start(ctx: &Ctx) -> Result<String> {
-    let open = targets_for(ctx)?;
-    let mut out = String::new();
-    for (dir, db) in &open {
-        db.with_conn(|c| super::hook_start::summarise(c, dir, &mut out))?;
-    }
-    if out.is_empty() {
-        return Ok(out);
-    }
-    Ok(format!("{}{out}", super::hook_start::HEADER))
 }
 
 /// The one line a session of a project with no memory yet shows its user,

@@ -26,7 +26,6 @@ mod doctor;
 mod extract;
 mod hook;
 mod hook_install;
-mod hook_start;
 mod index;
 mod mcp;
 mod project;

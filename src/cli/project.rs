@@ -4,12 +4,12 @@ use anyhow::Result;
 
 use super::args::ProjectCmd;
 use super::context::Ctx;
-use crate::store::{Project, ProjectInfo};
+use crate::store::ProjectInfo;
 
 pub fn run(ctx: &Ctx, cmd: ProjectCmd) -> Result<u8> {
     match cmd {
         ProjectCmd::List { json } => {
-            let all = Project::list(&ctx.home)?;
+            let all = ctx.projects()?;
             if json {
                 outln!("{}", serde_json::to_string_pretty(&all)?);
             } else if all.is_empty() {

@@ -5,24 +5,15 @@ use serde_json::json;
 
 use super::args::ReindexArgs;
 use super::context::Ctx;
-use crate::index::{Progress, SyncReport};
-use crate::store::{Project, ScopeDir};
+use crate::index::SyncReport;
+use crate::store::ScopeDir;
 
 /// Exit code when the batch finished but some files failed.
 pub const PARTIAL: u8 = 3;
 
 pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
     super::context::be_nice(&ctx.config);
-    let mut dirs = vec![ctx.home.user()];
-    if a.all_projects {
-        dirs.extend(
-            Project::list(&ctx.home)?
-                .iter()
-                .map(|p| ctx.home.project(&p.id)),
-        );
-    } else {
-        dirs.push(ctx.ensure_scope(crate::store::Scope::Project)?);
-    }
+    let dirs = ctx.reindex_scopes(a.all_projects)?;
     let mut total = SyncReport::default();
     for dir in &dirs {
         let report = reindex_scope(ctx, dir, a.full, !a.json)?;
@@ -50,12 +41,9 @@ pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
     Ok(if total.errors.is_empty() { 0 } else { PARTIAL })
 }
 
-/// Rebuild one scope through the façade, with a progress bar.
+/// Rebuild one scope through the façade, saying where a damaged index went.
 fn reindex_scope(ctx: &Ctx, dir: &ScopeDir, full: bool, bar: bool) -> Result<SyncReport> {
-    let files = count_files(dir);
-    let progress = Progress::new(files, &format!("{} records", dir.scope), bar);
-    let done = ctx.reindex(dir, full, &progress)?;
-    progress.finish();
+    let done = ctx.reindex(dir, full, bar)?;
     if let Some(aside) = &done.moved_aside {
         eprintln!(
             "recall: the index at {} was damaged; moved it aside to {} and rebuilt it from the record files; run `recall index` to add sessions and tickets again (and `recall sync` for team memory)",
@@ -64,14 +52,4 @@ fn reindex_scope(ctx: &Ctx, dir: &ScopeDir, full: bool, bar: bool) -> Result<Syn
         );
     }
     Ok(done.report)
-}
-
-fn count_files(dir: &ScopeDir) -> u64 {
-    walkdir::WalkDir::new(dir.records_dir())
-        .min_depth(2)
-        .max_depth(2)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        .count() as u64
 }

@@ -5,11 +5,16 @@ use jiff::Timestamp;
 
 use super::Memory;
 use crate::error::{Error, Result};
-use crate::extract::run::{self, Backlog, Extractor, Options, Report};
-use crate::index::{index_sources, sync_records, IndexReport, Progress, RunOptions, SyncReport};
+use crate::extract::run::{self, Backlog, Extractor, Options, Report, Status};
+use crate::index::{index_sources, IndexReport, RunOptions};
 use crate::ingest::discover::Input;
 use crate::ingest::{Format, Kind};
-use crate::store::{Db, OpenMode, Scope, ScopeDir};
+use crate::store::{Db, OpenMode, Scope};
+
+/// The error of an extraction command in a project with no index.
+fn nothing_indexed() -> Error {
+    Error::NotFound("nothing indexed for this project yet: run `recall index` first".into())
+}
 
 /// What [`Memory::extract`] should do; the rest comes from the config.
 #[derive(Debug, Clone)]
@@ -77,9 +82,7 @@ impl Memory {
     pub fn extract(&self, job: &ExtractJob) -> Result<ExtractOutcome> {
         let pdir = self.project()?.dir;
         if !pdir.index_path().exists() {
-            return Err(Error::NotFound(
-                "nothing indexed for this project yet: run `recall index` first".into(),
-            ));
+            return Err(nothing_indexed());
         }
         let mut pdb = self.open_synced(&pdir)?;
         let options = self.extract_options(job);
@@ -118,84 +121,47 @@ impl Memory {
     }
 }
 
-/// What [`Memory::reindex`] did to one scope.
-#[derive(Debug)]
-pub struct Reindexed {
-    pub report: SyncReport,
-    /// Where an unreadable index was moved before it was rebuilt.
-    pub moved_aside: Option<std::path::PathBuf>,
-}
-
 impl Memory {
-    /// Rebuild one scope's record index from its Markdown files. With
-    /// `full`, an index that is damaged anywhere (its header, or a page
-    /// deep inside that only a write reaches) is moved aside and a new one
-    /// built: the files are the truth, so this always ends with a working
-    /// index. Sessions and tickets then come back with `recall index`, and
-    /// team memory with `recall sync`.
-    pub fn reindex(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<Reindexed> {
-        self.home.ensure()?;
-        match self.reindex_once(dir, full, progress) {
-            Err(e) if full && is_damage(&e) => {
-                let aside = self.move_index_aside(dir)?;
-                tracing::warn!("{e}");
-                let report = self.reindex_once(dir, full, progress)?;
-                Ok(Reindexed {
-                    report,
-                    moved_aside: Some(aside),
-                })
-            }
-            other => other.map(|report| Reindexed {
-                report,
-                moved_aside: None,
-            }),
+    /// Every indexed session of the project and its extraction state
+    /// (`recall extract --status`); sessions never tried are `pending`.
+    pub fn extract_status(&self) -> Result<Vec<Status>> {
+        let pdir = self.project()?.dir;
+        if !pdir.index_path().exists() {
+            return Err(nothing_indexed());
         }
-    }
-
-    fn reindex_once(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {
-        self.rebuild(dir, full, progress)
-            .map_err(|e| e.at(&dir.index_path()))
-    }
-
-    fn rebuild(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {
-        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite)?;
-        let report = sync_records(db.writer()?, dir, &self.limits(), full, progress)?;
-        if full {
-            crate::index::rebuild_source_fts(db.writer()?)?;
-            let ok: String = db
-                .writer()?
-                .query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-            if ok != "ok" {
-                return Err(Error::CorruptIndex {
-                    path: dir.index_path(),
-                    detail: ok,
-                });
-            }
-        }
-        Ok(report)
-    }
-
-    /// Rename `index.db` to `index.db.corrupt-<now>` and drop its WAL.
-    fn move_index_aside(&self, dir: &ScopeDir) -> Result<std::path::PathBuf> {
-        let path = dir.index_path();
-        let aside = path.with_extension(format!("db.corrupt-{}", self.now.as_second()));
-        std::fs::rename(&path, &aside).map_err(|e| Error::io("cannot move aside", &path, e))?;
-        for ext in ["db-wal", "db-shm"] {
-            let _ = std::fs::remove_file(path.with_extension(ext));
-        }
-        Ok(aside)
+        run::status(self.open_synced(&pdir)?.writer()?)
     }
 }
 
-/// Whether `e` says the index file itself is damaged (or from a newer
-/// recall), rather than something a person must fix first.
-fn is_damage(e: &Error) -> bool {
-    match e {
-        Error::CorruptIndex { .. } | Error::SchemaTooNew { .. } => true,
-        Error::Sqlite(e) => matches!(
-            e.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-        ),
-        _ => false,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::discover::expand;
+    use crate::memory::test_memory;
+
+    #[test]
+    fn status_before_any_index_says_to_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let got = test_memory(tmp.path()).extract_status();
+        let said = |m: &str| m.ends_with("run `recall index` first");
+        assert!(matches!(got, Err(Error::NotFound(m)) if said(&m)));
+    }
+
+    #[test]
+    fn indexed_sessions_start_pending() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = test_memory(tmp.path());
+        let sessions =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo/sessions");
+        let files = expand(&[sessions])?;
+        let run = RunOptions::default();
+        mem.index(&files, Some(Kind::Session), None, &run, &mut |_| {})?;
+        let rows = mem.extract_status()?;
+        assert!(!rows.is_empty());
+        assert!(
+            rows.iter().all(|r| r.state == "pending" && r.facts == 0),
+            "{rows:?}"
+        );
+        Ok(())
     }
 }

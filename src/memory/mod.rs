@@ -8,11 +8,14 @@
 //! so ranking and timestamps are deterministic in tests; a long-running
 //! front end takes a fresh one per request with [`Memory::at`].
 
+mod doctor;
 mod jobs;
 mod prompt;
 mod records;
+mod reindex;
 mod repo_records;
 mod search;
+mod session_start;
 mod skills;
 mod sync;
 
@@ -22,9 +25,12 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use crate::extract::remember::Fact;
-pub use jobs::{ExtractJob, ExtractOutcome, Reindexed};
+pub use crate::extract::run::Status as ExtractStatus;
+pub use doctor::{Checkup, Finding, ScopeCheck, ScopeHealth};
+pub use jobs::{ExtractJob, ExtractOutcome};
 pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};
+pub use reindex::Reindexed;
 pub use repo_records::{repo_records_dir, RecordsPlace};
 pub use search::{parse_search_scope, Found, RecallOptions};
 pub use skills::Promoted;
@@ -300,6 +306,31 @@ impl Memory {
         }
         Ok(dbs)
     }
+}
+
+/// The memory façade tests run on: the home `<tmp>/home`, the project
+/// `app`, the clock at Unix second 1,700,000,000.
+#[cfg(test)]
+pub(crate) fn test_memory(tmp: &Path) -> Memory {
+    // A fresh home with no config and no environment always opens.
+    Memory::open(
+        Some(tmp.join("home")),
+        Some("app".into()),
+        tmp.into(),
+        |_| None,
+    )
+    .unwrap()
+    .at(Timestamp::from_second(1_700_000_000).unwrap())
+}
+
+/// [`test_memory`] with one project record (`use-pnpm`, a decision);
+/// returns the record's file.
+#[cfg(test)]
+pub(crate) fn test_memory_with_record(tmp: &Path) -> (Memory, PathBuf) {
+    let mem = test_memory(tmp);
+    let new = NewRecord::decision("use-pnpm", "We use pnpm, not npm.");
+    let file = mem.upsert_in(Scope::Project, new).unwrap().0.path;
+    (mem, file)
 }
 
 #[cfg(test)]

@@ -202,18 +202,13 @@ fn prune(dir: &std::path::Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::test_memory;
     use crate::memory::NewRecord;
     use crate::store::Scope;
 
     fn setup() -> (tempfile::TempDir, Memory) {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = Memory::open(
-            Some(tmp.path().join("home")),
-            Some("app".into()),
-            tmp.path().into(),
-            |_| None,
-        )
-        .unwrap();
+        let mem = test_memory(tmp.path());
         let dir = mem.ensure_scope(Scope::Project).unwrap();
         for (key, text) in [
             ("cache", "The walrus cache lives in Redis, port 6390."),

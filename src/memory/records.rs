@@ -46,6 +46,24 @@ pub struct NewRecord {
     pub keep_generated: bool,
 }
 
+#[cfg(test)]
+impl NewRecord {
+    /// A decision a person writes, secrets refused: what most tests store.
+    pub(crate) fn decision(key: &str, text: &str) -> NewRecord {
+        NewRecord {
+            key: key.into(),
+            text: text.into(),
+            category: Some(Category::Decisions),
+            pinned: None,
+            importance: None,
+            keywords: None,
+            source: Source::Manual,
+            secrets: SecretPolicy::Refuse,
+            keep_generated: false,
+        }
+    }
+}
+
 /// A partial update; `None` leaves a field as it is.
 #[derive(Debug, Clone)]
 pub struct Patch {
@@ -432,17 +450,11 @@ impl Memory {
 mod tests {
     use super::*;
     use crate::index::SecretPolicy;
+    use crate::memory::test_memory;
 
     fn setup() -> (tempfile::TempDir, Memory, ScopeDir) {
         let tmp = tempfile::tempdir().unwrap();
-        let mem = Memory::open(
-            Some(tmp.path().join("home")),
-            Some("app".into()),
-            tmp.path().into(),
-            |_| None,
-        )
-        .unwrap()
-        .at(Timestamp::from_second(1_700_000_000).unwrap());
+        let mem = test_memory(tmp.path());
         let dir = mem.ensure_scope(Scope::Project).unwrap();
         (tmp, mem, dir)
     }
@@ -543,15 +555,8 @@ mod tests {
 
     fn new(key: &str, text: &str) -> NewRecord {
         NewRecord {
-            key: key.into(),
-            text: text.into(),
-            category: Some(Category::Decisions),
-            pinned: None,
-            importance: None,
-            keywords: None,
-            source: Source::Manual,
-            secrets: SecretPolicy::Refuse,
             keep_generated: true,
+            ..NewRecord::decision(key, text)
         }
     }
 

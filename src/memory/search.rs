@@ -219,6 +219,16 @@ impl Memory {
         }
         Ok(render_summary(&project.info.name, &sections, max_tokens))
     }
+
+    /// Write [`Memory::summary`] to the project's `MEMORY.md` (the project
+    /// is created if needed); returns the file's path.
+    pub fn write_summary(&self, max_tokens: usize) -> Result<std::path::PathBuf> {
+        let text = self.summary(max_tokens)?;
+        let path = self.project()?.dir.root.join("MEMORY.md");
+        self.ensure_scope(Scope::Project)?;
+        crate::store::atomic_write(&path, text.as_bytes())?;
+        Ok(path)
+    }
 }
 
 #[cfg(test)]
@@ -275,6 +285,18 @@ mod tests {
             mem.request("deploy", opts),
             Err(crate::Error::Invalid(_))
         ));
+        Ok(())
+    }
+
+    #[test]
+    fn the_summary_is_written_beside_the_project_index() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = memory(tmp.path()).with_project("app");
+        let new = crate::memory::NewRecord::decision("pnpm", "We use pnpm.");
+        mem.upsert_in(Scope::Project, new)?;
+        let path = mem.write_summary(500)?;
+        assert_eq!(path, mem.project()?.dir.root.join("MEMORY.md"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), mem.summary(500)?);
         Ok(())
     }
 

@@ -1,10 +1,40 @@
 //! What a session starts with before any question: a scope's most
 //! important records and its latest sessions, read straight from the
-//! index (`recall hook` on SessionStart renders them).
+//! index (`Memory::session_start` reads them, `render::session_start`
+//! writes them as Markdown).
 
 use rusqlite::Connection;
 
 use crate::error::Result;
+use crate::store::Scope;
+
+/// What one scope gives a session at its start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopeStart {
+    pub scope: Scope,
+    pub records: Vec<TopRecord>,
+    /// Only the project scope lists its sessions.
+    pub sessions: Vec<RecentSession>,
+}
+
+/// A scope's `records` top records and, for a project, its `sessions`
+/// latest sessions.
+pub fn scope_start(
+    c: &Connection,
+    scope: Scope,
+    records: usize,
+    sessions: usize,
+) -> Result<ScopeStart> {
+    let sessions = match scope {
+        Scope::Project => recent_sessions(c, sessions)?,
+        Scope::User => Vec::new(),
+    };
+    Ok(ScopeStart {
+        scope,
+        records: top_records(c, records)?,
+        sessions,
+    })
+}
 
 /// A record as the start-of-session summary lists it.
 #[derive(Debug, Clone, PartialEq)]

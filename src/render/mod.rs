@@ -1,13 +1,16 @@
 //! Turning a recall [`Response`](crate::recall::Response) into text:
-//! `snippets` for people, `prompt` for a system prompt, `json` for programs.
+//! `snippets` for people, `prompt` for a system prompt, `json` for programs;
+//! and the SessionStart context (`session_start`).
 //! Never touches SQL.
 
 mod json;
 mod prompt;
+mod session_start;
 mod snippets;
 
 pub use json::render_json;
 pub use prompt::{hit_reference, render_prompt, render_prompt_shown, PromptOptions, PROMPT_TOKENS};
+pub use session_start::{render_session_start, SESSION_START_HEADER};
 pub use snippets::{render_snippets, Style};
 
 use crate::recall::{HL_CLOSE, HL_OPEN};

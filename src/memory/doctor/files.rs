@@ -1,0 +1,152 @@
+//! Doctor's checks of files: the modes of the home, its logs and the
+//! record folders (records are the memory itself), record files holding a
+//! secret or that recall cannot parse, and temporary files of killed writes.
+
+use std::path::Path;
+
+use super::Finding;
+use crate::index::files_with_secrets;
+use crate::records::Limits;
+use crate::store::{is_orphan_temp, is_temp_name, ScopeDir};
+
+/// The checks of one scope's files (its index is `index.rs`'s).
+pub(super) fn check_scope_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
+    check_mode(&dir.root, 0o700, out);
+    check_records_modes(dir, out);
+    check_record_files(dir, limits, out);
+}
+
+/// Record files holding a secret (written outside recall: the index has
+/// them redacted, the file does not), and temporary files of killed writes.
+fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
+    for (path, kinds) in files_with_secrets(dir, limits) {
+        out.push(Finding {
+            what: format!(
+                "{} holds a secret ({}); the index keeps it redacted, the file does not",
+                path.display(),
+                kinds.join(", ")
+            ),
+            fix: format!(
+                "remove the secret from {} (or `recall record edit` it), then rotate it",
+                path.display()
+            ),
+        });
+    }
+    let records = dir.records_dir();
+    for e in walkdir::WalkDir::new(&records)
+        .max_depth(2)
+        .into_iter()
+        .flatten()
+    {
+        // A record recall cannot read (a hand edit gone wrong, a pull
+        // that conflicts) is skipped by every read: say which and why.
+        let name = e.file_name().to_string_lossy();
+        if e.file_type().is_file() && name.ends_with(".md") && !is_temp_name(&name) {
+            if let Ok(text) = std::fs::read_to_string(e.path()) {
+                if let Err(err) = crate::records::parse_record(&text, e.path(), limits) {
+                    out.push(Finding {
+                        what: format!("{err}"),
+                        fix: format!(
+                            "fix {} (then `recall reindex`), or remove it",
+                            e.path().display()
+                        ),
+                    });
+                }
+            }
+        }
+        // A write in progress is not damage: only a file no writer holds,
+        // older than a minute, was left by a killed write.
+        if is_temp_name(&e.file_name().to_string_lossy()) && is_orphan_temp(e.path()) {
+            out.push(Finding {
+                what: format!(
+                    "{} is a temporary file left by an interrupted write",
+                    e.path().display()
+                ),
+                fix: "run `recall reindex` (it removes those no writer holds)".into(),
+            });
+        }
+    }
+}
+
+/// Record folders 0700 and record files 0600: records are the memory
+/// itself, so they get the same check as the index.
+fn check_records_modes(dir: &ScopeDir, out: &mut Vec<Finding>) {
+    let records = dir.records_dir();
+    if !records.exists() {
+        return;
+    }
+    // Records kept in the repository (`recall project records --in-repo`)
+    // are the team's, shared with the code: their modes are git's.
+    let in_repo = std::fs::read_link(&records)
+        .is_ok_and(|t| t.ends_with(std::path::Path::new(".recall").join("records")));
+    if in_repo {
+        return;
+    }
+    for e in walkdir::WalkDir::new(&records).into_iter().flatten() {
+        if e.path_is_symlink() {
+            // Its mode is the target's, outside the home: report the link,
+            // never a chmod that would change the target (issue 26 item 16).
+            let target = std::fs::read_link(e.path()).unwrap_or_default();
+            out.push(Finding {
+                what: format!(
+                    "{} is a symbolic link to {}: recall reads it but never changes files outside the home",
+                    e.path().display(),
+                    target.display()
+                ),
+                fix: format!(
+                    "keep the record in the home: cp --remove-destination \"$(readlink -f {0})\" {0}",
+                    e.path().display()
+                ),
+            });
+            continue;
+        }
+        let want = if e.file_type().is_dir() { 0o700 } else { 0o600 };
+        check_mode(e.path(), want, out);
+    }
+}
+
+/// `logs/` 0700 and its files 0600: hook and sync logs quote paths and
+/// errors from your sessions.
+pub(super) fn check_logs(logs: &Path, out: &mut Vec<Finding>) {
+    if !logs.exists() {
+        return;
+    }
+    check_mode(logs, 0o700, out);
+    for e in walkdir::WalkDir::new(logs)
+        .min_depth(1)
+        .max_depth(1)
+        .into_iter()
+        .flatten()
+    {
+        if e.file_type().is_file() {
+            check_mode(e.path(), 0o600, out);
+        }
+    }
+}
+
+/// A file or folder others can read, with the `chmod` that makes it
+/// `want`; a symbolic link is never followed.
+pub(super) fn check_mode(path: &Path, want: u32, out: &mut Vec<Finding>) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The link itself, never what it points to.
+        if let Some(m) = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| !m.file_type().is_symlink())
+        {
+            let mode = m.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                out.push(Finding {
+                    what: format!(
+                        "{} has mode {mode:o}: other users can read your memory",
+                        path.display()
+                    ),
+                    fix: format!("chmod {want:o} {}", path.display()),
+                });
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, want, out);
+}

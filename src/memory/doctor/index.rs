@@ -1,0 +1,197 @@
+//! Doctor's checks of a scope's `index.db`: that it opens, its schema
+//! version, SQLite's and FTS5's integrity checks, the planner's term
+//! statistics, and drift between record files and their rows. It opens a
+//! plain connection: doctor reports, it does not migrate.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::Finding;
+use crate::error::Result;
+use crate::index::drift;
+use crate::store::{current_docs, immutable_uri, ScopeDir, Table, SCHEMA_VERSION};
+
+/// The fix for an index only a rebuild repairs.
+pub(super) const REBUILD: &str = "run `recall reindex --full`";
+
+/// SQLite failing because it cannot write beside the file (a read-only
+/// folder).
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::CannotOpen) | Some(rusqlite::ErrorCode::ReadOnly)
+    )
+}
+
+/// Check one scope's index; returns whether it could only be read (a
+/// read-only home). A scope with records but no index is told to reindex.
+pub(super) fn check_index(dir: &ScopeDir, out: &mut Vec<Finding>) -> bool {
+    let path = dir.index_path();
+    if !path.exists() {
+        if dir.records_dir().exists() {
+            out.push(Finding {
+                what: format!("{} is missing", path.display()),
+                fix: "run `recall reindex`".into(),
+            });
+        }
+        return false;
+    }
+    super::files::check_mode(&path, 0o600, out);
+    let c = match open(&path) {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(Finding {
+                what: format!("cannot open {}: {e}", path.display()),
+                fix: REBUILD.into(),
+            });
+            return false;
+        }
+    };
+    let read_only = c.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
+    if let Err(e) = check_open_index(&c, dir, read_only, out) {
+        out.push(Finding {
+            what: e.to_string(),
+            fix: REBUILD.into(),
+        });
+    }
+    read_only
+}
+
+/// A plain connection, read-write because FTS5's integrity-check is
+/// spelled as an INSERT; in a read-only home the index read immutable, to
+/// check what a read can.
+fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .and_then(|c| c.busy_timeout(std::time::Duration::from_secs(5)).map(|_| c));
+    conn.and_then(
+        |c| match c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())) {
+            Err(e) if is_read_only(&e) => Connection::open_with_flags(
+                immutable_uri(path),
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+            ),
+            _ => Ok(c),
+        },
+    )
+}
+
+fn check_open_index(
+    c: &Connection,
+    dir: &ScopeDir,
+    read_only: bool,
+    out: &mut Vec<Finding>,
+) -> Result<()> {
+    let path = dir.index_path();
+    check_schema(c, &path, out)?;
+    if !read_only {
+        check_integrity(c, &path, out)?;
+    }
+    // What a write in flight would make look wrong is read as one
+    // snapshot: a recall record write holds the records lock from its
+    // file to its row, and one read transaction sees each commit whole
+    // (term counts and rows together).
+    let _writes = dir.lock_records().ok().flatten();
+    let snapshot = c.unchecked_transaction()?;
+    check_term_stats(c, &path, out)?;
+    let d = drift(c, dir)?;
+    snapshot.finish()?;
+    if !d.is_clean() {
+        out.push(Finding {
+            what: format!(
+                "{}: {} record file(s) not indexed, {} indexed record(s) whose file is gone, {} changed since indexing",
+                path.display(),
+                d.unindexed.len(),
+                d.missing.len(),
+                d.stale.len()
+            ),
+            fix: "run `recall reindex`".into(),
+        });
+    }
+    Ok(())
+}
+
+fn check_schema(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> Result<()> {
+    let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if v > SCHEMA_VERSION {
+        out.push(Finding {
+            what: format!(
+                "{} has schema version {v}, newer than this recall ({SCHEMA_VERSION})",
+                path.display()
+            ),
+            fix: "upgrade recall, or run `recall reindex --full` to rebuild it".into(),
+        });
+    } else if v != SCHEMA_VERSION {
+        out.push(Finding {
+            what: format!(
+                "{} has schema version {v}; this recall uses {SCHEMA_VERSION}",
+                path.display()
+            ),
+            fix: "run any writing command (e.g. `recall reindex`) to migrate it".into(),
+        });
+    }
+    Ok(())
+}
+
+fn check_integrity(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> Result<()> {
+    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    if ok != "ok" {
+        out.push(Finding {
+            what: format!("{}: integrity_check says {ok}", path.display()),
+            fix: REBUILD.into(),
+        });
+    }
+    for t in ["records_fts", "chunks_fts", "tickets_fts"] {
+        let sql = format!("INSERT INTO {t}({t}) VALUES('integrity-check')");
+        if let Err(e) = c.execute(&sql, []) {
+            let fix = if t == "records_fts" {
+                REBUILD.to_string()
+            } else {
+                "run `recall reindex --full` (rebuilds the index from the stored text), then \
+                 `recall index --full` on your transcripts and tickets if their text is wrong"
+                    .to_string()
+            };
+            out.push(Finding {
+                what: format!(
+                    "{}: FTS5 integrity-check of {t} failed: {e}",
+                    path.display()
+                ),
+                fix,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The planner's term statistics must be current and agree with the rows
+/// (see `store::terms`); stale ones only make queries slower, never wrong.
+fn check_term_stats(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> Result<()> {
+    let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if v < SCHEMA_VERSION {
+        return Ok(()); // check_schema already says to migrate
+    }
+    for t in Table::ALL {
+        let rows: i64 = c.query_row(&format!("SELECT count(*) FROM {}", t.meta()), [], |r| {
+            r.get(0)
+        })?;
+        match current_docs(c, t)? {
+            Some(docs) if docs == rows => {}
+            Some(docs) => out.push(Finding {
+                what: format!(
+                    "{}: term statistics of {} count {docs} rows, the table has {rows}",
+                    path.display(),
+                    t.fts()
+                ),
+                fix: "run `recall reindex --full` to recount them".into(),
+            }),
+            None => out.push(Finding {
+                what: format!(
+                    "{}: term statistics of {} are missing or stale; queries count terms the slow way",
+                    path.display(),
+                    t.fts()
+                ),
+                fix: "run any writing command (e.g. `recall reindex`) to recount them".into(),
+            }),
+        }
+    }
+    Ok(())
+}

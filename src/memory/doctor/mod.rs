@@ -1,0 +1,215 @@
+//! `recall doctor` as data: [`Memory::doctor`] checks the home, the user
+//! scope and the current project, and returns each problem with its fix
+//! ([`Finding`]) in a [`Checkup`] the front end prints. What it checks is
+//! split along its data: the files (modes, record files, temporary files:
+//! `files.rs`) and the index (schema, integrity, term statistics, drift:
+//! `index.rs`). Doctor reports; it never migrates or repairs.
+
+mod files;
+mod index;
+
+use std::path::PathBuf;
+
+use super::Memory;
+use crate::error::Result;
+use crate::store::{Scope, ScopeDir};
+
+/// One problem and its fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What is wrong, and where.
+    pub what: String,
+    /// The command or step that fixes it.
+    pub fix: String,
+}
+
+/// How one scope came out of the check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScopeHealth {
+    /// The scope's folder does not exist: nothing to check.
+    Empty,
+    /// Checked. `problems` counts this scope's findings; `read_only` says
+    /// its index could only be read (a read-only home), so FTS integrity
+    /// was not checked.
+    Checked { problems: usize, read_only: bool },
+}
+
+/// One scope doctor looked at.
+#[derive(Debug, Clone)]
+pub struct ScopeCheck {
+    pub scope: Scope,
+    pub root: PathBuf,
+    pub index: PathBuf,
+    pub health: ScopeHealth,
+}
+
+/// What [`Memory::doctor`] found.
+#[derive(Debug)]
+pub struct Checkup {
+    /// The user scope, then the current project when there is one.
+    pub scopes: Vec<ScopeCheck>,
+    /// Every problem, in the order found: the home's first, then each
+    /// scope's.
+    pub findings: Vec<Finding>,
+    /// The names of the home's other projects, which were not checked.
+    /// Listing them happens after the checks and can fail on its own (an
+    /// unreadable `projects/`): the findings are still worth showing.
+    pub unchecked: Result<Vec<String>>,
+}
+
+impl Checkup {
+    /// No problem found.
+    pub fn is_healthy(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+impl Memory {
+    /// Check the home, the user scope and the current project (when one
+    /// resolves), and name the home's projects that were not checked.
+    pub fn doctor(&self) -> Checkup {
+        let mut dirs = vec![self.home.user()];
+        let project = self.project().ok();
+        if let Some(p) = &project {
+            dirs.push(p.dir.clone());
+        }
+        let mut findings = Vec::new();
+        files::check_mode(self.home.root(), 0o700, &mut findings);
+        files::check_logs(&self.home.root().join("logs"), &mut findings);
+        let scopes = dirs
+            .iter()
+            .map(|dir| self.check_scope(dir, &mut findings))
+            .collect();
+        let checked = project.map(|p| p.info.id);
+        let unchecked = self.projects().map(|all| {
+            all.into_iter()
+                .filter(|p| Some(&p.id) != checked.as_ref())
+                .map(|p| p.name)
+                .collect()
+        });
+        Checkup {
+            scopes,
+            findings,
+            unchecked,
+        }
+    }
+
+    fn check_scope(&self, dir: &ScopeDir, out: &mut Vec<Finding>) -> ScopeCheck {
+        let health = if dir.root.exists() {
+            let before = out.len();
+            files::check_scope_files(dir, &self.limits(), out);
+            let read_only = index::check_index(dir, out);
+            ScopeHealth::Checked {
+                problems: out.len() - before,
+                read_only,
+            }
+        } else {
+            ScopeHealth::Empty
+        };
+        ScopeCheck {
+            scope: dir.scope,
+            root: dir.root.clone(),
+            index: dir.index_path(),
+            health,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{test_memory, test_memory_with_record};
+
+    /// A memory with one project record, and that record's file.
+    fn with_record() -> (tempfile::TempDir, Memory, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mem, file) = test_memory_with_record(tmp.path());
+        (tmp, mem, file)
+    }
+
+    /// Whether a finding's text says `needle`.
+    fn says(c: &Checkup, needle: &str) -> bool {
+        c.findings.iter().any(|f| f.what.contains(needle))
+    }
+
+    #[test]
+    fn a_home_that_does_not_exist_is_empty_and_healthy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = test_memory(tmp.path()).doctor();
+        assert!(c.is_healthy(), "{:?}", c.findings);
+        let health: Vec<_> = c.scopes.iter().map(|s| s.health.clone()).collect();
+        assert_eq!(health, [ScopeHealth::Empty, ScopeHealth::Empty]);
+        assert_eq!(c.unchecked.unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_project_with_records_passes() {
+        let (_tmp, mem, _) = with_record();
+        let c = mem.doctor();
+        assert!(c.is_healthy(), "{:?}", c.findings);
+        assert_eq!(
+            c.scopes[1].health,
+            ScopeHealth::Checked {
+                problems: 0,
+                read_only: false
+            }
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_readable_record_file_is_a_finding_of_its_scope() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_tmp, mem, file) = with_record();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let c = mem.doctor();
+        assert_eq!(c.findings.len(), 1, "{:?}", c.findings);
+        assert!(c.findings[0].what.contains("other users can read"));
+        assert_eq!(c.findings[0].fix, format!("chmod 600 {}", file.display()));
+        assert!(matches!(
+            c.scopes[1].health,
+            ScopeHealth::Checked { problems: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn an_index_that_is_not_a_database_needs_a_full_reindex() {
+        let (_tmp, mem, _) = with_record();
+        std::fs::write(mem.project().unwrap().dir.index_path(), [b'x'; 8192]).unwrap();
+        let c = mem.doctor();
+        let rebuild = c.findings.iter().any(|f| f.fix == index::REBUILD);
+        assert!(rebuild, "{:?}", c.findings);
+    }
+
+    #[test]
+    fn an_index_from_a_newer_recall_says_upgrade() {
+        let (_tmp, mem, _) = with_record();
+        let c = rusqlite::Connection::open(mem.project().unwrap().dir.index_path()).unwrap();
+        c.pragma_update(None, "user_version", crate::store::SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(c);
+        let c = mem.doctor();
+        assert!(says(&c, "newer than this recall"), "{:?}", c.findings);
+    }
+
+    #[test]
+    fn a_record_file_added_by_hand_is_drift() {
+        let (_tmp, mem, src) = with_record();
+        let copy = src.with_file_name("by-hand.md");
+        let body = std::fs::read_to_string(&src).unwrap();
+        std::fs::write(&copy, body.replace("use-pnpm", "by-hand")).unwrap();
+        let c = mem.doctor();
+        assert!(says(&c, "1 record file(s) not indexed"), "{:?}", c.findings);
+    }
+
+    #[test]
+    fn the_other_projects_are_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = test_memory(tmp.path());
+        mem.ensure_scope(Scope::Project).unwrap();
+        mem.with_project("web")
+            .ensure_scope(Scope::Project)
+            .unwrap();
+        assert_eq!(mem.doctor().unchecked.unwrap(), ["web"]);
+    }
+}
