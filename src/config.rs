@@ -50,8 +50,8 @@ impl Default for RecallConfig {
             limit: 10,
             hook_repeats: false,
             // Measured by examples/hook_replay (docs/benchmarks.md): with
-            // both, tokens per session 0.37x on the real transcripts and
-            // 0.46x on swe-sessions, the gold session still given for
+            // both, tokens per session 0.36x on the real transcripts and
+            // 0.45x on swe-sessions, the gold session still given for
             // 197 of 200 tickets (200 of 200 without the bar).
             hook_min_score: 0.5,
             hook_min_coverage: 0.4,

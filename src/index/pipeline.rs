@@ -138,7 +138,7 @@ pub(crate) type Watch<'a> = dyn FnMut(Step) -> Result<()> + 'a;
 
 /// How the writer commits, and who watches it.
 pub(crate) struct Writer<'w> {
-    /// Commit once this long went by since the last commit
+    /// Commit once this long went by since the batch began
     /// ([`BATCH_TIME`]; tests commit after every part).
     pub commit_every: std::time::Duration,
     pub watch: &'w mut Watch<'w>,
@@ -279,13 +279,13 @@ fn write_all(
 /// The writer: write every prepared part as it comes, in batched
 /// transactions, giving its bytes back to `budget` once written.
 ///
-/// A transaction is open only while there is something to write: the
-/// writer waits for the first part of a batch holding no lock, and commits
-/// when the batch is full, when `commit_every` has gone by, or when no part
-/// arrives before then. Waiting for the preparers with the transaction
-/// open held the write lock for the whole wait (a niced `recall index` on a
-/// busy machine held it 540 ms for 250 ms of writing), and a record write
-/// waited behind it.
+/// A transaction is open only for a batch: the writer waits for the first
+/// part of a batch holding no lock, and commits when the batch is full,
+/// when `commit_every` has gone by since the batch began, or when no part
+/// arrives before then. Before, the next transaction began right after a
+/// commit and stayed open however long the preparers took (a niced
+/// `recall index` on a busy machine held the lock 540 ms for 250 ms of
+/// writing), and a record write waited behind it.
 fn write_each(
     conn: &mut Connection,
     rx: Receiver<Ready>,

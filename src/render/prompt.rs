@@ -255,6 +255,50 @@ assistant: Fixed: the borrow ends before the push now.";
         );
     }
 
+    /// A passage that was nothing but unnamed tool output is not shown,
+    /// and not counted as shown (the hook would not give it again).
+    #[test]
+    fn a_passage_of_only_tool_output_is_left_out_and_not_counted_as_shown() {
+        use crate::recall::{HitSource, Response};
+        let hit = |id: &str, text: &str| Hit {
+            rank: 1,
+            score: 1.0,
+            kind: HitKind::Session,
+            scope: Scope::Project,
+            id: id.into(),
+            category: None,
+            title: "a session".into(),
+            snippet: String::new(),
+            text: text.into(),
+            source: HitSource {
+                session_id: Some(id.into()),
+                message_range: Some([0, 1]),
+                ..HitSource::at(format!("{id}.jsonl"))
+            },
+            pinned: false,
+            importance: 0,
+            updated: None,
+            explain: None,
+        };
+        let dump = format!("tool: {}", "fn main() {} ".repeat(40));
+        let resp = Response {
+            query: "why does the build fail".into(),
+            terms: Vec::new(),
+            hits: vec![
+                hit("s1", &dump),
+                hit("s2", "assistant: the build fails on a stale lock file"),
+            ],
+            timings_ms: Default::default(),
+            touched: Vec::new(),
+        };
+        let (text, shown) = render_prompt_shown(&resp, PromptOptions { max_tokens: 2000 });
+        assert!(
+            !text.contains("session s1") && text.contains("stale lock file"),
+            "{text}"
+        );
+        assert_eq!(shown, ["session s2 messages 0-1"]);
+    }
+
     #[test]
     fn names_are_identifiers_paths_and_codes_not_plain_words() {
         let named = named_things(

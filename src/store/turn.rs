@@ -46,8 +46,9 @@ pub fn turn_path(db: &Path) -> std::path::PathBuf {
 }
 
 /// Wait for, then hold, the turn of the index at `db`. `None` (begin
-/// without a turn) when its file cannot be opened or locked: the turn only
-/// orders writers, and each one still waits for the write lock itself.
+/// without a turn) when its file cannot be opened or locked, or the turn
+/// was not free within [`TURN_WAIT`]: the turn only orders writers, and
+/// each one still waits for the write lock itself.
 fn take_turn(db: &Path) -> Option<File> {
     let path = turn_path(db);
     let opened = private_file()
@@ -62,14 +63,29 @@ fn take_turn(db: &Path) -> Option<File> {
             return None;
         }
     };
-    match file.lock() {
-        Ok(()) => Some(file),
-        Err(e) => {
-            tracing::debug!(path = %path.display(), %e, "writing without a turn");
-            None
+    // Polled, within the busy timeout a writer waits for the lock anyway:
+    // a holder that is stopped (Ctrl-Z, a debugger) must not hold every
+    // other writer forever, and the turn only orders them.
+    let deadline = std::time::Instant::now() + TURN_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(TURN_POLL);
+            }
+            Err(e) => {
+                tracing::debug!(path = %path.display(), %e, "writing without a turn");
+                return None;
+            }
         }
     }
 }
+
+/// How long a writer waits for its turn before it begins without one: the
+/// busy timeout a writer waits for the lock itself.
+const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How often a waiting writer tries the turn again.
+const TURN_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 #[cfg(test)]
 mod tests {
