@@ -384,7 +384,8 @@ fn replay(
 }
 
 /// Characters of `ctx` that are tool output: from a `tool: ` speaker
-/// label to the next speaker label or item.
+/// label, or from the line after a Codex or Gemini CLI call, to the next
+/// speaker label or item.
 fn tool_chars(ctx: &str) -> usize {
     let mut n = 0;
     let mut in_tool = false;
@@ -396,6 +397,13 @@ fn tool_chars(ctx: &str) -> usize {
         if let Some(s) = speaker {
             in_tool = *s == "tool: ";
         }
+        // A Codex or Gemini CLI tool turn: `<tool name>: [<kind>] <call>`;
+        // the call is what the assistant did, the lines after it output.
+        let turn = l.rsplit_once("**: ").map_or(l, |(_, t)| t);
+        if speaker.is_none() && is_call(turn) {
+            in_tool = true;
+            continue;
+        }
         if line.trim_start().starts_with("_source: ")
             || line.starts_with("- **") && speaker.is_none()
         {
@@ -406,4 +414,16 @@ fn tool_chars(ctx: &str) -> usize {
         }
     }
     n
+}
+
+/// `<name>: [<kind>] …`, the first line of a tool turn labelled with the
+/// tool's name (see `render::prompt`).
+fn is_call(line: &str) -> bool {
+    line.split_once(": ").is_some_and(|(label, rest)| {
+        let rest = rest.strip_prefix("… ").unwrap_or(rest);
+        !label.is_empty()
+            && !label.contains(char::is_whitespace)
+            && rest.starts_with('[')
+            && rest.contains(']')
+    })
 }

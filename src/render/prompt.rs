@@ -48,9 +48,10 @@ fn item(h: &Hit, named: &[String]) -> Option<String> {
     let text = match h.kind {
         HitKind::Session => {
             let text = without_unnamed_tool_output(h.text.trim(), named);
-            let kept = text
-                .lines()
-                .any(|l| !l.trim().is_empty() && !l.starts_with(LEFT_OUT));
+            let kept = text.lines().any(|l| {
+                let l = l.trim();
+                !l.is_empty() && !l.trim_start_matches("tool: ").starts_with(LEFT_OUT)
+            });
             if !kept {
                 return None;
             }
@@ -102,7 +103,7 @@ fn names_a_thing(w: &str) -> bool {
 }
 
 /// How a left-out tool output begins.
-const LEFT_OUT: &str = "tool: [output left out: ";
+const LEFT_OUT: &str = "[output left out: ";
 
 /// Tool output up to this many characters stays whatever it names: an
 /// exit code or a one-line answer costs less than saying it was left out.
@@ -115,14 +116,92 @@ const SPEAKERS: [&str; 4] = ["user: ", "assistant: ", "system: ", "tool: "];
 /// `named` reduced to one line saying how much was left out. What the user
 /// asked and what the assistant said and did stay: a file dump or a test
 /// log is rarely the useful part of a past session, unless the question
-/// names something in it (an error code, a path, a function).
+/// names something in it or in the call that produced it (an error code, a
+/// path, a function).
+///
+/// Tool output comes in two shapes: a `tool: ` turn after the assistant's
+/// `[tool Read] path` line (Claude Code, neutral documents), or a turn
+/// labelled with the tool's name whose first line is the call
+/// (`exec_command: [exec] cargo test`, Codex and Gemini CLI), which stays.
 fn without_unnamed_tool_output(text: &str, named: &[String]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut block: Vec<&str> = Vec::new();
-    let flush = |block: &mut Vec<&str>, out: &mut String| {
-        if block.is_empty() {
+    let mut out = Output {
+        text: String::with_capacity(text.len()),
+        named,
+        call: "",
+        block: Vec::new(),
+        labelled: false,
+    };
+    for line in text.lines() {
+        if line.starts_with("tool: ") {
+            out.flush();
+            out.labelled = true;
+            out.block.push(line);
+        } else if SPEAKERS.iter().any(|s| line.starts_with(*s)) {
+            out.flush();
+            out.line(line);
+            out.call = if line.contains("[tool ") { line } else { "" };
+        } else if is_call(line) {
+            out.flush();
+            out.line(line);
+            out.call = line;
+            out.labelled = false;
+            // What follows the call, up to the next turn, is its output.
+            out.block.push("");
+        } else if !out.block.is_empty() {
+            out.block.push(line);
+        } else {
+            out.line(line);
+            if line.contains("[tool ") {
+                out.call = line;
+            }
+        }
+    }
+    out.flush();
+    out.text.trim_end().to_string()
+}
+
+/// The first line of a tool turn labelled with the tool's name:
+/// `<name>: [<kind>] <what>` (or `<name>: … [<kind>]` when continued).
+fn is_call(line: &str) -> bool {
+    let Some((label, rest)) = line.split_once(": ") else {
+        return false;
+    };
+    let rest = rest.strip_prefix("… ").unwrap_or(rest);
+    !label.is_empty()
+        && !label.contains(char::is_whitespace)
+        && rest.starts_with('[')
+        && rest.contains(']')
+}
+
+/// [`without_unnamed_tool_output`]'s output and the tool turn it is in.
+struct Output<'a> {
+    text: String,
+    named: &'a [String],
+    /// The last line that made a tool call.
+    call: &'a str,
+    /// The tool output read so far (empty: not in one).
+    block: Vec<&'a str>,
+    /// Whether the output starts with its `tool: ` label.
+    labelled: bool,
+}
+
+impl Output<'_> {
+    fn line(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.text.push('\n');
+    }
+
+    fn names_something(&self, text: &str) -> bool {
+        let lower = text.to_lowercase();
+        self.named.iter().any(|n| lower.contains(n.as_str()))
+    }
+
+    /// Write the tool output read so far, whole or as one line.
+    fn flush(&mut self) {
+        if self.block.is_empty() {
             return;
         }
+        let block = std::mem::take(&mut self.block);
         // The blank lines that end a turn stay, whatever happens to it.
         let blank = block
             .iter()
@@ -130,40 +209,23 @@ fn without_unnamed_tool_output(text: &str, named: &[String]) -> String {
             .take_while(|l| l.trim().is_empty())
             .count();
         let body = block[..block.len() - blank].join("\n");
-        let chars = body.chars().count() - "tool: ".len();
-        let lower = body.to_lowercase();
-        if chars <= SHORT_TOOL_OUTPUT || named.iter().any(|n| lower.contains(n.as_str())) {
-            out.push_str(&body);
-        } else {
-            out.push_str(&format!("{LEFT_OUT}{chars} characters]"));
+        let body = body.trim_start_matches('\n');
+        let label = if self.labelled { "tool: " } else { "" };
+        let chars = body.chars().count().saturating_sub(label.len());
+        if !body.is_empty() {
+            if chars <= SHORT_TOOL_OUTPUT
+                || self.names_something(body)
+                || self.names_something(self.call)
+            {
+                self.line(body);
+            } else {
+                self.line(&format!("{label}{LEFT_OUT}{chars} characters]"));
+            }
         }
-        out.push('\n');
         for _ in 0..blank {
-            out.push('\n');
-        }
-        block.clear();
-    };
-    for line in text.lines() {
-        let speaker = SPEAKERS.iter().find(|s| line.starts_with(**s));
-        match speaker {
-            Some(&"tool: ") => {
-                flush(&mut block, &mut out);
-                block.push(line);
-            }
-            Some(_) => {
-                flush(&mut block, &mut out);
-                out.push_str(line);
-                out.push('\n');
-            }
-            None if !block.is_empty() => block.push(line),
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
+            self.text.push('\n');
         }
     }
-    flush(&mut block, &mut out);
-    out.trim_end().to_string()
 }
 
 /// Render hits grouped in sections, never exceeding `max_tokens`. Items
@@ -297,6 +359,41 @@ assistant: Fixed: the borrow ends before the push now.";
             "{text}"
         );
         assert_eq!(shown, ["session s2 messages 0-1"]);
+    }
+
+    /// Review finding: Codex and Gemini CLI label a tool turn with the
+    /// tool's name, and their output was never shortened. The call stays;
+    /// its output goes unless the question names something in it or in
+    /// the call.
+    #[test]
+    fn output_of_a_call_labelled_with_the_tool_name_is_shortened_too() {
+        let dump = "x".repeat(300);
+        let passage = format!(
+            "assistant: Let me look at the config.\n\n\
+exec_command: [exec] cat src/config.rs\n{dump}\n\n\
+assistant: The limit is 10.\n\n\
+read_file: [read_file] docs/usage.md\n{dump}"
+        );
+        let out = without_unnamed_tool_output(&passage, &named_things("what is the default limit"));
+        assert!(out.contains("exec_command: [exec] cat src/config.rs\n[output left out: 300 characters]\n\nassistant: The limit is 10."), "{out}");
+        assert!(
+            out.contains("read_file: [read_file] docs/usage.md\n[output left out: 300"),
+            "{out}"
+        );
+        assert!(!out.contains("xxx"), "{out}");
+        // Naming the file the call read brings its output back.
+        let named = named_things("what is in src/config.rs?");
+        let out = without_unnamed_tool_output(&passage, &named);
+        assert_eq!(out.matches(dump.as_str()).count(), 1, "{out}");
+        assert!(
+            out.contains("docs/usage.md\n[output left out: 300"),
+            "{out}"
+        );
+        // The same for a Claude Code call line before a `tool: ` turn.
+        let claude =
+            format!("assistant: [tool Read] src/config.rs\n\ntool: {dump}\n\nassistant: Done.");
+        assert!(without_unnamed_tool_output(&claude, &named).contains(&dump));
+        assert!(!without_unnamed_tool_output(&claude, &[]).contains(&dump));
     }
 
     #[test]
