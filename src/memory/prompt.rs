@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Memory, RecallOptions};
 use crate::error::Result;
-use crate::render::{hit_reference, render_prompt_shown, PromptOptions, PROMPT_TOKENS};
+use crate::render::{
+    hit_reference, prompt_text, render_prompt_shown, PromptOptions, PROMPT_TOKENS,
+};
 use crate::text::estimate_tokens;
 
 /// Session files older than this are removed when another is written.
@@ -85,8 +87,10 @@ impl Memory {
         self.relevance_bar(&mut resp);
         let below_bar = all - resp.hits.len();
         let before = resp.hits.len();
+        let query = resp.query.clone();
         if !asks_again(prompt) {
-            resp.hits.retain(|h| !given.shown.contains(&given_key(h)));
+            resp.hits
+                .retain(|h| !given.shown.contains(&given_key(h, &query)));
         }
         let repeats_left_out = before - resp.hits.len();
         let (text, shown) = render_prompt_shown(
@@ -106,7 +110,7 @@ impl Memory {
             resp.hits
                 .iter()
                 .filter(|h| shown.contains(&hit_reference(h)))
-                .map(given_key),
+                .map(|h| given_key(h, &query)),
         );
         if let Some(p) = &path {
             self.write_given(p, &given);
@@ -133,13 +137,29 @@ impl Memory {
             self.config.recall.hook_min_score,
             self.config.recall.hook_min_coverage,
         );
-        let best = resp.hits.iter().map(|h| h.score).fold(0.0, f64::max);
+        // Judged on what the prompt would show: a passage of nothing but
+        // tool output the prompt names nothing in is not shown, so it sets
+        // no bar for the others, and words only such output holds cover
+        // nothing.
+        let query = resp.query.clone();
+        let shown: Vec<Option<String>> = resp.hits.iter().map(|h| prompt_text(h, &query)).collect();
+        let best = resp
+            .hits
+            .iter()
+            .zip(&shown)
+            .filter(|(_, t)| t.is_some())
+            .map(|(h, _)| h.score)
+            .fold(0.0, f64::max);
         let judge = crate::recall::Scorer::for_coverage(&resp.terms);
+        let mut shown = shown.into_iter();
         resp.hits.retain(|h| {
+            let Some(text) = shown.next().flatten() else {
+                return false;
+            };
             h.pinned
                 || (h.score >= min_score * best
                     && (min_coverage <= 0.0
-                        || judge.covered(&format!("{}\n{}", h.title, h.text)) >= min_coverage))
+                        || judge.covered(&format!("{}\n{}", h.title, text)) >= min_coverage))
         });
     }
 
@@ -168,10 +188,13 @@ impl Memory {
     }
 }
 
-/// What a session was given: the hit and its text, so a record edited
-/// since (a fact corrected mid-session) is given again.
-fn given_key(h: &crate::recall::Hit) -> String {
-    let text = blake3::hash(h.text.as_bytes()).to_hex();
+/// What a session was given: the hit and its text as the prompt showed it
+/// for `query`, so a record edited since (a fact corrected mid-session) is
+/// given again, and so is a passage whose tool output a later prompt names
+/// (it was shown without it).
+fn given_key(h: &crate::recall::Hit, query: &str) -> String {
+    let shown = prompt_text(h, query).unwrap_or_default();
+    let text = blake3::hash(shown.as_bytes()).to_hex();
     format!("{} {}", hit_reference(h), &text[..12])
 }
 
@@ -280,6 +303,77 @@ mod tests {
         let both = open.prompt_context("redis release", None)?;
         assert!(both.text.contains("port 6390") && both.text.contains("make release"));
         Ok(())
+    }
+
+    fn session_hit(id: &str, score: f64, text: &str) -> crate::recall::Hit {
+        crate::recall::Hit {
+            rank: 1,
+            score,
+            kind: crate::recall::HitKind::Session,
+            scope: Scope::Project,
+            id: id.into(),
+            category: None,
+            title: "a session".into(),
+            snippet: String::new(),
+            text: text.into(),
+            source: crate::recall::HitSource {
+                session_id: Some(id.into()),
+                message_range: Some([0, 1]),
+                ..crate::recall::HitSource::at(format!("{id}.jsonl"))
+            },
+            pinned: false,
+            importance: 0,
+            updated: None,
+            explain: None,
+        }
+    }
+
+    /// Review finding: the bar was judged on the whole text, so a passage
+    /// of nothing but tool output (never shown) could be the best hit and
+    /// push every shown hit below half its score.
+    #[test]
+    fn the_bar_is_judged_on_what_the_prompt_shows() -> Result<()> {
+        let (_t, mem) = setup();
+        let dump = format!("tool: {}", "walrus migration log line ".repeat(20));
+        let mut resp = crate::recall::Response {
+            query: "walrus migration".into(),
+            terms: ["walrus", "migration"]
+                .map(|w| crate::recall::plan::Weighted {
+                    term: crate::recall::Term {
+                        text: w.into(),
+                        kind: crate::recall::TermKind::Word,
+                    },
+                    df: 1,
+                    exact: true,
+                    weight: 1.0,
+                })
+                .to_vec(),
+            hits: vec![
+                session_hit("s1", 1.0, &dump),
+                session_hit("s2", 0.4, "assistant: the walrus migration is done"),
+            ],
+            timings_ms: Default::default(),
+            touched: Vec::new(),
+        };
+        mem.relevance_bar(&mut resp);
+        let ids: Vec<&str> = resp.hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["s2"]);
+        Ok(())
+    }
+
+    /// Review finding: a passage shown without its tool output counted as
+    /// given whole, so a later prompt naming something in that output got
+    /// nothing.
+    #[test]
+    fn a_passage_shown_without_its_output_is_given_again_when_the_output_is_named() {
+        let text = format!(
+            "assistant: [tool Bash] cat keys.txt\n\ntool: {}\n\nassistant: rotated",
+            "key material line ".repeat(20)
+        );
+        let h = session_hit("s1", 1.0, &text);
+        let plain = given_key(&h, "how did we rotate the keys");
+        assert_eq!(plain, given_key(&h, "and how were the keys rotated"));
+        assert_ne!(plain, given_key(&h, "what was in keys.txt"));
     }
 
     /// Review finding: a record corrected mid-session kept its id, so its

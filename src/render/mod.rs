@@ -9,7 +9,9 @@ mod session_start;
 mod snippets;
 
 pub use json::render_json;
-pub use prompt::{hit_reference, render_prompt, render_prompt_shown, PromptOptions, PROMPT_TOKENS};
+pub use prompt::{
+    hit_reference, prompt_text, render_prompt, render_prompt_shown, PromptOptions, PROMPT_TOKENS,
+};
 pub use session_start::{render_session_start, SESSION_START_HEADER};
 pub use snippets::{render_snippets, Style};
 

@@ -42,24 +42,31 @@ fn reference(h: &Hit) -> String {
     }
 }
 
-/// A hit as one list item; `None` for a session passage that was nothing
-/// but tool output the question names nothing in.
-fn item(h: &Hit, named: &[String]) -> Option<String> {
-    let text = match h.kind {
+/// The text of `h` as the prompt format shows it for `query`: a session
+/// passage without the tool output the query names nothing in; `None` when
+/// nothing else was left.
+pub fn prompt_text(h: &Hit, query: &str) -> Option<String> {
+    shown_text(h, &named_things(query))
+}
+
+fn shown_text(h: &Hit, named: &[String]) -> Option<String> {
+    match h.kind {
         HitKind::Session => {
             let text = without_unnamed_tool_output(h.text.trim(), named);
             let kept = text.lines().any(|l| {
                 let l = l.trim();
                 !l.is_empty() && !l.trim_start_matches("tool: ").starts_with(LEFT_OUT)
             });
-            if !kept {
-                return None;
-            }
-            text
+            kept.then_some(text)
         }
-        HitKind::Record | HitKind::Ticket => h.text.trim().to_string(),
-    };
-    let text = text.replace('\n', "\n  ");
+        HitKind::Record | HitKind::Ticket => Some(h.text.trim().to_string()),
+    }
+}
+
+/// A hit as one list item; `None` for a session passage that was nothing
+/// but tool output the question names nothing in.
+fn item(h: &Hit, named: &[String]) -> Option<String> {
+    let text = shown_text(h, named)?.replace('\n', "\n  ");
     let cat = h
         .category
         .as_deref()
