@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::command::{self, ExtractRequest, SessionInfo};
@@ -167,7 +167,7 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
 /// lease whose owner process is gone is free at once (issue 26 item 10).
 fn claim(c: &mut Connection, d: &Due, o: &Options) -> Result<bool> {
     let now = claim_time(o);
-    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = crate::store::begin_in_turn(c)?;
     let holder: Option<String> = tx
         .query_row(
             "SELECT lease_owner FROM extractions WHERE source_id=?1 AND lease_until >= ?2",

@@ -433,7 +433,7 @@ fn prune<'a>(
         .filter(|(_, path)| !std::path::Path::new(path).exists())
         .map(|(id, _)| id)
         .collect();
-    let tx = conn.transaction()?;
+    let tx = crate::store::begin_in_turn(conn)?;
     let mut stats = TermDeltas::default();
     for id in &gone {
         delete_source(&tx, *id, &mut stats)?;

@@ -7,9 +7,10 @@
 //! batch after batch: a one-line `recall record add` waited more than a
 //! second behind a large transcript (issue 26 item 7).
 //!
-//! So every writer that begins often or must not wait long holds an
-//! advisory lock on `index.db-turn` while it waits for the write lock, and
-//! lets it go as soon as it holds it. A writer that has just committed
+//! So the writers that begin often or must not wait long (`recall index`
+//! and its prune, record writes, a sync's pull and push, an extraction's
+//! claim) hold an advisory lock on `index.db-turn` while they wait for the
+//! write lock, and let it go as soon as they hold it. A writer that has just committed
 //! waits there behind the one already waiting, instead of racing it.
 //! Readers never take it, and the turn is never held while the write lock
 //! is held, so no two writers can wait for each other.

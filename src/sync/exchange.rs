@@ -27,7 +27,7 @@ use crate::index::{
     export_source, import_source, remove_source_at, RecordStore, SecretPolicy, SourceDoc,
 };
 use crate::records::{parse_record, Limits, Origin, Source};
-use crate::store::{ScopeDir, TermDeltas};
+use crate::store::{begin_in_turn, ScopeDir, TermDeltas};
 
 /// Rows fetched per round trip when pulling.
 const PULL_BATCH: i64 = 256;
@@ -128,7 +128,7 @@ pub fn pull(
         apply_batch(conn, t, me, rows, first, report)?;
         // Rows of a kind this version does not know are skipped, but the
         // cursor still moves past them.
-        let tx = conn.transaction()?;
+        let tx = begin_in_turn(conn)?;
         local::set_cursor(&tx, last)?;
         tx.commit()?;
         cursor = last;
@@ -155,7 +155,7 @@ fn apply_batch(
             // this one record, never for the network.
             let _lock = t.dir.lock_records()?;
             let applied = apply_record(conn, t.dir, me, &row, first)?;
-            let tx = conn.transaction()?;
+            let tx = begin_in_turn(conn)?;
             match applied {
                 Applied::State(h) => local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?,
                 Applied::Kept => report.kept_local += 1,
@@ -165,7 +165,7 @@ fn apply_batch(
             report.pulled += 1;
             continue;
         }
-        let tx = conn.transaction()?;
+        let tx = begin_in_turn(conn)?;
         let mut stats = TermDeltas::default();
         let mut row = Some(row);
         while let Some(r) = row.take() {
@@ -252,7 +252,7 @@ fn apply_record(
         if record.meta.source == Source::Agent && h.source == Source::Manual.as_str() {
             // A person's record is never replaced by an agent's: keep it
             // and push it again, so it wins on every host.
-            let tx = store.conn.transaction()?;
+            let tx = begin_in_turn(store.conn)?;
             local::set_state(&tx, Kind::Record, &row.key, Some(MUST_PUSH))?;
             tx.commit()?;
             return Ok(Applied::Kept);
@@ -395,7 +395,7 @@ fn send(
     )
     .map_err(err)?;
     tx.commit().map_err(err)?;
-    let local_tx = conn.transaction()?;
+    let local_tx = begin_in_turn(conn)?;
     for o in &batch {
         local::set_state(&local_tx, o.kind, &o.key, o.state.as_deref())?;
     }
