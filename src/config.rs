@@ -240,15 +240,6 @@ impl Config {
         };
         at_least("records.max_body_chars", self.records.max_body_chars, 1);
         at_least("recall.limit", self.recall.limit, 1);
-        let t = &self.recall.tuning;
-        at_least(
-            "recall.tuning.plan_budget",
-            t.plan_budget.max(0) as usize,
-            1,
-        );
-        at_least("recall.tuning.candidates", t.candidates, 1);
-        at_least("recall.tuning.window_chars", t.window_chars, 50);
-        at_least("recall.tuning.per_session", t.per_session, 1);
         at_least("index.chunk_words", self.index.chunk_words, 10);
         at_least("index.tool_output_cap", self.index.tool_output_cap, 1);
         at_least("index.ticket_words", self.index.ticket_words, 10);
@@ -303,53 +294,9 @@ impl Config {
             0.0,
             1.0,
         );
-        within("recall.tuning.session_share", t.session_share, 0.0, 1.0);
-        within("recall.tuning.max_jaccard", t.max_jaccard, 0.0, 1.0);
-        within("recall.tuning.weight_record", t.weight_record, 0.0, 100.0);
-        within("recall.tuning.weight_ticket", t.weight_ticket, 0.0, 100.0);
-        within("recall.tuning.weight_session", t.weight_session, 0.0, 100.0);
-        within("recall.tuning.half_life_days", t.half_life_days, 0.01, 1e6);
-        within("recall.tuning.bm25_share", t.bm25_share, 0.0, 1.0);
-        within("recall.tuning.coverage_power", t.coverage_power, 0.0, 4.0);
-        within("recall.tuning.proximity", t.proximity, 0.0, 100.0);
-        within("recall.tuning.length_norm", t.length_norm, 0.0, 1.0);
-        within(
-            "recall.tuning.ticket_length_norm",
-            t.ticket_length_norm,
-            0.0,
-            1.0,
-        );
-        within("recall.tuning.temporal_boost", t.temporal_boost, 0.0, 10.0);
-        within("recall.tuning.subject_boost", t.subject_boost, 0.0, 10.0);
-        within("recall.tuning.period_boost", t.period_boost, 0.0, 10.0);
         within("extract.idle_hours", self.extract.idle_hours, 0.0, 1e6);
         within("extract.max_age_days", self.extract.max_age_days, 0.0, 1e7);
-        let columns = [
-            (
-                "recall.tuning.record_columns",
-                &t.record_columns,
-                "key, body, tags, aux",
-            ),
-            (
-                "recall.tuning.chunk_columns",
-                &t.chunk_columns,
-                "title, body, aux",
-            ),
-            (
-                "recall.tuning.ticket_columns",
-                &t.ticket_columns,
-                "title, body, labels, aux",
-            ),
-        ];
-        for (key, v, names) in columns {
-            let n = names.split(", ").count();
-            if v.len() != n || v.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
-                out.push((
-                    key,
-                    format!("is {v:?}; it must be {n} weights of 0 or more ({names})"),
-                ));
-            }
-        }
+        out.extend(self.recall.tuning.problems());
         out
     }
 

@@ -11,8 +11,9 @@ use super::filter::{self, Ranked};
 use super::hit::{Explain, Hit, HitKind, HitSource};
 use super::passage::{best_window, Block, Scorer};
 use super::plan::{Plan, Table};
-use super::search::{Request, Tuning};
+use super::request::Request;
 use super::subject::user_wrote;
+use super::tuning::Tuning;
 use crate::error::Result;
 use crate::store::ScopeDir;
 

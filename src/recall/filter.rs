@@ -21,7 +21,7 @@
 
 use rusqlite::types::{ToSql, Value};
 
-use super::search::Request;
+use super::request::Request;
 
 /// One table's bm25 subquery (columns `rowid` and `score`, best first) and
 /// the parameters its filters bind.

@@ -10,7 +10,7 @@
 //! terms and bm25 visits every term for every row matched, so its cost is
 //! about `terms × (Σ df + a per-term look-up cost)`. Terms are taken rarest
 //! (highest weight) first while that cost stays within
-//! [`Tuning::plan_budget`](super::search::Tuning); the first term is always
+//! [`Tuning::plan_budget`](super::tuning::Tuning); the first term is always
 //! taken. A rare word is therefore only dropped when rarer words
 //! already fill the budget, and a very common one never blows it. Every
 //! term found in the table, searched or not, rescores the candidates
@@ -67,11 +67,12 @@ impl Plan {
 }
 
 fn boost(kind: TermKind) -> f64 {
+    use super::tuning::{IDENTIFIER_WEIGHT, PHRASE_WEIGHT, STEM_WEIGHT, WORD_WEIGHT};
     match kind {
-        TermKind::Identifier => 1.6,
-        TermKind::Phrase => 1.4,
-        TermKind::Word => 1.0,
-        TermKind::Stem => 0.6,
+        TermKind::Identifier => IDENTIFIER_WEIGHT,
+        TermKind::Phrase => PHRASE_WEIGHT,
+        TermKind::Word => WORD_WEIGHT,
+        TermKind::Stem => STEM_WEIGHT,
     }
 }
 

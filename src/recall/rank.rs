@@ -15,7 +15,7 @@ use crate::dedupe::WordSet;
 
 use super::candidates::Candidate;
 use super::hit::HitKind;
-use super::search::Tuning;
+use super::tuning::Tuning;
 
 /// Pivoted length normalisation of the passage scores of one list: each is
 /// divided by `(1 - slope) + slope × words / mean words`, the mean taken
@@ -102,14 +102,17 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
         HitKind::Ticket => t.weight_ticket,
         HitKind::Session => t.weight_session,
     };
-    let pinned = if c.hit.pinned { 1.25 } else { 1.0 };
-    let importance = 0.8 + 0.4 * f64::from(c.hit.importance.min(100)) / 100.0;
-    let recency = c
-        .hit
-        .updated
-        .map_or(1.0, |u| 0.85 + 0.15 * decay(now - u, t.half_life_days));
+    let pinned = if c.hit.pinned { t.pinned_boost } else { 1.0 };
+    let importance = (1.0 - t.importance_spread / 2.0)
+        + t.importance_spread * f64::from(c.hit.importance.min(100)) / 100.0;
+    let recency = c.hit.updated.map_or(1.0, |u| {
+        (1.0 - t.recency_share) + t.recency_share * decay(now - u, t.half_life_days)
+    });
     let salience = 1.0
-        + 0.05 * (1.0 + c.times_hit as f64).ln() * c.last_hit.map_or(0.0, |l| decay(now - l, 30.0));
+        + t.salience_weight
+            * (1.0 + c.times_hit as f64).ln()
+            * c.last_hit
+                .map_or(0.0, |l| decay(now - l, t.salience_half_life_days));
     c.hit.score *= kind * pinned * importance * recency * salience;
     if let Some(e) = c.hit.explain.as_mut() {
         (e.kind, e.pinned, e.importance, e.recency, e.salience) =

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::search::Touched;
+use super::request::Touched;
 
 /// Note one return of each touched row of `target`, for the index at
 /// `index`. Never fails and never waits.

@@ -1,0 +1,89 @@
+//! What a recall is asked and what it answers: the request with its
+//! filters and tuning, the scopes it searches, and the response with the
+//! rows it touched.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::hit::{Hit, HitKind};
+use super::plan::{Table, Weighted};
+use super::tuning::Tuning;
+use crate::records::Category;
+use crate::store::{Db, ScopeDir};
+
+/// One scope to search.
+pub struct Target<'a> {
+    pub dir: &'a ScopeDir,
+    pub db: &'a Db,
+}
+
+/// A recall request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub query: String,
+    pub limit: usize,
+    /// Kinds to search; empty means all.
+    pub kinds: Vec<HitKind>,
+    pub category: Option<Category>,
+    /// Unix seconds bounds on a hit's time.
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    /// Only chunks of this session.
+    pub session: Option<String>,
+    /// Cap on the summed text of the hits, in estimated tokens.
+    pub max_tokens: Option<usize>,
+    /// Injected so ranking and expiry are deterministic in tests.
+    pub now: Timestamp,
+    pub tuning: Tuning,
+    /// Keep each hit's score breakdown ([`super::Explain`]).
+    pub explain: bool,
+}
+
+impl Request {
+    /// A request with default filters and tuning.
+    pub fn new(query: impl Into<String>, limit: usize, now: Timestamp) -> Request {
+        Request {
+            query: query.into(),
+            limit,
+            kinds: vec![],
+            category: None,
+            since: None,
+            until: None,
+            session: None,
+            max_tokens: None,
+            now,
+            tuning: Tuning::default(),
+            explain: false,
+        }
+    }
+
+    pub(super) fn wants(&self, k: HitKind) -> bool {
+        let kind_ok = self.kinds.is_empty() || self.kinds.contains(&k);
+        // A category names records; a session id names sessions.
+        let cat_ok = self.category.is_none() || k == HitKind::Record;
+        let session_ok = self.session.is_none() || k == HitKind::Session;
+        kind_ok && cat_ok && session_ok
+    }
+}
+
+/// Where a returned hit's row lives, for the salience update.
+#[derive(Debug, Clone, Copy)]
+pub struct Touched {
+    pub target: usize,
+    pub table: Table,
+    pub rowid: i64,
+}
+
+/// The result of a recall.
+#[derive(Debug, Clone, Serialize)]
+pub struct Response {
+    pub query: String,
+    /// The terms searched (the union over tables), with weights.
+    pub terms: Vec<Weighted>,
+    pub hits: Vec<Hit>,
+    pub timings_ms: BTreeMap<String, f64>,
+    #[serde(skip)]
+    pub touched: Vec<Touched>,
+}
