@@ -1,6 +1,7 @@
-//! Recall end to end: sanitize the query, plan it per table, gather
-//! candidates from every scope and kind, rank, diversify and cut to the
-//! limit and the token budget.
+//! Recall end to end, in four stages: plan the question per table, fetch
+//! candidates from every scope and kind, lift them by what the question
+//! asks for, and select within the caps (diversity, the limit and the
+//! token budget).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -24,20 +25,62 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let t0 = Instant::now();
     let terms = extract_terms(&req.query);
     let mut timings = BTreeMap::new();
+    let plans = plan(targets, req, &terms)?;
+    timings.insert("plan".into(), ms(t0));
+    // The question's weights over every table at once: they calibrate the
+    // lists against each other (see `rank::calibrate`) and mark snippets.
+    let judge = Scorer::new(&pooled(plans.iter().flatten().map(|(_, p)| p)));
+    let (mut all, fetch_ms) = fetch(targets, req, &plans, &judge)?;
+    timings.insert("fetch".into(), fetch_ms);
+    timings.insert("search".into(), ms(t0));
+    let t1 = Instant::now();
+    lift(&mut all, req);
+    let list = select(targets, req, all, &judge);
+    let (mut hits, touched) = number(list);
+    if !req.explain {
+        for h in &mut hits {
+            h.explain = None;
+        }
+    }
+    timings.insert("rank".into(), ms(t1));
+    timings.insert("total".into(), ms(t0));
     let mut shown: Vec<Weighted> = Vec::new();
-    let (mut plan_ms, mut fetch_ms) = (0.0, 0.0);
-    // Every table's counts of the question's words, one probe per word,
-    // with the tables' sizes (exact beside the counts, else the largest
-    // rowid). One cost budget for the whole query is shared by the tables
-    // in proportion to their size: a table ten times larger gets ten times
-    // the work, so a large session index cannot be starved by the records
-    // and a small record list costs little.
-    let tp = Instant::now();
+    for (_, p) in plans.iter().flatten() {
+        for w in &p.terms {
+            if !shown.iter().any(|s| s.term == w.term) {
+                shown.push(w.clone());
+            }
+        }
+    }
+    shown.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    Ok(Response {
+        query: req.query.clone(),
+        terms: shown,
+        hits,
+        timings_ms: timings,
+        touched,
+    })
+}
+
+/// Stage 1, plan: each wanted table of each scope, its terms chosen within
+/// its share of the cost budget.
+///
+/// Every table's counts of the question's words come first, one probe per
+/// word, with the tables' sizes (exact beside the counts, else the largest
+/// rowid). One cost budget for the whole query is shared by the tables in
+/// proportion to their size: a table ten times larger gets ten times the
+/// work, so a large session index cannot be starved by the records and a
+/// small record list costs little.
+fn plan(
+    targets: &[Target],
+    req: &Request,
+    terms: &[super::Term],
+) -> Result<Vec<Vec<(Table, Plan)>>> {
     let mut counts = Vec::with_capacity(targets.len());
     let mut sizes = Vec::with_capacity(targets.len());
     for t in targets {
         let (c, s) = t.db.with_conn(|c| {
-            let counts = WordCounts::load(c, &terms)?;
+            let counts = WordCounts::load(c, terms)?;
             let mut s = [0i64; 3];
             for (i, &(kind, table)) in TABLES.iter().enumerate() {
                 if req.wants(kind) {
@@ -53,8 +96,6 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         sizes.push(s);
     }
     let total: i64 = sizes.iter().flatten().sum();
-    // Plan every table first: the question's weights over all of them
-    // calibrate the lists against each other (see `rank::calibrate`).
     let mut plans: Vec<Vec<(Table, Plan)>> = Vec::with_capacity(targets.len());
     for (ti, t) in targets.iter().enumerate() {
         plans.push(t.db.with_conn(|c| {
@@ -62,21 +103,26 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
             for (i, &(kind, table)) in TABLES.iter().enumerate() {
                 if req.wants(kind) {
                     let budget = share(req.tuning.plan_budget, sizes[ti][i], total);
-                    out.push((table, plan_with(c, table, &terms, budget, &counts[ti])?));
+                    out.push((table, plan_with(c, table, terms, budget, &counts[ti])?));
                 }
             }
             Ok(out)
         })?);
     }
-    plan_ms += ms(tp);
-    for (_, p) in plans.iter().flatten() {
-        for w in &p.terms {
-            if !shown.iter().any(|s| s.term == w.term) {
-                shown.push(w.clone());
-            }
-        }
-    }
-    let judge = Scorer::new(&pooled(plans.iter().flatten().map(|(_, p)| p)));
+    Ok(plans)
+}
+
+/// Stage 2, fetch: each plan's bm25 candidates with their passage scores,
+/// normalised within their list and calibrated across lists by how much
+/// of the question each covers (`judge`). Also the milliseconds spent in
+/// the candidate queries.
+fn fetch(
+    targets: &[Target],
+    req: &Request,
+    plans: &[Vec<(Table, Plan)>],
+    judge: &Scorer,
+) -> Result<(Vec<Candidate>, f64)> {
+    let mut fetch_ms = 0.0;
     let mut lists: Vec<(Vec<Candidate>, f64)> = Vec::new();
     for (ti, t) in targets.iter().enumerate() {
         let fetched = t.db.with_conn(|c| {
@@ -101,31 +147,33 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         for (mut list, slope) in fetched {
             rank::normalise_length(&mut list, slope);
             rank::normalise(&mut list, req.tuning.bm25_share);
-            let coverage = coverage(&list, &judge);
+            let coverage = coverage(&list, judge);
             let list = list.into_iter().map(|c| Candidate { target: ti, ..c });
             lists.push((list.collect(), coverage));
         }
     }
     rank::calibrate(&mut lists, req.tuning.coverage_power);
-    let mut all: Vec<Candidate> = lists.into_iter().flat_map(|(l, _)| l).collect();
-    timings.insert("plan".into(), plan_ms);
-    timings.insert("fetch".into(), fetch_ms);
-    timings.insert("search".into(), ms(t0));
-    let t1 = Instant::now();
+    Ok((lists.into_iter().flat_map(|(l, _)| l).collect(), fetch_ms))
+}
+
+/// Stage 3, lift: the kind weight and boosts of each candidate, the
+/// answer-type lifts the question asks for (a time, the user, a period),
+/// and session evidence.
+fn lift(all: &mut [Candidate], req: &Request) {
     let now = req.now.as_second();
-    for c in &mut all {
+    for c in all.iter_mut() {
         rank::boost(c, &req.tuning, now);
     }
     if super::temporal::asks_when(&req.query) {
         rank::answer_type(
-            &mut all,
+            all,
             "time",
             |c| super::temporal::mentions_time(&c.hit.text),
             req.tuning.temporal_boost,
         );
     }
     if super::subject::asks_about_user(&req.query) {
-        rank::answer_type(&mut all, "user", |c| c.by_user, req.tuning.subject_boost);
+        rank::answer_type(all, "user", |c| c.by_user, req.tuning.subject_boost);
     }
     let periods = super::period::named(&req.query);
     let spans = super::relative::spans(&req.query, req.now);
@@ -135,9 +183,21 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
                 periods.iter().any(|p| p.contains(t)) || spans.iter().any(|s| s.contains(t))
             })
         };
-        rank::answer_type(&mut all, "period", in_period, req.tuning.period_boost);
+        rank::answer_type(all, "period", in_period, req.tuning.period_boost);
     }
-    rank::session_evidence(&mut all, req.tuning.session_share);
+    rank::session_evidence(all, req.tuning.session_share);
+}
+
+/// Stage 4, select: best first, one message at a time within the caps
+/// (per session, near duplicates, the limit, the token budget), each
+/// session hit with its context, touching hits shown as one, and each
+/// hit's snippet marked with the question's words (`judge`).
+fn select(
+    targets: &[Target],
+    req: &Request,
+    mut all: Vec<Candidate>,
+    judge: &Scorer,
+) -> Vec<Candidate> {
     all.sort_by(best_first);
     // The best session hit is the likeliest place of the answer, and the
     // messages around it the likeliest place of the rest (most often the
@@ -175,26 +235,10 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let mut list = rank::merge_adjacent(list, req.max_tokens);
     // The judge's terms are every table's, as the highlight's are; a
     // snippet only asks which words match, so it can mark them.
-    let marker = &judge;
     for c in &mut list {
-        c.hit.snippet = marker.snippet(&c.hit.text, 24);
+        c.hit.snippet = judge.snippet(&c.hit.text, 24);
     }
-    let (mut hits, touched) = number(list);
-    if !req.explain {
-        for h in &mut hits {
-            h.explain = None;
-        }
-    }
-    timings.insert("rank".into(), ms(t1));
-    timings.insert("total".into(), ms(t0));
-    shown.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-    Ok(Response {
-        query: req.query.clone(),
-        terms: shown,
-        hits,
-        timings_ms: timings,
-        touched,
-    })
+    list
 }
 
 /// Highest score first; ties by id, so the order never depends on input
