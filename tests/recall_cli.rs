@@ -147,92 +147,12 @@ fn fixture_message_order() -> BTreeMap<&'static str, Vec<&'static str>> {
 }
 
 // ---------------------------------------------------------------------------
-// A small validator for the subset of JSON Schema that
-// schema/recall-output.schema.json uses.
+// schema/recall-output.schema.json, checked by the `jsonschema` crate.
 
-fn type_ok(t: &str, v: &Value) -> bool {
-    match t {
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "string" => v.is_string(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "number" => v.is_number(),
-        "boolean" => v.is_boolean(),
-        "null" => v.is_null(),
-        other => panic!("schema type {other} not supported by this checker"),
-    }
-}
-
-fn check_schema(schema: &Value, v: &Value, at: &str, errs: &mut Vec<String>) {
-    if let Some(c) = schema.get("const") {
-        if v != c {
-            errs.push(format!("{at}: {v} is not the constant {c}"));
-        }
-    }
-    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            errs.push(format!("{at}: {v} is not one of {e:?}"));
-        }
-    }
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        if !types.iter().any(|t| type_ok(t, v)) {
-            errs.push(format!("{at}: {v} is not of type {t}"));
-        }
-    }
-    if let (Some(min), Some(x)) = (schema.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if x < min {
-            errs.push(format!("{at}: {x} < minimum {min}"));
-        }
-    }
-    if let Some(obj) = v.as_object() {
-        for r in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let r = r.as_str().unwrap();
-            if !obj.contains_key(r) {
-                errs.push(format!("{at}: missing required key {r:?}"));
-            }
-        }
-        let props = schema.get("properties").and_then(Value::as_object);
-        for (k, x) in obj {
-            match props.and_then(|p| p.get(k)) {
-                Some(s) => check_schema(s, x, &format!("{at}.{k}"), errs),
-                None => {
-                    if let Some(ap) = schema.get("additionalProperties") {
-                        if ap.is_object() {
-                            check_schema(ap, x, &format!("{at}.{k}"), errs);
-                        } else if ap == &Value::Bool(false) {
-                            errs.push(format!("{at}: unexpected key {k:?}"));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if let Some(arr) = v.as_array() {
-        if let Some(n) = schema.get("minItems").and_then(Value::as_u64) {
-            if (arr.len() as u64) < n {
-                errs.push(format!("{at}: {} items < minItems {n}", arr.len()));
-            }
-        }
-        if let Some(n) = schema.get("maxItems").and_then(Value::as_u64) {
-            if (arr.len() as u64) > n {
-                errs.push(format!("{at}: {} items > maxItems {n}", arr.len()));
-            }
-        }
-        if let Some(items) = schema.get("items") {
-            for (i, x) in arr.iter().enumerate() {
-                check_schema(items, x, &format!("{at}[{i}]"), errs);
-            }
-        }
+fn check_schema(v: &Value, errs: &mut Vec<String>) {
+    let validator = jsonschema::validator_for(&schema()).expect("the output schema compiles");
+    for e in validator.iter_errors(v) {
+        errs.push(format!("${}: {e}", e.instance_path()));
     }
 }
 
@@ -245,7 +165,7 @@ fn schema() -> Value {
 /// schema cannot say. `order` gives each session's message ids in order.
 fn output_problems(v: &Value, order: &BTreeMap<&str, Vec<&str>>) -> Vec<String> {
     let mut errs = Vec::new();
-    check_schema(&schema(), v, "$", &mut errs);
+    check_schema(v, &mut errs);
     if v["version"] != json!(1) {
         errs.push(format!("version is {}", v["version"]));
     }
