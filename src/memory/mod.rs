@@ -420,17 +420,24 @@ mod tests {
         Ok(())
     }
 
+    /// [`test_memory_with_record`] and the same memory with reader pools,
+    /// which has read the record twice (a pool made, a connection idle).
+    fn pooled_memory(tmp: &Path) -> Result<(Memory, Memory)> {
+        let (mem, _) = test_memory_with_record(tmp);
+        let pooled = mem.with_read_pools();
+        for _ in 0..2 {
+            assert_eq!(keys(&pooled)?, ["use-pnpm"]);
+        }
+        Ok((mem, pooled))
+    }
+
     /// `recall reindex --full` moves a damaged index aside and builds a new
     /// one from the files: a server's next read sees the new index, not the
     /// old file its pooled connection still holds open.
     #[test]
     fn r23_a_pooled_read_after_reindex_full_sees_the_new_index() -> Result<()> {
         let tmp = tempfile::tempdir().unwrap();
-        let (mem, _) = test_memory_with_record(tmp.path());
-        let pooled = mem.with_read_pools();
-        for _ in 0..2 {
-            assert_eq!(keys(&pooled)?, ["use-pnpm"]);
-        }
+        let (mem, pooled) = pooled_memory(tmp.path())?;
         let dir = mem.scope_dir(Scope::Project)?;
         drop_in_record(&mem, tmp.path())?;
         // The header overwritten in place: the pooled connection's file.
@@ -455,11 +462,7 @@ mod tests {
     #[test]
     fn a_pooled_read_answers_while_a_writer_holds_the_lock_and_syncs_after() -> Result<()> {
         let tmp = tempfile::tempdir().unwrap();
-        let (mem, _) = test_memory_with_record(tmp.path());
-        let pooled = mem.with_read_pools();
-        for _ in 0..2 {
-            assert_eq!(keys(&pooled)?, ["use-pnpm"]);
-        }
+        let (mem, pooled) = pooled_memory(tmp.path())?;
         drop_in_record(&mem, tmp.path())?;
         let index = mem.scope_dir(Scope::Project)?.index_path();
         let (locked_tx, locked_rx) = std::sync::mpsc::channel();
@@ -487,11 +490,7 @@ mod tests {
     #[test]
     fn a_pooled_read_sees_another_writers_record_at_once() -> Result<()> {
         let tmp = tempfile::tempdir().unwrap();
-        let (mem, _) = test_memory_with_record(tmp.path());
-        let pooled = mem.with_read_pools();
-        for _ in 0..2 {
-            assert_eq!(keys(&pooled)?, ["use-pnpm"]);
-        }
+        let (mem, pooled) = pooled_memory(tmp.path())?;
         mem.upsert_in(Scope::Project, NewRecord::decision("db", "We use SQLite."))?;
         assert_eq!(keys(&pooled)?, ["db", "use-pnpm"]);
         Ok(())

@@ -206,6 +206,24 @@ mod tests {
         db.with_conn(|c| Ok(c.query_row("SELECT value FROM meta WHERE key='k'", [], |r| r.get(0))?))
     }
 
+    /// An index whose `k` is `v`, and pools that have read it once, so the
+    /// next read borrows.
+    fn pooled(v: &str) -> Result<(tempfile::TempDir, PathBuf, ReadPools)> {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("index.db");
+        index_with(&p, v)?;
+        let pools = ReadPools::new();
+        drop(pools.open(&p)?);
+        Ok((t, p, pools))
+    }
+
+    /// A read of `p` that borrows a pooled connection.
+    fn borrow(pools: &ReadPools, p: &Path) -> Result<Db> {
+        let db = pools.open(p)?;
+        assert!(db.is_pooled(), "a pooled connection for {}", p.display());
+        Ok(db)
+    }
+
     #[test]
     fn the_first_read_checks_the_file_and_later_ones_borrow() -> Result<()> {
         let t = tempfile::tempdir().unwrap();
@@ -216,9 +234,7 @@ mod tests {
         assert!(!first.is_pooled());
         assert_eq!(value(&first)?, "a");
         for _ in 0..3 {
-            let db = pools.open(&p)?;
-            assert!(db.is_pooled());
-            assert_eq!(value(&db)?, "a");
+            assert_eq!(value(&borrow(&pools, &p)?)?, "a");
         }
         // One connection served the three reads, and is idle again.
         assert_eq!(pools.connections(&p), Some((1, 1)));
@@ -243,24 +259,15 @@ mod tests {
     /// has the old file open and would answer from it.
     #[test]
     fn r23_a_read_after_the_index_was_replaced_sees_the_new_file() -> Result<()> {
-        let t = tempfile::tempdir().unwrap();
-        let p = t.path().join("index.db");
-        index_with(&p, "old")?;
-        let pools = ReadPools::new();
-        drop(pools.open(&p)?);
-        let db = pools.open(&p)?;
-        assert!(db.is_pooled());
-        assert_eq!(value(&db)?, "old");
-        drop(db);
+        let (t, p, pools) = pooled("old")?;
+        assert_eq!(value(&borrow(&pools, &p)?)?, "old");
         std::fs::rename(&p, t.path().join("index.db.corrupt-1")).unwrap();
         for f in ["index.db-wal", "index.db-shm"] {
             let _ = std::fs::remove_file(t.path().join(f));
         }
         index_with(&p, "new")?;
         assert_eq!(value(&pools.open(&p)?)?, "new");
-        let db = pools.open(&p)?;
-        assert!(db.is_pooled(), "the new file has its own pool");
-        assert_eq!(value(&db)?, "new");
+        assert_eq!(value(&borrow(&pools, &p)?)?, "new", "the new file's pool");
         Ok(())
     }
 
@@ -268,18 +275,13 @@ mod tests {
     /// next statement: it holds no snapshot between reads.
     #[test]
     fn a_pooled_read_sees_another_connections_commit_at_once() -> Result<()> {
-        let t = tempfile::tempdir().unwrap();
-        let p = t.path().join("index.db");
-        index_with(&p, "a")?;
-        let pools = ReadPools::new();
-        drop(pools.open(&p)?);
-        let db = pools.open(&p)?;
-        assert!(db.is_pooled());
+        let (_t, p, pools) = pooled("a")?;
+        let db = borrow(&pools, &p)?;
         assert_eq!(value(&db)?, "a");
         Connection::open(&p)?.execute("UPDATE meta SET value = 'b' WHERE key = 'k'", [])?;
         assert_eq!(value(&db)?, "b", "the same borrowed connection");
         drop(db);
-        assert_eq!(value(&pools.open(&p)?)?, "b", "borrowed again");
+        assert_eq!(value(&borrow(&pools, &p)?)?, "b", "borrowed again");
         Ok(())
     }
 
@@ -290,11 +292,7 @@ mod tests {
     /// the writer no deadline, never answer).
     #[test]
     fn a_pooled_read_does_not_wait_for_a_writer_holding_the_lock() -> Result<()> {
-        let t = tempfile::tempdir().unwrap();
-        let p = t.path().join("index.db");
-        index_with(&p, "a")?;
-        let pools = ReadPools::new();
-        drop(pools.open(&p)?);
+        let (_t, p, pools) = pooled("a")?;
         let (locked_tx, locked_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let writer = {
@@ -312,8 +310,7 @@ mod tests {
         };
         locked_rx.recv().unwrap();
         for _ in 0..2 {
-            let db = pools.open(&p)?;
-            assert!(db.is_pooled());
+            let db = borrow(&pools, &p)?;
             assert_eq!(value(&db)?, "a", "the last commit, not the open change");
         }
         done_tx.send(()).unwrap();
