@@ -1557,8 +1557,8 @@ fn cmd_compare(args: &[String]) {
     // statistics as recall), outside the timed runs.
     let plans: Vec<Planned> = {
         let db = Db::open(&index, OpenMode::ReadOnly).expect("open");
-        let c = db.reader().expect("reader");
-        tickets.iter().map(|t| planned(&c, t)).collect()
+        db.with_conn(|c| Ok(tickets.iter().map(|t| planned(c, t)).collect()))
+            .expect("plan")
     };
     for (f, p) in files.iter().zip(&plans) {
         std::fs::write(f.with_extension("floor.sql"), &p.sql).expect("write sql");

@@ -7,6 +7,7 @@
 //! ```text
 //! cargo bench --bench serve                      # 32 clients, 30 s
 //! cargo bench --bench serve -- --clients 8 --secs 5
+//! RECALL_BENCH_BIN=/tmp/recall-before cargo bench --bench serve   # another build
 //! ```
 //!
 //! The store is seeded with 200 records and the demo corpus
@@ -21,7 +22,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_recall");
+/// The `recall` binary under test: this build's, or `RECALL_BENCH_BIN`
+/// (a copy of an older build, for a before/after from one session).
+fn bin() -> String {
+    std::env::var("RECALL_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_recall").into())
+}
 
 const QUERIES: &[&str] = &[
     "config reload panic on empty file",
@@ -44,7 +49,7 @@ fn arg(name: &str, default: u64) -> u64 {
 }
 
 fn recall(home: &Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .arg("--home")
         .arg(home)
         .args(["--project", "bench"])
@@ -62,7 +67,7 @@ fn recall(home: &Path, args: &[&str]) -> String {
 fn seed(home: &Path) {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo");
     for sub in ["sessions", "tickets"] {
-        let _ = Command::new(BIN)
+        let _ = Command::new(bin())
             .arg("--home")
             .arg(home)
             .args(["--project", "bench", "index"])
@@ -162,7 +167,7 @@ fn main() {
     let home = tmp.path().join("home");
     eprintln!("seeding {} ...", home.display());
     seed(&home);
-    let mut server = Command::new(BIN)
+    let mut server = Command::new(bin())
         .arg("--home")
         .arg(&home)
         .args(["serve", "--addr", "127.0.0.1:0"])

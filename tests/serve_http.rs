@@ -255,6 +255,38 @@ fn recall_endpoint_in_every_format() {
     assert_eq!(ok(&v)["hits"].as_array().unwrap().len(), 0);
 }
 
+/// Issue 23 item 4: reads borrow pooled connections. `recall reindex
+/// --full` moves a damaged index aside and builds a new one from the record
+/// files; the server's next reads answer from the new index (the session
+/// is gone until `recall index` runs again), not through a connection to
+/// the old file.
+#[test]
+fn r23_a_read_after_reindex_full_sees_the_new_index() {
+    let (env, s) = setup();
+    env.index_transcript(
+        "s.jsonl",
+        &[r#"{"role":"user","content":"the heron queue drains slowly"}"#],
+    );
+    let hits = |q: &str| {
+        let path = format!("/api/projects/alpha/recall?q={q}&format=json");
+        let (code, v) = s.call("GET", &path, None);
+        assert_eq!(code, 200, "{v}");
+        ok(&v)["hits"].as_array().unwrap().len()
+    };
+    for _ in 0..2 {
+        assert_eq!(hits("heron+queue"), 1);
+    }
+    let index = env.project_dir().join("index.db");
+    let mut f = std::fs::OpenOptions::new().write(true).open(index).unwrap();
+    std::io::Write::write_all(&mut f, b"not an index at all").unwrap();
+    drop(f);
+    env.run(&["reindex", "--full"]);
+    for _ in 0..2 {
+        assert_eq!(hits("heron+queue"), 0);
+        assert_eq!(hits("pnpm"), 1);
+    }
+}
+
 #[test]
 fn bad_input_gets_400_with_what_to_fix() {
     let (_env, s) = setup();

@@ -5,9 +5,10 @@
 //! `memory://summary` and `memory://records/{id}`. Like `serve`, this is a
 //! front end over the [`Memory`] façade: it only translates MCP to façade
 //! calls (the ones the CLI makes) and back. Every call runs on the server's
-//! memory at the current time and opens the indexes afresh (the same files
-//! the CLI and the hooks use, so each sees the others' writes at once), on
-//! the tokio runtime `recall mcp` alone starts. A failing call is a tool
+//! memory at the current time, reading through pooled read-only
+//! connections to the files the CLI and the hooks use (WAL: each sees the
+//! others' writes at its next read), on the tokio runtime `recall mcp`
+//! alone starts. A failing call is a tool
 //! error (`isError`) with a message the model can act on; the server itself
 //! never stops for one.
 //!
@@ -42,7 +43,9 @@ use params::{IdParams, ListParams, RecallParams, RememberParams};
 
 /// Serve MCP over `memory` on stdin/stdout until the client hangs up.
 pub fn run(memory: Memory) -> Result<()> {
-    let server = RecallMcp::new(memory);
+    // A client may call tools concurrently: reads borrow pooled read-only
+    // connections instead of opening the index per call.
+    let server = RecallMcp::new(memory.with_read_pools());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -6,7 +6,8 @@
 //!
 //! A `Memory` is cheap to clone. Its clock is the `now` it holds, injected
 //! so ranking and timestamps are deterministic in tests; a long-running
-//! front end takes a fresh one per request with [`Memory::at`].
+//! front end takes a fresh one per request with [`Memory::at`], and reads
+//! through pooled connections with [`Memory::with_read_pools`].
 
 mod doctor;
 mod jobs;
@@ -43,7 +44,8 @@ use crate::ingest::chunk::ChunkOptions;
 use crate::ingest::{Format, IngestOptions, Kind};
 use crate::records::Limits;
 use crate::store::{
-    resolve_home, Db, Home, OpenMode, Project, ProjectInfo, Scope, ScopeDir, SCHEMA_VERSION,
+    resolve_home, Db, Home, OpenMode, Project, ProjectInfo, ReadPools, Scope, ScopeDir,
+    SCHEMA_VERSION,
 };
 
 /// A home, its configuration and the project commands default to.
@@ -61,6 +63,10 @@ pub struct Memory {
     /// [`WriteGate`]): a server that stops waiting for a request cancels
     /// it, so an abandoned write never happens later.
     pub gate: Option<Arc<WriteGate>>,
+    /// Read-only connection pools shared by every clone, for a front end
+    /// that answers many reads (see [`Memory::with_read_pools`]); `None`:
+    /// each read opens the index itself.
+    readers: Option<Arc<ReadPools>>,
 }
 
 impl Memory {
@@ -82,7 +88,20 @@ impl Memory {
             cwd,
             now: Timestamp::now(),
             gate: None,
+            readers: None,
         })
+    }
+
+    /// The same memory, its reads borrowing read-only connections from
+    /// pools that it and every clone share (one pool per index file, made
+    /// on first use; see [`ReadPools`]) instead of opening the index per
+    /// read. For `recall serve` and `recall mcp`; the one-shot paths open
+    /// their one connection and start no pool threads.
+    pub fn with_read_pools(&self) -> Memory {
+        Memory {
+            readers: Some(Arc::new(ReadPools::new())),
+            ..self.clone()
+        }
     }
 
     /// The same memory at another time (a server takes one per request).
@@ -205,8 +224,9 @@ impl Memory {
         Ok(db)
     }
 
-    /// Open a scope's index for reading: read-only, one connection, no pool
-    /// and no migration. Records are re-synced first (the only write) when
+    /// Open a scope's index for reading: read-only, one connection (borrowed
+    /// from the pool with [`Memory::with_read_pools`]), no migration.
+    /// Records are re-synced first (the only write) when
     /// the stat check says their files changed and no writer holds the lock.
     /// With `upgrade` (commands a person runs), an index from an older
     /// version is migrated once and the user told so on stderr; hooks pass
@@ -217,7 +237,7 @@ impl Memory {
         if !path.exists() {
             return Ok(None);
         }
-        let db = Db::open(&path, OpenMode::ReadOnly)?;
+        let db = self.open_read(&path)?;
         let version = db.with_conn(|c| {
             Ok(c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?)
         })?;
@@ -251,12 +271,20 @@ impl Memory {
                 "upgraded {} from schema {version} to {SCHEMA_VERSION}{hint}",
                 path.display()
             );
-            return Ok(Some(Db::open(&path, OpenMode::ReadOnly)?));
+            return Ok(Some(self.open_read(&path)?));
         }
         if changed {
             self.sync_if_idle(dir, &path);
         }
         Ok(Some(db))
+    }
+
+    /// The index at `path`, read-only: pooled when this memory has pools.
+    fn open_read(&self, path: &Path) -> Result<Db> {
+        match &self.readers {
+            Some(pools) => pools.open(path),
+            None => Db::open(path, OpenMode::ReadOnly),
+        }
     }
 
     /// Sync changed record files unless another writer (an index job) holds
@@ -298,7 +326,7 @@ impl Memory {
                 Some(db) => db,
                 None if dir.records_dir().exists() => {
                     drop(self.open_synced(dir)?);
-                    Db::open(&dir.index_path(), OpenMode::ReadOnly)?
+                    self.open_read(&dir.index_path())?
                 }
                 None => continue,
             };
@@ -363,6 +391,109 @@ mod tests {
             let err = mem.existing_project(bad).unwrap_err();
             assert!(matches!(err, Error::Invalid(_)), "{bad}: {err}");
         }
+    }
+
+    /// The keys of the project's records, sorted.
+    fn keys(mem: &Memory) -> Result<Vec<String>> {
+        let dirs = [mem.scope_dir(Scope::Project)?];
+        let rows = mem.list(
+            &dirs,
+            &crate::index::ListFilter::default(),
+            ListOrder::Recent,
+        )?;
+        let mut keys: Vec<String> = rows.into_iter().map(|r| r.key).collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// A record file `late` in the project of `mem`, written as another
+    /// tool would, without touching the index.
+    fn drop_in_record(mem: &Memory, tmp: &Path) -> Result<()> {
+        let other = test_memory(&tmp.join("elsewhere"));
+        let new = NewRecord::decision("late", "The walrus port is 7411.");
+        let file = other.upsert_in(Scope::Project, new)?.0.path;
+        let dir = mem
+            .scope_dir(Scope::Project)?
+            .records_dir()
+            .join("decisions");
+        std::fs::copy(&file, dir.join(file.file_name().unwrap())).unwrap();
+        Ok(())
+    }
+
+    /// [`test_memory_with_record`] and the same memory with reader pools,
+    /// which has read the record twice (a pool made, a connection idle).
+    fn pooled_memory(tmp: &Path) -> Result<(Memory, Memory)> {
+        let (mem, _) = test_memory_with_record(tmp);
+        let pooled = mem.with_read_pools();
+        for _ in 0..2 {
+            assert_eq!(keys(&pooled)?, ["use-pnpm"]);
+        }
+        Ok((mem, pooled))
+    }
+
+    /// `recall reindex --full` moves a damaged index aside and builds a new
+    /// one from the files: a server's next read sees the new index, not the
+    /// old file its pooled connection still holds open.
+    #[test]
+    fn r23_a_pooled_read_after_reindex_full_sees_the_new_index() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mem, pooled) = pooled_memory(tmp.path())?;
+        let dir = mem.scope_dir(Scope::Project)?;
+        drop_in_record(&mem, tmp.path())?;
+        // The header overwritten in place: the pooled connection's file.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.index_path())
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"not an index at all").unwrap();
+        drop(f);
+        let done = mem.reindex(&dir, true, false)?;
+        assert!(done.moved_aside.is_some(), "{done:?}");
+        for _ in 0..2 {
+            assert_eq!(keys(&pooled)?, ["late", "use-pnpm"]);
+        }
+        Ok(())
+    }
+
+    /// A pooled read answers while another connection holds the write lock
+    /// (a handshake keeps it held until the read is done): from the index
+    /// as it is, since the record file added meanwhile can only be synced
+    /// by a writer. Once the lock is free, the next read syncs it.
+    #[test]
+    fn a_pooled_read_answers_while_a_writer_holds_the_lock_and_syncs_after() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mem, pooled) = pooled_memory(tmp.path())?;
+        drop_in_record(&mem, tmp.path())?;
+        let index = mem.scope_dir(Scope::Project)?.index_path();
+        let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let writer = std::thread::spawn(move || -> Result<()> {
+            let w = rusqlite::Connection::open(&index)?;
+            w.execute_batch("BEGIN IMMEDIATE; UPDATE records SET importance = importance;")?;
+            locked_tx.send(()).unwrap();
+            // Held until the read is done; the deadline only ends a test
+            // whose read never answers.
+            let answered = done_rx.recv_timeout(std::time::Duration::from_secs(60));
+            w.execute_batch("ROLLBACK")?;
+            answered.map_err(|e| Error::invalid(format!("the read did not answer: {e}")))
+        });
+        locked_rx.recv().unwrap();
+        let during = keys(&pooled);
+        done_tx.send(()).unwrap();
+        writer.join().unwrap()?;
+        assert_eq!(during?, ["use-pnpm"], "the index as it is");
+        assert_eq!(keys(&pooled)?, ["late", "use-pnpm"]);
+        Ok(())
+    }
+
+    /// A record another process writes is in the next pooled read.
+    #[test]
+    fn a_pooled_read_sees_another_writers_record_at_once() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mem, pooled) = pooled_memory(tmp.path())?;
+        mem.upsert_in(Scope::Project, NewRecord::decision("db", "We use SQLite."))?;
+        assert_eq!(keys(&pooled)?, ["db", "use-pnpm"]);
+        Ok(())
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! same Markdown file the CLI writes, with the same validation and secret
 //! refusal. Writes are serialised inside the process and run on tokio's
 //! blocking pool; SQLite's busy timeout orders them against other
-//! processes.
+//! processes. Reads borrow pooled read-only connections (see
+//! [`Memory::with_read_pools`]), so they never wait for a writer.
 
 mod api;
 mod envelope;
@@ -84,7 +85,8 @@ pub fn run(memory: Memory, opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -
             .local_addr()
             .map_err(|e| Error::io("cannot read the address of", opts.addr.to_string(), e))?;
         let state = Arc::new(State {
-            memory,
+            // Concurrent reads borrow pooled read-only connections.
+            memory: memory.with_read_pools(),
             writes: Mutex::new(()),
             token: opts.token.filter(|t| !t.is_empty()),
             loopback: bound.ip().is_loopback(),

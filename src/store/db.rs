@@ -1,5 +1,6 @@
-//! Opening a scope's `index.db`: pragmas, migrations, one writer and a pool
-//! of readers.
+//! Opening a scope's `index.db`: pragmas, migrations, one writer, or one
+//! read-only connection of its own or borrowed from a pool
+//! ([`super::ReadPools`], for the long-running front ends).
 //!
 //! Write paths open [`OpenMode::ReadWrite`], which applies pending migrations.
 //! The hook path opens [`OpenMode::ReadOnly`]: one `user_version` read and no
@@ -15,7 +16,13 @@ use super::migrate::{migrate, SCHEMA_VERSION};
 use crate::error::{Error, Result};
 
 /// How long a connection waits on a lock before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How read-only connections open: read-only, each used by one thread at a
+/// time, and a URI (the `immutable=1` fallback) allowed.
+pub(super) const READ_FLAGS: OpenFlags = OpenFlags::SQLITE_OPEN_READ_ONLY
+    .union(OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    .union(OpenFlags::SQLITE_OPEN_URI);
 
 /// How to open an index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,23 +33,42 @@ pub enum OpenMode {
     ReadOnly,
 }
 
-type Pool = r2d2::Pool<SqliteConnectionManager>;
+/// A connection borrowed from a [`super::ReadPools`] pool; back in the
+/// pool when dropped.
+pub(super) type Pooled = r2d2::PooledConnection<SqliteConnectionManager>;
 
-/// An open index: the single writer (absent in read-only mode), in
-/// read-only mode the connection that checked the schema, and a pool of
-/// readers created on first use. A one-shot query uses only the one
-/// connection: no pool, and none of the threads r2d2 starts with one.
+/// An open index: the single writer, or in read-only mode one read
+/// connection, which checked the schema. A one-shot query opens that
+/// connection itself; a server borrows it from a pool (see
+/// [`super::ReadPools`]).
 pub struct Db {
     path: PathBuf,
     /// What SQLite opens: the path, or an `immutable=1` URI for an index
     /// in a read-only folder.
     target: String,
     writer: Option<Connection>,
-    /// Read-only mode: the connection opened to check the schema, kept for
+    /// Read-only mode: the connection that checked the schema, kept for
     /// [`Db::with_conn`] so the hook path opens the file once, not twice.
-    checked: Option<Connection>,
-    flags: OpenFlags,
-    readers: std::sync::OnceLock<Pool>,
+    checked: Option<Reader>,
+}
+
+/// The read connection of a read-only [`Db`].
+enum Reader {
+    /// Opened for this handle, closed with it.
+    Own(Connection),
+    /// Borrowed from a pool, returned to it with this handle.
+    Pooled(Pooled),
+}
+
+impl std::ops::Deref for Reader {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match self {
+            Reader::Own(c) => c,
+            Reader::Pooled(c) => c,
+        }
+    }
 }
 
 impl std::fmt::Debug for Db {
@@ -72,7 +98,9 @@ pub unsafe fn configure_process() {
     }
 }
 
-fn init_conn(c: &mut Connection) -> rusqlite::Result<()> {
+/// The settings of every connection: set on open, and by the reader pools'
+/// `with_init`.
+pub(super) fn init_conn(c: &mut Connection) -> rusqlite::Result<()> {
     c.busy_timeout(BUSY_TIMEOUT)?;
     c.pragma_update(None, "foreign_keys", true)?;
     Ok(())
@@ -142,25 +170,17 @@ impl Db {
                 None
             }
         };
-        let flags = match mode {
-            OpenMode::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
-            OpenMode::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
-        } | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
         let checked = match mode {
             OpenMode::ReadWrite => None,
-            // Checked on a connection of our own, not through the pool: the
-            // pool retries a failing connection until its timeout, so a
-            // corrupt file would take seconds to report instead of at once.
             OpenMode::ReadOnly => {
                 let open = |target: &str| -> Result<Connection> {
-                    let mut c = Connection::open_with_flags(target, flags).map_err(corrupt)?;
+                    let mut c = Connection::open_with_flags(target, READ_FLAGS).map_err(corrupt)?;
                     init_conn(&mut c).map_err(corrupt)?;
                     check_version(path, &c)?;
                     Ok(c)
                 };
                 match open(&path.to_string_lossy()) {
-                    Ok(c) => Some(c),
+                    Ok(c) => Some(Reader::Own(c)),
                     // A WAL database is read through its `-shm` file, which
                     // a read-only folder cannot hold. Nobody can write
                     // there either, so the file cannot change under us:
@@ -173,9 +193,7 @@ impl Db {
                             path: path.to_path_buf(),
                             target: uri,
                             writer: None,
-                            checked: Some(c),
-                            flags,
-                            readers: std::sync::OnceLock::new(),
+                            checked: Some(Reader::Own(c)),
                         });
                     }
                     // A full disk (or a refused write) cannot hold a new
@@ -193,9 +211,7 @@ impl Db {
                             path: path.to_path_buf(),
                             target: uri,
                             writer: None,
-                            checked: Some(c),
-                            flags,
-                            readers: std::sync::OnceLock::new(),
+                            checked: Some(Reader::Own(c)),
                         });
                     }
                     Err(e) => return Err(e),
@@ -207,8 +223,19 @@ impl Db {
             target: path.to_string_lossy().into_owned(),
             writer,
             checked,
-            flags,
-            readers: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// A read-only handle on `conn`, borrowed from the pool of the index at
+    /// `path`; the schema is checked as [`Db::open`] checks it (one pragma
+    /// read), so an index a newer recall upgraded in place is refused.
+    pub(super) fn pooled(path: &Path, conn: Pooled) -> Result<Db> {
+        check_version(path, &conn)?;
+        Ok(Db {
+            path: path.to_path_buf(),
+            target: path.to_string_lossy().into_owned(),
+            writer: None,
+            checked: Some(Reader::Pooled(conn)),
         })
     }
 
@@ -244,10 +271,6 @@ impl Db {
             target: path.to_string_lossy().into_owned(),
             writer: Some(c),
             checked: None,
-            flags: OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI,
-            readers: std::sync::OnceLock::new(),
         }))
     }
 
@@ -262,24 +285,6 @@ impl Db {
         &self.path
     }
 
-    /// A pooled read connection.
-    pub fn reader(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>> {
-        let pool = self.readers.get_or_init(|| {
-            let manager = SqliteConnectionManager::file(&self.target)
-                .with_flags(self.flags)
-                .with_init(init_conn);
-            r2d2::Pool::builder()
-                .max_size(4)
-                .min_idle(Some(0))
-                .connection_timeout(BUSY_TIMEOUT)
-                .build_unchecked(manager)
-        });
-        pool.get().map_err(|e| Error::CorruptIndex {
-            path: self.path.clone(),
-            detail: e.to_string(),
-        })
-    }
-
     /// The single writer. Errors in read-only mode.
     pub fn writer(&mut self) -> Result<&mut Connection> {
         self.writer
@@ -292,16 +297,20 @@ impl Db {
         self.writer.is_some()
     }
 
+    /// Whether the read connection was borrowed from a pool.
+    pub fn is_pooled(&self) -> bool {
+        matches!(self.checked, Some(Reader::Pooled(_)))
+    }
+
     /// A read connection: the writer when there is one (it sees its own
     /// uncommitted state and avoids a second open), else the connection
     /// that checked the schema.
     pub fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        match self.writer.as_ref().or(self.checked.as_ref()) {
-            Some(c) => f(c),
-            None => {
-                let r = self.reader()?;
-                f(&r)
-            }
+        match (&self.writer, &self.checked) {
+            (Some(c), _) => f(c),
+            (None, Some(c)) => f(c),
+            // Every constructor sets one of the two.
+            (None, None) => Err(Error::invalid("this index handle has no connection")),
         }
     }
 }
@@ -562,9 +571,9 @@ mod tests {
         rw.writer()?
             .execute("INSERT INTO meta(key, value) VALUES('k', 'v')", [])?;
         let ro = Db::open(&p, OpenMode::ReadOnly)?;
-        let v: String =
-            ro.reader()?
-                .query_row("SELECT value FROM meta WHERE key='k'", [], |r| r.get(0))?;
+        let v: String = ro.with_conn(|c| {
+            Ok(c.query_row("SELECT value FROM meta WHERE key='k'", [], |r| r.get(0))?)
+        })?;
         assert_eq!(v, "v");
         assert!(!ro.is_writable());
         Ok(())

@@ -16,6 +16,7 @@ mod hits;
 mod home;
 mod migrate;
 mod project;
+mod readers;
 mod terms;
 mod turn;
 
@@ -30,6 +31,7 @@ pub use home::{resolve_home, user_home};
 pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{empty_in_memory, MIGRATIONS, SCHEMA_VERSION};
 pub use project::{canonical_root, project_id, Project, ProjectInfo, Sharing};
+pub use readers::ReadPools;
 pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,
     Counts as TermCounts, RowTerms, Table, TermDeltas,
