@@ -476,7 +476,7 @@ fn r26_15_codex_and_neutral_in_parts_index_as_read_whole() {
 #[test]
 fn r26_15_a_line_too_long_reads_the_same_in_parts() {
     let mut text = neutral_lines(17, 200_000);
-    text.push_str(&"z".repeat(crate::ingest::util::MAX_LINE_BYTES + 1));
+    text.push_str(&"z".repeat(crate::ingest::lines::MAX_LINE_BYTES + 1));
     text.push('\n');
     text.push_str(&neutral_lines(19, 100_000));
     same_in_parts("long.jsonl", &text, &[20_000]);

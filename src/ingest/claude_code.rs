@@ -2,7 +2,7 @@
 //! and `<session>/subagents/agent-*.jsonl`).
 //!
 //! Owns turning one Claude Code JSONL file (or the appended tail of one) into
-//! a [`ParsedSession`]. Lines are decoded by `util::read_lines` into
+//! a [`ParsedSession`]. Lines are decoded by `lines::read_lines` into
 //! borrowed, lenient structs: unknown fields (`toolUseResult`, `usage`,
 //! `thinking`, progress `data`, ...) are skipped without being materialised.
 //!
@@ -91,8 +91,10 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::lenient::{Content, LBool, LStr, ObjOr, TextPart};
+use super::lines::Problems;
 use super::model::{Message, ParsedSession, Role, SessionMeta};
-use super::util::{self, Content, LBool, LStr, ObjOr, Problems, TextPart};
+use super::{lenient, lines, values};
 
 /// Bump when the output for the same input changes (forces a re-index;
 /// 2: messages in file order instead of a walk of the parent tree).
@@ -206,7 +208,7 @@ pub fn parse_part(
     let mut problems = Problems::default();
     let mut b = Builder::new(opts, outlook);
     let consumed =
-        util::read_lines::<Line, _>(input, first_line, &mut problems, |n, l, problems| {
+        lines::read_lines::<Line, _>(input, first_line, &mut problems, |n, l, problems| {
             b.line(n, l, problems)
         });
     let (meta, messages) = b.finish(stem);
@@ -261,7 +263,7 @@ impl OutlookScan {
             match l.kind.get() {
                 Some("custom-title") => {
                     if let Some(t) = l.custom_title.non_blank() {
-                        self.custom_title = Some(util::title(t, TITLE_CAP));
+                        self.custom_title = Some(values::title(t, TITLE_CAP));
                     }
                 }
                 Some("summary") if l.summary.non_blank().is_some() => {
@@ -323,7 +325,7 @@ impl OutlookScan {
             .iter()
             .rev()
             .find(|(leaf, _)| leaves.contains(leaf))
-            .map(|(_, text)| util::title(text, TITLE_CAP));
+            .map(|(_, text)| values::title(text, TITLE_CAP));
         Outlook {
             title: self.custom_title.or(summary),
             leaves,
@@ -331,7 +333,7 @@ impl OutlookScan {
     }
 }
 
-/// One line decoded as [`util::read_lines`] decodes it (a first-line BOM
+/// One line decoded as [`lines::read_lines`] decodes it (a first-line BOM
 /// aside): `None` when it is not a JSON object.
 fn decode_line(line: &[u8]) -> Option<Line<'_>> {
     let text = std::str::from_utf8(line).ok()?;
@@ -388,7 +390,7 @@ pub fn response_of(line: &[u8]) -> Option<Response> {
 /// with a `sessionId`/`uuid`/`leafUuid`/`messageId` and no Codex `payload`.
 /// A first line cut by the end of `head` is judged by its keys.
 pub fn sniff(head: &[u8]) -> bool {
-    let Some((line, complete)) = util::first_line(head) else {
+    let Some((line, complete)) = lines::first_line(head) else {
         return false;
     };
     if !line.starts_with(b"{") {
@@ -543,7 +545,7 @@ impl<'a, 'o> Builder<'a, 'o> {
             Some("summary") => self.summary(n, node, &mut l, problems),
             Some("custom-title") => {
                 if let Some(t) = l.custom_title.non_blank() {
-                    self.meta.custom_title = Some(util::title(t, TITLE_CAP));
+                    self.meta.custom_title = Some(values::title(t, TITLE_CAP));
                 }
             }
             Some(
@@ -571,7 +573,7 @@ impl<'a, 'o> Builder<'a, 'o> {
             m.git_branch = l.git_branch.non_blank().map(str::to_owned);
         }
         if m.started_at.is_none() {
-            m.started_at = l.timestamp.get().and_then(util::parse_ts);
+            m.started_at = l.timestamp.get().and_then(values::parse_ts);
         }
     }
 
@@ -581,7 +583,7 @@ impl<'a, 'o> Builder<'a, 'o> {
             id,
             role,
             text: String::new(),
-            timestamp: l.timestamp.get().and_then(util::parse_ts),
+            timestamp: l.timestamp.get().and_then(values::parse_ts),
             is_error: false,
             prompt: false,
         });
@@ -597,7 +599,7 @@ impl<'a, 'o> Builder<'a, 'o> {
         };
         if l.is_compact_summary.0 {
             let text = content.join("\n", block_text);
-            if !util::is_blank(&text) {
+            if !values::is_blank(&text) {
                 let u = self.new_unit(node, l, Role::System, l.uuid.get().map(str::to_owned));
                 self.units[u].text = text.into_owned();
             }
@@ -682,9 +684,9 @@ impl<'a, 'o> Builder<'a, 'o> {
             self.opts.tool_result_cap
         };
         let body = match &b.content {
-            Some(Content::Text(t)) => util::truncate_chars(t.trim(), cap).into_owned(),
+            Some(Content::Text(t)) => values::truncate_chars(t.trim(), cap).into_owned(),
             Some(c @ Content::Blocks(_)) => {
-                util::truncate_chars(c.join("\n", util::text_part).trim(), cap).into_owned()
+                values::truncate_chars(c.join("\n", lenient::text_part).trim(), cap).into_owned()
             }
             Some(Content::Other) | None => String::new(),
         };
@@ -724,7 +726,7 @@ impl<'a, 'o> Builder<'a, 'o> {
             return;
         };
         match msg.content.take() {
-            Some(Content::Text(t)) if !util::is_blank(&t) => self.units[u].push_part(t),
+            Some(Content::Text(t)) if !values::is_blank(&t) => self.units[u].push_part(t),
             Some(Content::Blocks(blocks)) => {
                 for b in blocks.into_iter().filter_map(ObjOr::into_obj) {
                     if let Some(part) = assistant_part(b) {
@@ -761,12 +763,12 @@ impl<'a, 'o> Builder<'a, 'o> {
             self.units
                 .iter()
                 .find(|u| u.prompt && u.role == Role::User)
-                .map(|u| util::title(&u.text, TITLE_CAP))
+                .map(|u| values::title(&u.text, TITLE_CAP))
         });
         let messages = self
             .units
             .into_iter()
-            .filter(|u| !util::is_blank(&u.text))
+            .filter(|u| !values::is_blank(&u.text))
             .map(into_message)
             .collect();
         (self.meta.into_session_meta(stem, title), messages)
@@ -785,7 +787,7 @@ impl<'a, 'o> Builder<'a, 'o> {
             if !resolved {
                 continue;
             }
-            title = Some(util::title(&s.text, TITLE_CAP));
+            title = Some(values::title(&s.text, TITLE_CAP));
             self.units.push(Unit {
                 node: s.node,
                 id: None,
@@ -873,7 +875,7 @@ fn block_text<'s>(b: &'s Block<'_>) -> Option<&'s str> {
 /// The indexed part of one assistant block, or `None` to skip it.
 fn assistant_part(b: Block<'_>) -> Option<Cow<'_, str>> {
     match b.kind.get()? {
-        "text" => b.text.0.filter(|t| !util::is_blank(t)),
+        "text" => b.text.0.filter(|t| !values::is_blank(t)),
         "tool_use" | "server_tool_use" => Some(Cow::Owned(compact_tool_use(
             b.name.non_blank().unwrap_or("?"),
             b.input.as_ref(),
@@ -886,8 +888,8 @@ fn assistant_part(b: Block<'_>) -> Option<Cow<'_, str>> {
 pub(crate) fn compact_tool_use(name: &str, input: Option<&Value>) -> String {
     let detail = match input {
         Some(v) => tool_detail(name, v)
-            .map(|d| util::truncate_chars(d.trim(), DETAIL_CAP).into_owned())
-            .unwrap_or_else(|| util::compact_json(v, UNKNOWN_INPUT_CAP)),
+            .map(|d| values::truncate_chars(d.trim(), DETAIL_CAP).into_owned())
+            .unwrap_or_else(|| values::compact_json(v, UNKNOWN_INPUT_CAP)),
         None => String::new(),
     };
     if detail.is_empty() {
@@ -903,7 +905,7 @@ fn tool_detail(name: &str, v: &Value) -> Option<String> {
     let s = |k: &str| {
         v.get(k)
             .and_then(Value::as_str)
-            .filter(|s| !util::is_blank(s))
+            .filter(|s| !values::is_blank(s))
     };
     let with = |head: &str, sep: &str, tail: Option<&str>| match tail {
         Some(t) => format!("{head}{sep}{t}"),
@@ -1180,7 +1182,7 @@ mod tests {
         }
         let long = serde_json::json!({"blob": "x".repeat(10_000)});
         let got = compact_tool_use("Unknown", Some(&long));
-        assert!(got.len() < 260 && got.ends_with(util::ELLIPSIS), "{got}");
+        assert!(got.len() < 260 && got.ends_with(values::ELLIPSIS), "{got}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Owns turning one Codex rollout (or the appended tail of one) into a
 //! [`ParsedSession`]. Lines are `{timestamp, type, payload}`; each is decoded
-//! by `util::read_lines` into one borrowed, lenient struct (`Item`) whose
+//! by `lines::read_lines` into one borrowed, lenient struct (`Item`) whose
 //! `payload` is the same struct again, so every payload kind is read in a
 //! single pass without `serde_json::Value` (encrypted reasoning, base
 //! instructions and token counts are skipped unread).
@@ -84,8 +84,10 @@ use std::collections::{HashMap, HashSet};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use super::lenient::{Content, LBool, LStr, ObjOr, StrList, TextPart, LI64};
+use super::lines::Problems;
 use super::model::{Message, ParsedSession, Role, SessionMeta};
-use super::util::{self, Content, LBool, LStr, ObjOr, Problems, StrList, TextPart, LI64};
+use super::{lenient, lines, values};
 
 /// Bump when the output for the same input changes (forces a re-index).
 pub const PARSER_VERSION: u32 = 1;
@@ -266,7 +268,7 @@ pub fn parse_part(
     let mut b = Builder::new(opts, stem_key(stem));
     b.had_user_event = carry.had_user_event;
     let consumed =
-        util::read_lines::<Item, _>(input, first_line, &mut problems, |n, item, problems| {
+        lines::read_lines::<Item, _>(input, first_line, &mut problems, |n, item, problems| {
             b.line(n, &item, problems)
         });
     carry.had_user_event = b.had_user_event;
@@ -323,7 +325,7 @@ pub fn starts_step(line: &[u8]) -> bool {
 /// `payload`, or a legacy `{id, timestamp}` header without `type`. A first
 /// line cut by the end of `head` is judged by its start.
 pub fn sniff(head: &[u8]) -> bool {
-    let Some((line, complete)) = util::first_line(head) else {
+    let Some((line, complete)) = lines::first_line(head) else {
         return false;
     };
     if !line.starts_with(b"{") {
@@ -451,7 +453,7 @@ impl<'k, 'o> Builder<'k, 'o> {
     }
 
     fn line(&mut self, n: usize, item: &Item<'_>, problems: &mut Problems) {
-        let ts = item.timestamp.get().and_then(util::parse_ts);
+        let ts = item.timestamp.get().and_then(values::parse_ts);
         if self.meta.first_ts.is_none() {
             self.meta.first_ts = ts;
         }
@@ -518,7 +520,7 @@ impl<'k, 'o> Builder<'k, 'o> {
             .and_then(ObjOr::as_obj)
             .and_then(|g| g.branch.non_blank())
             .map(str::to_owned);
-        m.started_at = p.timestamp.get().and_then(util::parse_ts).or(ts);
+        m.started_at = p.timestamp.get().and_then(values::parse_ts).or(ts);
         m.parent_id = p
             .source
             .as_ref()
@@ -572,7 +574,7 @@ impl<'k, 'o> Builder<'k, 'o> {
         let text = p
             .content
             .as_ref()
-            .map(|c| c.join("\n", util::text_part))
+            .map(|c| c.join("\n", lenient::text_part))
             .unwrap_or_default();
         let text = text.trim();
         match p.role.get() {
@@ -638,7 +640,7 @@ impl<'k, 'o> Builder<'k, 'o> {
             .call_id
             .non_blank()
             .map_or_else(|| self.synth_id(n), str::to_owned);
-        let text = format!("[web_search] {}", util::truncate_chars(query, DETAIL_CAP));
+        let text = format!("[web_search] {}", values::truncate_chars(query, DETAIL_CAP));
         let u = self.push_unit(id, Role::Tool, text, ts, Origin::Normal);
         self.units[u].name = Some("web_search".to_owned());
     }
@@ -710,12 +712,12 @@ impl<'k, 'o> Builder<'k, 'o> {
         let raw = p
             .output
             .as_ref()
-            .map(|c| c.join("\n", util::text_part))
+            .map(|c| c.join("\n", lenient::text_part))
             .unwrap_or_default();
         let (body, exit) = unwrap_output(&raw);
         if let Some(state) = self.units[u].call.as_mut() {
             if !state.from_end_event {
-                state.output = Some(util::truncate_chars(body.trim(), cap).into_owned());
+                state.output = Some(values::truncate_chars(body.trim(), cap).into_owned());
                 state.exit_code = state.exit_code.or(exit);
             }
         }
@@ -736,7 +738,7 @@ impl<'k, 'o> Builder<'k, 'o> {
                 .join("\n"),
         };
         if let Some(state) = self.units[u].call.as_mut() {
-            state.output = Some(util::truncate_chars(&body, cap).into_owned());
+            state.output = Some(values::truncate_chars(&body, cap).into_owned());
             state.exit_code = p.exit_code.0.or(state.exit_code);
             state.from_end_event = true;
         }
@@ -764,12 +766,12 @@ impl<'k, 'o> Builder<'k, 'o> {
                 Origin::ResponseItemUser => !had_user_event,
             })
             .map(|u| into_message(u, opts.tool_output_cap))
-            .filter(|m| !util::is_blank(&m.text))
+            .filter(|m| !values::is_blank(&m.text))
             .collect();
         let title = messages
             .iter()
             .find(|m| m.role == Role::User)
-            .map(|m| util::title(&m.text, TITLE_CAP));
+            .map(|m| values::title(&m.text, TITLE_CAP));
         let meta = SessionMeta {
             id: meta.id.unwrap_or_else(|| key.to_owned()),
             title,
@@ -808,7 +810,7 @@ fn finish_call(state: CallState, cap: usize) -> (String, bool) {
     let mut text = state.header;
     if let Some(out) = state.output.as_deref().filter(|o| !o.is_empty()) {
         text.push('\n');
-        text.push_str(&util::truncate_chars(out, cap));
+        text.push_str(&values::truncate_chars(out, cap));
     }
     (text, is_error)
 }
@@ -841,9 +843,9 @@ fn call_header(name: &str, p: &Item<'_>) -> Option<String> {
         ("apply_patch", None) => patch_header(raw),
         (_, Some(_)) => {
             let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
-            format!("[{name}] {}", util::compact_json(&v, ARGS_CAP))
+            format!("[{name}] {}", values::compact_json(&v, ARGS_CAP))
         }
-        (_, None) => format!("[{name}] {}", util::truncate_chars(raw.trim(), ARGS_CAP)),
+        (_, None) => format!("[{name}] {}", values::truncate_chars(raw.trim(), ARGS_CAP)),
     };
     Some(header.trim_end().to_owned())
 }
@@ -855,7 +857,7 @@ fn stdin_header(a: &Args<'_>) -> Option<String> {
     Some(format!(
         "[write_stdin]{} {}",
         session.unwrap_or_default(),
-        util::compact_json(chars, ARGS_CAP)
+        values::compact_json(chars, ARGS_CAP)
     ))
 }
 
@@ -872,7 +874,7 @@ fn patch_header(patch: &str) -> String {
         .filter_map(|l| MARKERS.iter().find_map(|m| l.strip_prefix(m)))
         .map(str::trim)
         .collect();
-    let joined = util::truncate_chars(&files.join(", "), DETAIL_CAP).into_owned();
+    let joined = values::truncate_chars(&files.join(", "), DETAIL_CAP).into_owned();
     format!("[apply_patch] {joined}")
 }
 
@@ -886,7 +888,7 @@ fn command_line(argv: &[Cow<'_, str>]) -> String {
     } else {
         argv.join(" ")
     };
-    util::truncate_chars(cmd.trim(), DETAIL_CAP).into_owned()
+    values::truncate_chars(cmd.trim(), DETAIL_CAP).into_owned()
 }
 
 /// Unwraps a `function_call_output`: the older JSON form

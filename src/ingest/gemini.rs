@@ -72,8 +72,10 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
+use super::lenient::{LBool, LStr, ObjList, ObjOr};
+use super::lines::Problems;
 use super::model::{Message, ParsedSession, Problem, Role, SessionMeta};
-use super::util::{self, LBool, LStr, ObjList, ObjOr, Problems};
+use super::{lines, values};
 
 /// Bump when the output for the same input changes (forces a re-index).
 pub const PARSER_VERSION: u32 = 1;
@@ -309,7 +311,7 @@ impl Parts<'_> {
 
 fn join<'s>(parts: impl Iterator<Item = &'s str>, sep: &str) -> String {
     let mut out = String::new();
-    for p in parts.filter(|p| !util::is_blank(p)) {
+    for p in parts.filter(|p| !values::is_blank(p)) {
         if !out.is_empty() {
             out.push_str(sep);
         }
@@ -341,7 +343,7 @@ pub fn parse(input: &[u8], stem: &str, opts: &Options) -> Result<ParsedSession, 
     let mut replay = Replay::default();
     let mut problems = Problems::default();
     let consumed = if is_log(input) {
-        util::read_lines::<Record, _>(input, 1, &mut problems, |n, record, problems| {
+        lines::read_lines::<Record, _>(input, 1, &mut problems, |n, record, problems| {
             replay.apply(record, n, problems)
         })
     } else {
@@ -490,14 +492,14 @@ impl<'a> Replay<'a> {
         let started_at = self
             .start_time
             .get()
-            .and_then(util::parse_ts)
+            .and_then(values::parse_ts)
             .or_else(|| messages.iter().find_map(|m| m.timestamp));
         let title = self
             .summary
             .non_blank()
             .map(str::to_string)
             .or(first_prompt)
-            .map(|t| util::title(&t, TITLE_CAP));
+            .map(|t| values::title(&t, TITLE_CAP));
         let meta = SessionMeta {
             id: self
                 .session_id
@@ -516,7 +518,7 @@ fn convert(m: &Record, stem: &str, n: usize, opts: &Options, out: &mut Vec<Messa
     let id =
         m.id.non_blank()
             .map_or_else(|| format!("{stem}:{}", n + 1), str::to_string);
-    let timestamp = m.timestamp.get().and_then(util::parse_ts);
+    let timestamp = m.timestamp.get().and_then(values::parse_ts);
     let message = |role, text: String, is_error| Message {
         id: Some(id.clone()),
         role,
@@ -614,7 +616,7 @@ fn tool_message(
     };
     if !output.is_empty() {
         text.push('\n');
-        text.push_str(&util::truncate_chars(&output, cap));
+        text.push_str(&values::truncate_chars(&output, cap));
     } else if status == "cancelled" {
         text.push_str("\n[cancelled]");
     } else if is_error {
@@ -632,7 +634,7 @@ fn tool_message(
         timestamp: call
             .timestamp
             .get()
-            .and_then(util::parse_ts)
+            .and_then(values::parse_ts)
             .or(fallback_ts),
         is_error,
     }
@@ -643,16 +645,16 @@ fn header(name: &str, args: Option<&serde_json::Value>) -> String {
     let arg = |k: &str| args.and_then(|a| a.get(k)).and_then(|v| v.as_str());
     if name == "run_shell_command" {
         if let Some(cmd) = arg("command") {
-            return format!("[exec] {}", util::title(cmd, DETAIL_CAP));
+            return format!("[exec] {}", values::title(cmd, DETAIL_CAP));
         }
     }
     let path = ["file_path", "absolute_path", "path", "dir_path"]
         .into_iter()
         .find_map(arg);
     match (path, args) {
-        (Some(p), _) => format!("[{name}] {}", util::truncate_chars(p, DETAIL_CAP)),
+        (Some(p), _) => format!("[{name}] {}", values::truncate_chars(p, DETAIL_CAP)),
         (None, Some(a)) if a.as_object().is_some_and(|o| !o.is_empty()) => {
-            format!("[{name}] {}", util::compact_json(a, ARGS_CAP))
+            format!("[{name}] {}", values::compact_json(a, ARGS_CAP))
         }
         _ => format!("[{name}]"),
     }

@@ -46,7 +46,7 @@ fn real_chat_reads_prompts_answers_and_tool_calls() {
     );
     assert_eq!(
         s.meta.started_at,
-        util::parse_ts("2026-01-10T02:08:26.108Z")
+        values::parse_ts("2026-01-10T02:08:26.108Z")
     );
     use Role::*;
     assert_eq!(

@@ -16,6 +16,8 @@ pub mod codex;
 pub mod detect;
 pub mod discover;
 pub mod gemini;
+pub(crate) mod lenient;
+pub(crate) mod lines;
 pub mod model;
 pub mod neutral;
 pub mod noise;
@@ -24,7 +26,7 @@ pub mod prepare;
 mod segment;
 mod stream;
 pub mod ticket;
-pub(crate) mod util;
+pub(crate) mod values;
 
 pub use detect::{detect, Format, Kind};
 pub use prepare::{

@@ -275,7 +275,7 @@ fn parse_lines(input: &[u8], first_line: usize, out: &mut ParsedSession) {
             Some(i) => (&input[pos..pos + i], pos + i + 1, true),
             None => (&input[pos..], input.len(), false),
         };
-        if let Some(message) = super::util::line_too_long(line.len()) {
+        if let Some(message) = super::lines::line_too_long(line.len()) {
             out.problems.push(problem(line_no, message));
             if complete {
                 out.consumed = next;

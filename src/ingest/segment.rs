@@ -20,7 +20,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::detect::Format;
-use super::util::MAX_LINE_BYTES;
+use super::lines::MAX_LINE_BYTES;
 #[cfg(doc)]
 use super::IngestOptions;
 use super::{claude_code, codex};

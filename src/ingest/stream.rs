@@ -28,6 +28,7 @@ use std::path::Path;
 use super::claude_code;
 use super::codex;
 use super::detect::Format;
+use super::lines::{line_too_long, PartProblems};
 use super::model::{ParsedSession, Problem};
 use super::neutral;
 use super::nul::blank_nul_lines;
@@ -36,7 +37,6 @@ use super::prepare::{
     Part, Prepared,
 };
 use super::segment::Segments;
-use super::util::{line_too_long, PartProblems};
 
 /// What the parser of a part gets from the rest of the file.
 enum Carry {
