@@ -684,9 +684,9 @@ impl<'a, 'o> Builder<'a, 'o> {
             self.opts.tool_result_cap
         };
         let body = match &b.content {
-            Some(Content::Text(t)) => values::truncate_chars(t.trim(), cap).into_owned(),
+            Some(Content::Text(t)) => values::ellipsize(t.trim(), cap).into_owned(),
             Some(c @ Content::Blocks(_)) => {
-                values::truncate_chars(c.join("\n", lenient::text_part).trim(), cap).into_owned()
+                values::ellipsize(c.join("\n", lenient::text_part).trim(), cap).into_owned()
             }
             Some(Content::Other) | None => String::new(),
         };
@@ -888,7 +888,7 @@ fn assistant_part(b: Block<'_>) -> Option<Cow<'_, str>> {
 pub(crate) fn compact_tool_use(name: &str, input: Option<&Value>) -> String {
     let detail = match input {
         Some(v) => tool_detail(name, v)
-            .map(|d| values::truncate_chars(d.trim(), DETAIL_CAP).into_owned())
+            .map(|d| values::ellipsize(d.trim(), DETAIL_CAP).into_owned())
             .unwrap_or_else(|| values::compact_json(v, UNKNOWN_INPUT_CAP)),
         None => String::new(),
     };

@@ -640,7 +640,7 @@ impl<'k, 'o> Builder<'k, 'o> {
             .call_id
             .non_blank()
             .map_or_else(|| self.synth_id(n), str::to_owned);
-        let text = format!("[web_search] {}", values::truncate_chars(query, DETAIL_CAP));
+        let text = format!("[web_search] {}", values::ellipsize(query, DETAIL_CAP));
         let u = self.push_unit(id, Role::Tool, text, ts, Origin::Normal);
         self.units[u].name = Some("web_search".to_owned());
     }
@@ -717,7 +717,7 @@ impl<'k, 'o> Builder<'k, 'o> {
         let (body, exit) = unwrap_output(&raw);
         if let Some(state) = self.units[u].call.as_mut() {
             if !state.from_end_event {
-                state.output = Some(values::truncate_chars(body.trim(), cap).into_owned());
+                state.output = Some(values::ellipsize(body.trim(), cap).into_owned());
                 state.exit_code = state.exit_code.or(exit);
             }
         }
@@ -738,7 +738,7 @@ impl<'k, 'o> Builder<'k, 'o> {
                 .join("\n"),
         };
         if let Some(state) = self.units[u].call.as_mut() {
-            state.output = Some(values::truncate_chars(&body, cap).into_owned());
+            state.output = Some(values::ellipsize(&body, cap).into_owned());
             state.exit_code = p.exit_code.0.or(state.exit_code);
             state.from_end_event = true;
         }
@@ -810,7 +810,7 @@ fn finish_call(state: CallState, cap: usize) -> (String, bool) {
     let mut text = state.header;
     if let Some(out) = state.output.as_deref().filter(|o| !o.is_empty()) {
         text.push('\n');
-        text.push_str(&values::truncate_chars(out, cap));
+        text.push_str(&values::ellipsize(out, cap));
     }
     (text, is_error)
 }
@@ -845,7 +845,7 @@ fn call_header(name: &str, p: &Item<'_>) -> Option<String> {
             let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
             format!("[{name}] {}", values::compact_json(&v, ARGS_CAP))
         }
-        (_, None) => format!("[{name}] {}", values::truncate_chars(raw.trim(), ARGS_CAP)),
+        (_, None) => format!("[{name}] {}", values::ellipsize(raw.trim(), ARGS_CAP)),
     };
     Some(header.trim_end().to_owned())
 }
@@ -874,7 +874,7 @@ fn patch_header(patch: &str) -> String {
         .filter_map(|l| MARKERS.iter().find_map(|m| l.strip_prefix(m)))
         .map(str::trim)
         .collect();
-    let joined = values::truncate_chars(&files.join(", "), DETAIL_CAP).into_owned();
+    let joined = values::ellipsize(&files.join(", "), DETAIL_CAP).into_owned();
     format!("[apply_patch] {joined}")
 }
 
@@ -888,7 +888,7 @@ fn command_line(argv: &[Cow<'_, str>]) -> String {
     } else {
         argv.join(" ")
     };
-    values::truncate_chars(cmd.trim(), DETAIL_CAP).into_owned()
+    values::ellipsize(cmd.trim(), DETAIL_CAP).into_owned()
 }
 
 /// Unwraps a `function_call_output`: the older JSON form

@@ -616,7 +616,7 @@ fn tool_message(
     };
     if !output.is_empty() {
         text.push('\n');
-        text.push_str(&values::truncate_chars(&output, cap));
+        text.push_str(&values::ellipsize(&output, cap));
     } else if status == "cancelled" {
         text.push_str("\n[cancelled]");
     } else if is_error {
@@ -652,7 +652,7 @@ fn header(name: &str, args: Option<&serde_json::Value>) -> String {
         .into_iter()
         .find_map(arg);
     match (path, args) {
-        (Some(p), _) => format!("[{name}] {}", values::truncate_chars(p, DETAIL_CAP)),
+        (Some(p), _) => format!("[{name}] {}", values::ellipsize(p, DETAIL_CAP)),
         (None, Some(a)) if a.as_object().is_some_and(|o| !o.is_empty()) => {
             format!("[{name}] {}", values::compact_json(a, ARGS_CAP))
         }

@@ -5,21 +5,21 @@
 use std::borrow::Cow;
 use std::io;
 
-/// Marker appended to text cut by [`truncate_chars`].
+/// Marker appended to text cut by [`ellipsize`].
 pub const ELLIPSIS: char = '…';
 
-/// `s` cut to at most `cap` chars (on a char boundary) with [`ELLIPSIS`]
-/// appended when something was cut.
-pub fn truncate_chars(s: &str, cap: usize) -> Cow<'_, str> {
-    match s.char_indices().nth(cap) {
-        None => Cow::Borrowed(s),
-        Some((i, _)) => {
-            let mut out = String::with_capacity(i + ELLIPSIS.len_utf8());
-            out.push_str(&s[..i]);
-            out.push(ELLIPSIS);
-            Cow::Owned(out)
-        }
+/// `s` cut to at most `cap` chars (on a char boundary, as
+/// [`crate::text::truncate_chars`] cuts) with [`ELLIPSIS`] appended when
+/// something was cut, so a reader sees that it was.
+pub fn ellipsize(s: &str, cap: usize) -> Cow<'_, str> {
+    let cut = crate::text::truncate_chars(s, cap);
+    if cut.len() == s.len() {
+        return Cow::Borrowed(s);
     }
+    let mut out = String::with_capacity(cut.len() + ELLIPSIS.len_utf8());
+    out.push_str(cut);
+    out.push(ELLIPSIS);
+    Cow::Owned(out)
 }
 
 /// A one-line title: whitespace runs collapsed, at most `cap` chars.
@@ -34,7 +34,7 @@ pub fn title(s: &str, cap: usize) -> String {
             break;
         }
     }
-    truncate_chars(&one_line, cap).into_owned()
+    ellipsize(&one_line, cap).into_owned()
 }
 
 /// RFC 3339 / ISO 8601 timestamp (with offset or `Z`) to unix seconds.
@@ -97,8 +97,8 @@ mod tests {
 
     #[test]
     fn text_helpers() {
-        assert_eq!(truncate_chars("héllo", 2), "hé…");
-        assert_eq!(truncate_chars("hé", 2), "hé");
+        assert_eq!(ellipsize("héllo", 2), "hé…");
+        assert_eq!(ellipsize("hé", 2), "hé");
         assert_eq!(title("  a\n\n b  c ", 80), "a b c");
         assert_eq!(parse_ts("2025-06-14T11:00:00Z"), Some(1_749_898_800));
         assert_eq!(
