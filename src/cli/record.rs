@@ -97,7 +97,7 @@ fn add(ctx: &Ctx, a: AddArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// `recall remember`: an agent stores one fact (see `extract::remember`),
+/// `recall remember`: an agent stores one fact (see `memory::remember`),
 /// in the scope it belongs to unless `--scope` names one.
 pub fn remember(ctx: &Ctx, a: super::args::RememberArgs) -> Result<u8> {
     let text = read_text(a.text)?;

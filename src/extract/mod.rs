@@ -8,7 +8,6 @@
 
 pub mod command;
 pub mod guard;
-pub mod remember;
 pub mod rules;
 pub mod run;
 pub mod summary;

@@ -14,6 +14,7 @@ mod jobs;
 mod prompt;
 mod records;
 mod reindex;
+mod remember;
 mod repo_records;
 mod search;
 mod session_start;
@@ -25,13 +26,13 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
-pub use crate::extract::remember::Fact;
 pub use crate::extract::run::Status as ExtractStatus;
 pub use doctor::{Checkup, Finding, ScopeCheck, ScopeHealth};
 pub use jobs::{ExtractJob, ExtractOutcome};
 pub use prompt::PromptContext;
 pub use records::{ListOrder, NewRecord, Patch};
 pub use reindex::Reindexed;
+pub use remember::Fact;
 pub use repo_records::{repo_records_dir, RecordsPlace};
 pub use search::{parse_search_scope, Found, RecallOptions};
 pub use skills::Promoted;

@@ -6,9 +6,9 @@
 
 use jiff::Timestamp;
 
+use super::remember::{classify, remember, Fact};
 use super::Memory;
 use crate::error::{Error, Result};
-use crate::extract::remember::{classify, remember, Fact};
 use crate::index::{
     find_record, list_records, screen_key, screen_secrets, ListFilter, Listed, Located,
     RecordStore, SecretPolicy,
@@ -345,7 +345,7 @@ impl Memory {
             let exists = store.find(&new.key)?.is_some();
             let category = new
                 .category
-                .or_else(|| (!exists).then(|| crate::extract::remember::classify(&new.text).0));
+                .or_else(|| (!exists).then(|| super::remember::classify(&new.text).0));
             store.upsert(
                 &new.key,
                 category,
@@ -423,7 +423,7 @@ impl Memory {
         })
     }
 
-    /// Store one fact an agent learned (see [`crate::extract::remember`]).
+    /// Store one fact an agent learned (see `memory/remember.rs`).
     pub fn remember(&self, dir: &ScopeDir, fact: &Fact) -> Result<(Located, bool)> {
         if let Some(i) = fact.importance {
             check_importance(i)?;

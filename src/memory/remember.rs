@@ -1,5 +1,5 @@
 //! `remember`: an agent stores one fact mid-session (the CLI's
-//! `recall remember` and, later, the MCP tool of the same name).
+//! `recall remember` and the MCP tool of the same name).
 //!
 //! Upsert by key, with the same validation and secret refusal as every
 //! write. Without a category the builtin extraction rules classify the
@@ -11,8 +11,8 @@
 
 use jiff::Timestamp;
 
-use super::guard::MAX_SLUG_CHARS;
 use crate::error::{Error, Result};
+use crate::extract::guard::MAX_SLUG_CHARS;
 use crate::index::{screen_key, Located, RecordStore, SecretPolicy};
 use crate::records::{Category, Source};
 use crate::store::Scope;
@@ -42,7 +42,7 @@ pub fn agent_key(text: &str) -> String {
 /// The category a fact gets without one, and the scope the rules suggest
 /// (a preference is the user's; everything else the project's).
 pub fn classify(text: &str) -> (Category, Scope) {
-    super::rules::classify(text).unwrap_or((Category::Decisions, Scope::Project))
+    crate::extract::rules::classify(text).unwrap_or((Category::Decisions, Scope::Project))
 }
 
 /// Store `fact` in `store` (upsert by key). Returns where it lives and
