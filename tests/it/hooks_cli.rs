@@ -5,13 +5,11 @@
 //! The project is always chosen from the payload's `cwd` (a folder with a
 //! `.git` inside the temporary folder); no test passes `--project`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::common::Env;
 use assert_cmd::Command;
-use common::Env;
 use serde_json::{json, Value};
 
 const LAUNCHERS: [&str; 2] = ["claude-code", "codex"];

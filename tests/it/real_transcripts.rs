@@ -5,8 +5,6 @@
 //! The data folder defaults to `<crate>/../shared/data/agent-transcripts`;
 //! set `AGENT_TRANSCRIPTS_DIR` to point elsewhere.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +15,7 @@ use recall::ingest::{claude_code, codex};
 type Counts = BTreeMap<String, usize>;
 
 fn data_root() -> Option<PathBuf> {
-    common::shared_data("agent-transcripts")
+    crate::common::shared_data("agent-transcripts")
 }
 
 /// Every `*.jsonl` under `dir` (LICENSE / README files are not JSONL).

@@ -2,13 +2,11 @@
 //! `kill -9` in the middle of a batch leaves a consistent index that the
 //! next run completes.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::Env;
+use crate::common::Env;
 use rusqlite::Connection;
 
 /// One planted secret of every kind the detector knows, built at runtime

@@ -3,15 +3,13 @@
 //! fail on none, keep every fact short and free of chain-of-thought, and a
 //! second run must add nothing.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::{record_files, Env};
+use crate::common::{record_files, Env};
 use serde_json::Value;
 
 fn data_root() -> Option<PathBuf> {
-    common::shared_data("agent-transcripts")
+    crate::common::shared_data("agent-transcripts")
 }
 
 /// Openers of musing / chain-of-thought text, which is never a fact.

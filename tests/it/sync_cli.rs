@@ -1,13 +1,11 @@
 //! Team memory end to end: several hosts (several homes on one machine)
 //! syncing through a real PostgreSQL server the test starts itself.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::pg::{Pg, PASSWORD};
-use common::Env;
+use crate::common::pg::{Pg, PASSWORD};
+use crate::common::Env;
 use serde_json::Value;
 
 const TEAM: &str = "acme/app";

@@ -6,14 +6,12 @@
 //! Sessions are neutral JSONL transcripts with timestamps in 2020, so they
 //! are long idle; `[extract] max_age_days` is raised so they are not too old.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{record_files, snapshot, Env};
+use crate::common::{record_files, snapshot, Env};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 

@@ -1,8 +1,6 @@
 //! Reindex, doctor, project identity and recall across scopes, end to end.
 
-mod common;
-
-use common::{record_files, snapshot, Env};
+use crate::common::{record_files, snapshot, Env};
 use predicates::prelude::*;
 
 #[test]

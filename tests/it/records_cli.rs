@@ -1,8 +1,6 @@
 //! Record commands end to end: the real binary on a temporary home.
 
-mod common;
-
-use common::{record_files, snapshot, Env};
+use crate::common::{record_files, snapshot, Env};
 use predicates::prelude::*;
 
 #[test]

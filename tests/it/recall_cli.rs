@@ -9,14 +9,12 @@
 //! tests run. Temporary paths are replaced by `[TMP]`, timings and scores by
 //! placeholders, before anything is snapshotted.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::Env;
+use crate::common::Env;
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------

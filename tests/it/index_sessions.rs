@@ -1,12 +1,10 @@
 //! `recall index` end to end: formats, incremental runs, bad input, prune
 //! and exit codes, against real SQLite files in temporary homes.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::Env;
+use crate::common::Env;
 use predicates::prelude::*;
 use rusqlite::Connection;
 

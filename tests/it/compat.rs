@@ -1,11 +1,9 @@
 //! A frozen index written by schema version 1 (`testdata/compat/index-v1.db`)
 //! is upgraded in place by the current migrations and still answers queries.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::Env;
+use crate::common::Env;
 
 #[test]
 fn a_version_1_index_is_migrated_and_searchable() {

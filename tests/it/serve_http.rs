@@ -2,10 +2,8 @@
 //! every error status, upsert, ordering, one truth with the CLI, the Host
 //! check, the token, the body limit and shutdown.
 
-mod common;
-
-use common::server::Server;
-use common::Env;
+use crate::common::server::Server;
+use crate::common::Env;
 use serde_json::{json, Value};
 
 /// A server over a home whose project `alpha` exists (one CLI record).
