@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{record_files, snapshot, Env};
+use crate::common::wait::until;
+use crate::common::{assert_success, record_files, snapshot, Env};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
@@ -88,9 +89,7 @@ fn indexed_session(env: &Env, id: &str) -> PathBuf {
 }
 
 fn extractor(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/extractors")
-        .join(name);
+    let p = crate::common::testdata("extractors").join(name);
     format!("'{}'", p.display())
 }
 
@@ -786,14 +785,9 @@ fn session_finished_by_another_run_is_not_claimed_again() {
     let cmd = extractor("facts.py");
     let args = ["--extractor-cmd", cmd.as_str()];
     let a = spawn_extract(&env, &args, &vars);
-    let start = Instant::now();
-    while !calls_per_session(&fake).contains_key("s1") {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "run A never started s1"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until(20, "run A never started s1", || {
+        calls_per_session(&fake).contains_key("s1")
+    });
     let rb = extract_with(&env, &args, &vars);
     assert_eq!(rb["report"]["sessions"], 1, "B skips the leased s1: {rb}");
     assert_eq!(outcome(&rb, "s2")["state"], "done");
@@ -1485,11 +1479,7 @@ fn r_concurrent_extracts_of_one_new_key_make_one_record() {
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
     }
     assert_eq!(auto_keys(&env), ["auto:shared-rule"]);
     assert_eq!(record_files(&env.home()).len(), 1);

@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::Env;
+use crate::common::wait::until;
+use crate::common::{assert_success, testdata, Env};
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
@@ -130,10 +131,6 @@ fn payload(event: &str, cwd: &Path, extra: Value) -> Value {
     p
 }
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/recall")
-}
-
 /// A git checkout at `<tmp>/work/shop` (with a nested `src/api` folder the
 /// payloads use as `cwd`).
 fn make_project(env: &Env, name: &str) -> PathBuf {
@@ -212,7 +209,7 @@ fn populated(env: &Env) -> PathBuf {
             "When we debug timeouts, show the exact commands first.",
         ],
     );
-    let sessions = fixtures().join("sessions");
+    let sessions = testdata("recall").join("sessions");
     ok(in_project(env, &proj)
         .arg("index")
         .arg(sessions.join("redis-hang.jsonl"))
@@ -686,7 +683,7 @@ fn missing_home_exits_0_with_a_message() {
     let p = payload(
         "SessionEnd",
         &proj,
-        json!({"transcript_path": fixtures().join("sessions/redis-hang.jsonl")}),
+        json!({"transcript_path": testdata("recall").join("sessions/redis-hang.jsonl")}),
     );
     let r = run_hook(recall_with(&env, &home), "claude-code", p.to_string(), &[]);
     assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
@@ -696,12 +693,7 @@ fn missing_home_exits_0_with_a_message() {
         .args(["query", "--format", "json", "redis pool"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }
 
 #[test]
@@ -716,7 +708,7 @@ fn home_that_is_a_file_exits_0_with_a_message() {
             ("UserPromptSubmit", json!({"prompt": "redis pool"})),
             (
                 "SessionEnd",
-                json!({"transcript_path": fixtures().join("sessions/redis-hang.jsonl")}),
+                json!({"transcript_path": testdata("recall").join("sessions/redis-hang.jsonl")}),
             ),
         ] {
             let p = payload(event, &proj, extra);
@@ -746,7 +738,7 @@ fn corrupt_index_exits_0_with_a_message() {
             ("UserPromptSubmit", json!({"prompt": "checkout redis pool"})),
             (
                 "SessionEnd",
-                json!({"transcript_path": fixtures().join("sessions/redis-hang.jsonl")}),
+                json!({"transcript_path": testdata("recall").join("sessions/redis-hang.jsonl")}),
             ),
         ] {
             let p = payload(event, &proj, extra);
@@ -806,7 +798,11 @@ fn locked_index_exits_0_within_the_deadline() {
         // Indexing a new transcript needs the write lock: it cannot finish,
         // and says so on stderr, within the deadline.
         let fresh = env.tmp.path().join(format!("fresh-{launcher}.jsonl"));
-        std::fs::copy(fixtures().join("sessions/release-push.jsonl"), &fresh).unwrap();
+        std::fs::copy(
+            testdata("recall").join("sessions/release-push.jsonl"),
+            &fresh,
+        )
+        .unwrap();
         let p = payload("SessionEnd", &proj, json!({ "transcript_path": fresh }));
         let r = run_hook(recall(&env), launcher, p.to_string(), &deadline);
         assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
@@ -845,19 +841,15 @@ fn locked_index_exits_0_within_the_deadline() {
         &proj,
         json!({"prompt": "new while locked"}),
     );
-    let start = Instant::now();
-    loop {
-        let r = hook(&env, "claude-code", &p);
-        r.empty_or_valid("UserPromptSubmit");
-        if !r.out.is_empty() && r.context("UserPromptSubmit").contains("new while locked") {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "never found: {r:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    until(
+        30,
+        "the record written while locked was never found",
+        || {
+            let r = hook(&env, "claude-code", &p);
+            r.empty_or_valid("UserPromptSubmit");
+            !r.out.is_empty() && r.context("UserPromptSubmit").contains("new while locked")
+        },
+    );
 }
 
 #[test]
@@ -1192,14 +1184,9 @@ fn r_session_end_on_a_big_transcript_finishes_in_the_background() {
     assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
     assert!(r.took < Duration::from_secs(3), "answered in {:?}", r.took);
     assert!(r.err.contains("continues in the background"), "{r:?}");
-    let start = Instant::now();
-    while query_sessions(&env, &proj, "kingfisher").is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the background index never finished"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    until(60, "the background index never finished", || {
+        !query_sessions(&env, &proj, "kingfisher").is_empty()
+    });
     assert_eq!(query_sessions(&env, &proj, "kingfisher"), ["cc-big"]);
 }
 
@@ -1405,11 +1392,7 @@ fn install_offers_to_index_the_projects_earlier_sessions() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         String::from_utf8(out.stdout).unwrap()
     };
     let hits = || {
@@ -1500,9 +1483,7 @@ fn gemini_payload(event: &str, cwd: &Path, transcript: &Path, extra: Value) -> V
 /// as Gemini CLI names it.
 fn gemini_chat(dir: &Path) -> PathBuf {
     let name = "session-2026-05-02T09-14-3f2a9c1e.jsonl";
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/gemini")
-        .join(name);
+    let src = crate::common::testdata("gemini").join(name);
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(name);
     std::fs::copy(src, &path).unwrap();
@@ -1743,11 +1724,7 @@ fn install_gemini_offers_to_index_the_projects_earlier_chats() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         String::from_utf8(out.stdout).unwrap()
     };
     let out = install(&["--dry-run"]);
