@@ -125,18 +125,25 @@ fn patch_pin_and_delete() {
 
 #[test]
 fn project_and_user_lists_have_their_orders() {
-    let (_env, s) = setup();
-    for (key, imp, pinned) in [
+    let (env, s) = setup();
+    // Each record is written by a server whose clock says one second
+    // later than the one before (the index keeps whole seconds), all after
+    // `use-pnpm`.
+    let start = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
+    for (i, (key, imp, pinned)) in [
         ("b", 50, false),
         ("a", 50, false),
         ("c", 90, false),
         ("z", 10, true),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let at = (start + jiff::SignedDuration::from_secs(i as i64)).to_string();
+        let w = Server::start(&env, &["--at", &at]);
         let body = json!({"key": key, "value": format!("value {key}"), "importance": imp, "pinned": pinned});
-        assert_eq!(s.call("POST", MEM, Some(&body)).0, 201);
-        assert_eq!(s.call("POST", "/api/user/memories", Some(&body)).0, 201);
-        // Updated times differ by at least one second in the index.
-        std::thread::sleep(std::time::Duration::from_millis(1100));
+        assert_eq!(w.call("POST", MEM, Some(&body)).0, 201);
+        assert_eq!(w.call("POST", "/api/user/memories", Some(&body)).0, 201);
     }
     // Project: pinned, importance, most recently updated.
     assert_eq!(
