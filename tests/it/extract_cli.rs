@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 use crate::common::wait::until;
 use crate::common::{assert_success, record_files, snapshot, Env};
@@ -953,13 +952,18 @@ fn command_success_writes_records_with_provenance() {
 /// Run a failing fake extractor over one session: the run exits 0, the
 /// session is `failed` with a reason containing `why`, nothing is written.
 fn assert_command_failure(script: &str, extra: &[&str], why: &str) {
+    assert_command_failure_with(script, extra, &[], why);
+}
+
+/// The same, with `vars` set for the run (and so for the extractor).
+fn assert_command_failure_with(script: &str, extra: &[&str], vars: &[(String, String)], why: &str) {
     let env = env();
     indexed_session(&env, "s1");
     let cmd = extractor(script);
     let mut args = vec!["--extractor-cmd", cmd.as_str()];
     args.extend_from_slice(extra);
     let before = record_snapshot(&env);
-    let r = extract_with(&env, &args, &[]);
+    let r = extract_with(&env, &args, vars);
     assert_eq!(r["report"]["failed"], 1, "{r}");
     assert_eq!(r["report"]["records"], 0, "{r}");
     let o = outcome(&r, "s1");
@@ -979,12 +983,15 @@ fn assert_command_failure(script: &str, extra: &[&str], why: &str) {
 
 #[test]
 fn command_timeout_fails_the_session_only() {
-    let start = Instant::now();
-    assert_command_failure("slow.sh", &["--timeout", "1"], "timed out after 1s");
+    // slow.sh creates `done` after its 3 s sleep: a run that waited for it
+    // instead of killing it at the 1 s timeout would leave the file.
+    let marker = tempfile::tempdir().unwrap();
+    let done = marker.path().join("done");
+    let vars = [("SLOW_EXTRACTOR_DONE".into(), done.display().to_string())];
+    assert_command_failure_with("slow.sh", &["--timeout", "1"], &vars, "timed out after 1s");
     assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "the timeout did not cut the 3 s command short: {:?}",
-        start.elapsed()
+        !done.exists(),
+        "the timeout did not cut the 3 s command short"
     );
 }
 

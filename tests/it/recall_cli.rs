@@ -1547,7 +1547,7 @@ fn queries_work_while_an_index_job_writes() {
 fn an_index_job_waits_for_another_writer_instead_of_failing() {
     // A query's salience update, `record add` or another index run holds
     // the write lock for a moment. The index job has a 5 s busy timeout,
-    // so a lock held for under a second must only delay it.
+    // so a lock released while it waits must only delay it.
     let env = Env::new();
     let seed = env.tmp.path().join("seed.jsonl");
     std::fs::write(
@@ -1564,11 +1564,11 @@ fn an_index_job_waits_for_another_writer_instead_of_failing() {
             + &msg("n1", "user", "2020-01-02T00:00:00Z", "okapi enclosure gate"),
     )
     .unwrap();
-    let lock = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
+    let db = env.project_dir().join("index.db");
+    let lock = rusqlite::Connection::open(&db).unwrap();
     // What `record_hits` does after a query returned hits.
     lock.execute_batch("BEGIN IMMEDIATE; UPDATE chunks SET hits = hits + 1;")
         .unwrap();
-    let t = Instant::now();
     let child = env
         .std_cmd()
         .args(["index", "--json"])
@@ -1577,14 +1577,15 @@ fn an_index_job_waits_for_another_writer_instead_of_failing() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // Released once the index job waits for it (a handshake, so a late
+    // start cannot make the test pass without the job ever waiting).
+    crate::common::wait::for_writer_waiting(&db);
     lock.execute_batch("COMMIT").unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
-        "index gave up after {:?} although the lock was released at 0.8 s: {}",
-        t.elapsed(),
+        "index gave up although the lock was released while it waited: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let (code, v) = query_json(&env, &["--kind", "session", "okapi"]);

@@ -6,6 +6,7 @@
 //! The time limits here only turn a hang into a failure with a message;
 //! no test asserts how long anything took.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Poll `f` every 100 ms for up to `secs` seconds; whether it came true.
@@ -36,6 +37,35 @@ pub fn for_wchan(pid: u32, wchan: &str) {
         assert!(
             t0.elapsed() < Duration::from_secs(20),
             "process {pid} never waited in {wchan}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// Wait until some process waits for the write lock of the index at `db`,
+/// which the caller holds (`BEGIN IMMEDIATE` on a connection of its own).
+///
+/// recall's writers take the turn file `index.db-turn` before they ask
+/// for the write lock and hold it until they have it (`store/turn.rs`), so
+/// a turn held by someone else is a writer waiting behind the caller: a
+/// handshake on the lock itself.
+pub fn for_writer_waiting(db: &Path) {
+    let mut turn = db.as_os_str().to_owned();
+    turn.push("-turn");
+    let t0 = Instant::now();
+    loop {
+        // The writer creates the file; until then nobody waits.
+        if let Ok(f) = std::fs::File::open(&turn) {
+            match f.try_lock() {
+                Err(std::fs::TryLockError::WouldBlock) => return,
+                Err(e) => panic!("cannot test the lock on {}: {e}", db.display()),
+                Ok(()) => f.unlock().unwrap(),
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no writer waited for the lock on {}",
+            db.display()
         );
         std::thread::yield_now();
     }
