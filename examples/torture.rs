@@ -59,7 +59,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 
 #[allow(dead_code)] // shared with the integration tests, which use all of it
-#[path = "../tests/common/pg.rs"]
+#[path = "../tests/it/common/pg.rs"]
 mod pg;
 #[path = "torture/sync.rs"]
 mod sync;

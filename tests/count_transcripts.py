@@ -8,7 +8,7 @@ This re-implements, from the rules documented at the top of
 src/claude_code.rs and src/codex.rs, only what decides whether a message
 exists and its role (which lines count, the message.id join, the Codex
 dedupe and fallbacks). It shares no code with the Rust parser, so the
-integration test in tests/real.rs is not the parser checking itself.
+integration test in tests/it/real_transcripts.rs is not the parser checking itself.
 """
 
 import json

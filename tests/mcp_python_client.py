@@ -5,7 +5,7 @@ second client beside the Rust tests' hand-written one.
 
 Starts `RECALL_BIN --home HOME --project PROJECT mcp` over stdio, lists the
 tools and resources, calls remember, recall, get and forget, and asserts on
-what comes back. `tests/mcp_cli.rs` runs it; .ci/run installs the SDK.
+what comes back. `tests/it/mcp_cli.rs` runs it; .ci/run installs the SDK.
 Results are compared in their wire form (camelCase), which reads the same
 under the SDK's 1.x and 2.x models. Prints "python mcp client: ok" at the
 end; any failed check raises, so the exit code is not 0.

@@ -697,4 +697,9 @@ pub struct ServeArgs {
     /// Abandon a request that runs longer than this, in seconds
     #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
+    /// Serve as of this time (same forms as `query --at`): every request
+    /// reads and writes at it instead of the clock. For tests and
+    /// evaluations, so hidden
+    #[arg(long, value_name = "WHEN", hide = true)]
+    pub at: Option<String>,
 }

@@ -8,12 +8,18 @@ use anyhow::Result;
 use super::args::ServeArgs;
 use super::context::Ctx;
 use crate::serve::ServeOptions;
+use crate::when::parse_when;
 
 pub fn run(ctx: Ctx, a: ServeArgs) -> Result<u8> {
+    let at =
+        a.at.as_deref()
+            .map(|w| parse_when(w, ctx.now))
+            .transpose()?;
     let opts = ServeOptions {
         addr: a.addr,
         token: a.token,
         timeout: Duration::from_secs(a.timeout),
+        at,
     };
     let home = ctx.home.root().display().to_string();
     if ctx.config.sync.url.is_some() {

@@ -11,7 +11,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::routing::{get, patch};
 use axum::Router;
-use jiff::Timestamp;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -84,7 +83,7 @@ async fn blocking<T: Send + 'static>(
                 true => Some(state.writes.lock().unwrap_or_else(|p| p.into_inner())),
                 false => None,
             };
-            let mem = state.memory.at(Timestamp::now()).with_gate(gate);
+            let mem = state.memory.at(state.now()).with_gate(gate);
             let (mem, dir) = match place {
                 Place::User if write => {
                     let dir = mem.ensure_scope(Scope::User)?;

@@ -38,6 +38,10 @@ pub struct ServeOptions {
     pub token: Option<String>,
     /// A request taking longer gets 503.
     pub timeout: Duration,
+    /// Every request's time instead of the clock's (`recall serve --at`),
+    /// so tests and evaluations see the times they set; `None` serves at
+    /// the current time, read per request.
+    pub at: Option<jiff::Timestamp>,
 }
 
 /// Shared by every request.
@@ -49,6 +53,14 @@ struct State {
     loopback: bool,
     port: u16,
     timeout: Duration,
+    at: Option<jiff::Timestamp>,
+}
+
+impl State {
+    /// The time a request runs at: the clock's, unless `--at` fixed it.
+    fn now(&self) -> jiff::Timestamp {
+        self.at.unwrap_or_else(jiff::Timestamp::now)
+    }
 }
 
 type Shared = Arc<State>;
@@ -92,6 +104,7 @@ pub fn run(memory: Memory, opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -
             loopback: bound.ip().is_loopback(),
             port: bound.port(),
             timeout: opts.timeout,
+            at: opts.at,
         });
         let app = api::router(state.clone())
             .merge(panel::router())
@@ -164,6 +177,7 @@ mod tests {
             addr: addr.parse().unwrap(),
             token: token.map(str::to_string),
             timeout: Duration::from_secs(30),
+            at: None,
         }
     }
 

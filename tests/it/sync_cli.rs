@@ -1,13 +1,12 @@
 //! Team memory end to end: several hosts (several homes on one machine)
 //! syncing through a real PostgreSQL server the test starts itself.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::pg::{Pg, PASSWORD};
-use common::Env;
+use crate::common::pg::{Pg, PASSWORD};
+use crate::common::wait::eventually;
+use crate::common::{assert_success, Env};
 use serde_json::Value;
 
 const TEAM: &str = "acme/app";
@@ -474,11 +473,7 @@ fn credentials_come_from_pgpass_or_the_environment_and_never_show() {
         .args(["sync", "--init", &url, "--team", TEAM])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     // From a password file.
     let pgpass = env.tmp.path().join("pgpass");
     std::fs::write(
@@ -789,18 +784,6 @@ fn hooks_never_wait_on_a_server_that_is_down() {
     }
 }
 
-/// Poll `f` for up to `secs` seconds.
-fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while std::time::Instant::now() < end {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    false
-}
-
 #[test]
 fn a_session_end_hook_shares_the_session_in_the_background() {
     let Some(pg) = Pg::start() else { return };
@@ -824,12 +807,7 @@ fn a_session_end_hook_shares_the_session_in_the_background() {
         .write_stdin(p.to_string())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let found = eventually(20, || {
         b.sync();
         !b.hit_ids("quokkaparser").is_empty()

@@ -1,8 +1,6 @@
 //! Shared setup for integration tests: a temporary home and a `recall`
 //! command bound to it.
 
-#![allow(dead_code)] // each test binary uses a different subset
-
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -38,7 +36,19 @@ impl Env {
 
     /// The same, with another home.
     pub fn cmd_with(&self, home: &Path, project: &str) -> Command {
-        let mut c = Command::cargo_bin("recall").unwrap();
+        Command::from_std(self.std_cmd_with(home, project))
+    }
+
+    /// A `std::process::Command` with the same setup, for tests that need
+    /// to spawn the binary and act while it runs.
+    pub fn std_cmd(&self) -> std::process::Command {
+        self.std_cmd_with(&self.home(), &self.project)
+    }
+
+    /// `recall --home HOME --project PROJECT` in the temporary folder, with
+    /// none of the `RECALL_*` variables that would change what it does.
+    fn std_cmd_with(&self, home: &Path, project: &str) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"));
         c.env_remove("RECALL_HOME")
             .env_remove("RECALL_PROJECT")
             .env_remove("RECALL_LIMIT")
@@ -48,21 +58,6 @@ impl Env {
             .arg(home)
             .arg("--project")
             .arg(project)
-            .current_dir(self.tmp.path());
-        c
-    }
-
-    /// A `std::process::Command` with the same setup, for tests that need
-    /// to spawn the binary and act while it runs.
-    pub fn std_cmd(&self) -> std::process::Command {
-        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"));
-        c.env_remove("RECALL_HOME")
-            .env_remove("RECALL_PROJECT")
-            .env("NO_COLOR", "1")
-            .arg("--home")
-            .arg(self.home())
-            .arg("--project")
-            .arg(&self.project)
             .current_dir(self.tmp.path());
         c
     }
@@ -159,6 +154,29 @@ pub fn record_files(home: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Panics with the command's stderr unless it exited 0.
+pub fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `<crate>/testdata/<sub>`: the fixed corpora, fixtures and fake
+/// extractors the tests read.
+pub fn testdata(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(sub)
+}
+
+/// The real agent transcripts (see [`shared_data`]).
+pub fn agent_transcripts() -> Option<PathBuf> {
+    shared_data("agent-transcripts")
+}
+
 /// `<crate>/../shared/data/<sub>` (or `$AGENT_TRANSCRIPTS_DIR` for the
 /// agent transcripts), or `None` with "skipped" printed when it is missing
 /// on this machine. With `RECALL_REQUIRE_SHARED=1` (CI) a missing folder
@@ -185,3 +203,4 @@ pub fn shared_data(sub: &str) -> Option<PathBuf> {
 
 pub mod pg;
 pub mod server;
+pub mod wait;

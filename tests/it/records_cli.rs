@@ -1,8 +1,6 @@
 //! Record commands end to end: the real binary on a temporary home.
 
-mod common;
-
-use common::{record_files, snapshot, Env};
+use crate::common::{assert_success, record_files, snapshot, Env};
 use predicates::prelude::*;
 
 #[test]
@@ -696,11 +694,7 @@ fn ephemeral_uses_a_throwaway_home_and_removes_it() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(stdout.contains("recall-ephemeral-"), "{stdout}");
     let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().collect();
     assert!(left.is_empty(), "the throwaway home is removed: {left:?}");
@@ -873,15 +867,7 @@ fn r26_doctor_waits_for_a_record_write_in_flight() {
         .spawn()
         .unwrap();
     // Doctor waits for the lock (the kernel says where it sleeps).
-    let wchan = format!("/proc/{}/wchan", doctor.id());
-    let t0 = std::time::Instant::now();
-    while std::fs::read_to_string(&wchan).unwrap_or_default() != "locks_lock_inode_wait" {
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(20),
-            "doctor did not wait for the write in flight"
-        );
-        std::thread::yield_now();
-    }
+    crate::common::wait::for_wchan(doctor.id(), "locks_lock_inode_wait");
     // The writer indexes its row (here a read syncs the new file), then
     // lets go.
     assert_eq!(env.hit_ids("alpha", "second").len(), 1);
@@ -927,11 +913,7 @@ fn procedures_become_skills() {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         String::from_utf8(out.stdout)
             .unwrap()
             .split_whitespace()

@@ -5,8 +5,6 @@
 //! The data folder defaults to `<crate>/../shared/data/agent-transcripts`;
 //! set `AGENT_TRANSCRIPTS_DIR` to point elsewhere.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,10 +13,6 @@ use recall::ingest::model::{ParsedSession, Role};
 use recall::ingest::{claude_code, codex};
 
 type Counts = BTreeMap<String, usize>;
-
-fn data_root() -> Option<PathBuf> {
-    common::shared_data("agent-transcripts")
-}
 
 /// Every `*.jsonl` under `dir` (LICENSE / README files are not JSONL).
 fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -104,7 +98,9 @@ fn check_invariants(rel: &str, bytes: &[u8], p: &ParsedSession) {
 
 #[test]
 fn every_real_transcript_matches_independent_counts() {
-    let Some(root) = data_root() else { return };
+    let Some(root) = crate::common::agent_transcripts() else {
+        return;
+    };
     let mut files = Vec::new();
     jsonl_files(&root, &mut files);
     assert!(
@@ -162,7 +158,9 @@ fn every_real_transcript_matches_independent_counts() {
 
 #[test]
 fn edge_cases_file_reports_its_bad_lines() {
-    let Some(root) = data_root() else { return };
+    let Some(root) = crate::common::agent_transcripts() else {
+        return;
+    };
     let path = root.join("claude-code/daaain-claude-code-log/edge_cases.jsonl");
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let p = claude_code::parse(&bytes, 1, "edge_cases", &claude_code::Options::default());
@@ -182,7 +180,9 @@ fn edge_cases_file_reports_its_bad_lines() {
 
 #[test]
 fn subagent_files_link_to_their_session() {
-    let Some(root) = data_root() else { return };
+    let Some(root) = crate::common::agent_transcripts() else {
+        return;
+    };
     let root = root.join("claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d");
     let path = root.join("subagents/agent-a881341.jsonl");
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
@@ -254,7 +254,9 @@ fn clean_boundary(bytes: &[u8], from: usize) -> usize {
 
 #[test]
 fn incremental_parse_of_real_files_equals_full_parse() {
-    let Some(root) = data_root() else { return };
+    let Some(root) = crate::common::agent_transcripts() else {
+        return;
+    };
     for (rel, is_claude) in [
         ("claude-code/codemie-code/session-9eda1058.jsonl", true),
         ("claude-code/marot-spotter/tool_heavy.jsonl", true),
@@ -301,7 +303,9 @@ fn next_rand(seed: &mut u64) -> u64 {
 
 #[test]
 fn mutated_real_files_never_panic() {
-    let Some(root) = data_root() else { return };
+    let Some(root) = crate::common::agent_transcripts() else {
+        return;
+    };
     let mut seed = 0x5DEE_CE66_D1CE_4E5B_u64;
     for rel in [
         "claude-code/marot-spotter/short.jsonl",

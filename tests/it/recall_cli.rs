@@ -9,22 +9,16 @@
 //! tests run. Temporary paths are replaced by `[TMP]`, timings and scores by
 //! placeholders, before anything is snapshotted.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::Env;
+use crate::common::{testdata, Env};
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------
 // Helpers
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/recall")
-}
 
 /// Copy every file under `from` to the same relative path under `to`.
 fn copy_tree(from: &Path, to: &Path) {
@@ -113,8 +107,8 @@ fn scrub(env: &Env, s: &str) -> String {
 fn corpus() -> Env {
     let env = Env::new();
     let src = env.tmp.path().join("src");
-    copy_tree(&fixtures().join("sessions"), &src.join("sessions"));
-    copy_tree(&fixtures().join("tickets"), &src.join("tickets"));
+    copy_tree(&testdata("recall").join("sessions"), &src.join("sessions"));
+    copy_tree(&testdata("recall").join("tickets"), &src.join("tickets"));
     let s = index(&env, &[&src]);
     assert_eq!(
         (s["indexed"].as_i64(), s["failed"].as_i64()),
@@ -122,11 +116,11 @@ fn corpus() -> Env {
         "{s}"
     );
     copy_tree(
-        &fixtures().join("records"),
+        &testdata("recall").join("records"),
         &env.project_dir().join("records"),
     );
     copy_tree(
-        &fixtures().join("user"),
+        &testdata("recall").join("user"),
         &env.home().join("user").join("records"),
     );
     // Syncs the record files; matches nothing, so no salience is recorded.
@@ -1416,22 +1410,6 @@ fn hostile_queries_never_error() {
 // ---------------------------------------------------------------------------
 // Concurrency
 
-/// A std command for `recall` bound to the env's home and project, for
-/// spawning in the background.
-fn spawn_cmd(env: &Env) -> std::process::Command {
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"));
-    c.env_remove("RECALL_HOME")
-        .env_remove("RECALL_PROJECT")
-        .env_remove("RECALL_LIMIT")
-        .env("NO_COLOR", "1")
-        .arg("--home")
-        .arg(env.home())
-        .arg("--project")
-        .arg(&env.project)
-        .current_dir(env.tmp.path());
-    c
-}
-
 #[test]
 fn queries_work_while_an_index_job_writes() {
     let env = Env::new();
@@ -1470,7 +1448,8 @@ fn queries_work_while_an_index_job_writes() {
         }
         std::fs::write(dir.join(format!("bulk-{f:03}.jsonl")), body).unwrap();
     }
-    let child = spawn_cmd(&env)
+    let child = env
+        .std_cmd()
         .args(["index", "--json"])
         .arg(&dir)
         .stdout(Stdio::piped())
@@ -1498,7 +1477,8 @@ fn queries_work_while_an_index_job_writes() {
                     loop {
                         let before = running();
                         let (fmt, q) = queries[(total + w) % queries.len()];
-                        let out = spawn_cmd(env)
+                        let out = env
+                            .std_cmd()
                             .args(["query", "--format", "json", q])
                             .output()
                             .unwrap();
@@ -1517,7 +1497,8 @@ fn queries_work_while_an_index_job_writes() {
                         let problems = output_problems(&v, &BTreeMap::new());
                         assert!(problems.is_empty(), "{problems:?}");
                         // The other formats too, while the writer runs.
-                        let out = spawn_cmd(env)
+                        let out = env
+                            .std_cmd()
                             .args(["query", "--format", fmt, q])
                             .output()
                             .unwrap();
@@ -1566,7 +1547,7 @@ fn queries_work_while_an_index_job_writes() {
 fn an_index_job_waits_for_another_writer_instead_of_failing() {
     // A query's salience update, `record add` or another index run holds
     // the write lock for a moment. The index job has a 5 s busy timeout,
-    // so a lock held for under a second must only delay it.
+    // so a lock released while it waits must only delay it.
     let env = Env::new();
     let seed = env.tmp.path().join("seed.jsonl");
     std::fs::write(
@@ -1583,26 +1564,28 @@ fn an_index_job_waits_for_another_writer_instead_of_failing() {
             + &msg("n1", "user", "2020-01-02T00:00:00Z", "okapi enclosure gate"),
     )
     .unwrap();
-    let lock = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
+    let db = env.project_dir().join("index.db");
+    let lock = rusqlite::Connection::open(&db).unwrap();
     // What `record_hits` does after a query returned hits.
     lock.execute_batch("BEGIN IMMEDIATE; UPDATE chunks SET hits = hits + 1;")
         .unwrap();
-    let t = Instant::now();
-    let child = spawn_cmd(&env)
+    let child = env
+        .std_cmd()
         .args(["index", "--json"])
         .arg(&next)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // Released once the index job waits for it (a handshake, so a late
+    // start cannot make the test pass without the job ever waiting).
+    crate::common::wait::for_writer_waiting(&db);
     lock.execute_batch("COMMIT").unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
-        "index gave up after {:?} although the lock was released at 0.8 s: {}",
-        t.elapsed(),
+        "index gave up although the lock was released while it waited: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let (code, v) = query_json(&env, &["--kind", "session", "okapi"]);

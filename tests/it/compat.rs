@@ -1,11 +1,9 @@
 //! A frozen index written by schema version 1 (`testdata/compat/index-v1.db`)
 //! is upgraded in place by the current migrations and still answers queries.
 
-mod common;
+use std::path::PathBuf;
 
-use std::path::{Path, PathBuf};
-
-use common::Env;
+use crate::common::Env;
 
 #[test]
 fn a_version_1_index_is_migrated_and_searchable() {
@@ -14,7 +12,7 @@ fn a_version_1_index_is_migrated_and_searchable() {
         serde_json::from_str(&env.run(&["project", "show", "--json"])).unwrap();
     let dir = PathBuf::from(show["dir"].as_str().unwrap());
     std::fs::create_dir_all(&dir).unwrap();
-    let frozen = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/compat/index-v1.db");
+    let frozen = crate::common::testdata("compat/index-v1.db");
     std::fs::copy(&frozen, dir.join("index.db")).unwrap();
     let before: i64 = rusqlite::Connection::open(dir.join("index.db"))
         .unwrap()

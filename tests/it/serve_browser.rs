@@ -6,15 +6,13 @@
 //! Needs Debian's `chromium` and `chromium-driver`; `.ci/run` installs
 //! them. Without them this test fails and says how to install them.
 
-mod common;
-
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::server::Server;
-use common::Env;
+use crate::common::server::Server;
+use crate::common::Env;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
@@ -96,7 +94,7 @@ async fn browser(driver: &Driver, profile: &Path) -> Client {
 
 /// The record file of `key` in the project, if any.
 fn record_file(env: &Env, key: &str) -> Option<String> {
-    common::record_files(&env.home())
+    crate::common::record_files(&env.home())
         .into_iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .find(|t| t.contains(&format!("key: {key}\n")))

@@ -2,9 +2,7 @@
 //! definitions: every shell gets a script that knows the subcommands, the
 //! bash one parses, and the man pages cover every command.
 
-mod common;
-
-use common::Env;
+use crate::common::Env;
 
 #[test]
 fn completions_know_every_subcommand_in_every_shell() {

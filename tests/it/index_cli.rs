@@ -1,8 +1,6 @@
 //! Reindex, doctor, project identity and recall across scopes, end to end.
 
-mod common;
-
-use common::{record_files, snapshot, Env};
+use crate::common::{assert_success, record_files, snapshot, Env};
 use predicates::prelude::*;
 
 #[test]
@@ -846,12 +844,7 @@ fn r_a_read_only_home_still_answers_queries_and_hooks() {
             .unwrap()
     };
     let out = query("sqlx migrations");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = query("heron queue");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
@@ -948,7 +941,7 @@ fn index_jobs_run_at_the_configured_niceness() {
 fn kept_term_counts_equal_a_recount_after_index_and_append() {
     let env = Env::new();
     let corpus = env.tmp.path().join("corpus");
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let data = crate::common::testdata("");
     std::fs::create_dir_all(&corpus).unwrap();
     for dir in ["formats", "demo/sessions", "demo/tickets"] {
         for e in std::fs::read_dir(data.join(dir)).unwrap() {
@@ -1369,11 +1362,7 @@ fn r26_15_a_transcript_larger_than_a_segment_is_indexed_in_parts() {
     let file = path.to_str().unwrap();
     let index = || -> serde_json::Value {
         let out = env.cmd().args(["index", "--json", file]).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["summary"].clone()
     };
     let first = index();

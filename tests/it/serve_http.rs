@@ -2,10 +2,8 @@
 //! every error status, upsert, ordering, one truth with the CLI, the Host
 //! check, the token, the body limit and shutdown.
 
-mod common;
-
-use common::server::Server;
-use common::Env;
+use crate::common::server::Server;
+use crate::common::Env;
 use serde_json::{json, Value};
 
 /// A server over a home whose project `alpha` exists (one CLI record).
@@ -127,18 +125,25 @@ fn patch_pin_and_delete() {
 
 #[test]
 fn project_and_user_lists_have_their_orders() {
-    let (_env, s) = setup();
-    for (key, imp, pinned) in [
+    let (env, s) = setup();
+    // Each record is written by a server whose clock says one second
+    // later than the one before (the index keeps whole seconds), all after
+    // `use-pnpm`.
+    let start = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
+    for (i, (key, imp, pinned)) in [
         ("b", 50, false),
         ("a", 50, false),
         ("c", 90, false),
         ("z", 10, true),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let at = (start + jiff::SignedDuration::from_secs(i as i64)).to_string();
+        let w = Server::start(&env, &["--at", &at]);
         let body = json!({"key": key, "value": format!("value {key}"), "importance": imp, "pinned": pinned});
-        assert_eq!(s.call("POST", MEM, Some(&body)).0, 201);
-        assert_eq!(s.call("POST", "/api/user/memories", Some(&body)).0, 201);
-        // Updated times differ by at least one second in the index.
-        std::thread::sleep(std::time::Duration::from_millis(1100));
+        assert_eq!(w.call("POST", MEM, Some(&body)).0, 201);
+        assert_eq!(w.call("POST", "/api/user/memories", Some(&body)).0, 201);
     }
     // Project: pinned, importance, most recently updated.
     assert_eq!(
@@ -587,18 +592,12 @@ fn r_a_half_sent_request_does_not_keep_a_stopped_server_alive() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     // SAFETY: kill(2) on our own child has no memory effects.
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
-    let t0 = std::time::Instant::now();
-    let status = loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(30),
-            "the server did not stop"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
-    assert_eq!(status.code(), Some(0));
+    let mut status = None;
+    crate::common::wait::until(30, "the server did not stop", || {
+        status = s.child.try_wait().unwrap();
+        status.is_some()
+    });
+    assert_eq!(status.unwrap().code(), Some(0));
     drop(c);
 }
 

@@ -5,12 +5,10 @@
 //! that is not JSON). The last test drives it with the official Python MCP
 //! SDK as a second client (`tests/mcp_python_client.py`).
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use common::Env;
+use crate::common::Env;
 use serde_json::{json, Value};
 
 struct Client {
@@ -232,7 +230,7 @@ fn errors_are_tool_errors_or_json_rpc_errors_never_a_crash() {
     assert!(text.contains("secret (github-token"), "{text}");
     assert!(text.contains("call remember again"), "{text}");
     assert!(!text.contains("--redact"), "{text}");
-    assert!(common::record_files(&env.home()).is_empty());
+    assert!(crate::common::record_files(&env.home()).is_empty());
     // A missing argument: a tool error naming it (the SDK's choice, so the
     // model can retry); an unknown tool: a JSON-RPC error.
     let (err, text) = c.call("remember", json!({}));
@@ -280,7 +278,7 @@ fn r26_remember_refuses_a_key_holding_a_secret() {
         json!({"text": format!("Calls use the Twilio key {token}.")}),
     );
     assert!(err && text.contains("secret (twilio-key at text"), "{text}");
-    assert!(common::record_files(&env.home()).is_empty());
+    assert!(crate::common::record_files(&env.home()).is_empty());
 }
 
 /// Three procedures that all answer "before pushing".
@@ -421,7 +419,7 @@ fn r25_a_number_that_is_not_one_is_refused_with_the_expected_form() {
             "{args}: {text}"
         );
     }
-    assert!(common::record_files(&env.home()).is_empty());
+    assert!(crate::common::record_files(&env.home()).is_empty());
 }
 
 /// Regression (issue 25: an empty query answered "No memory matched" and
@@ -587,12 +585,15 @@ fn r25_forget_on_an_archived_record_says_it_was_already_archived() {
     let mut c = Client::start(&env);
     let (err, text) = c.call("forget", json!({"id": "pnpm"}));
     assert!(!err && text.starts_with("Forgot pnpm"), "{text}");
-    let before = common::snapshot(&env.home().join("projects"));
+    let before = crate::common::snapshot(&env.home().join("projects"));
     let (err, text) = c.call("forget", json!({"id": "pnpm"}));
     assert!(!err, "{text}");
     assert!(text.starts_with("pnpm was already archived"), "{text}");
     assert!(text.contains("nothing changed"), "{text}");
-    assert_eq!(common::snapshot(&env.home().join("projects")), before);
+    assert_eq!(
+        crate::common::snapshot(&env.home().join("projects")),
+        before
+    );
 }
 
 /// The official Python MCP SDK (PyPI `mcp`) as a second client:

@@ -1,12 +1,10 @@
 //! `recall index` end to end: formats, incremental runs, bad input, prune
 //! and exit codes, against real SQLite files in temporary homes.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::Env;
+use crate::common::{assert_success, Env};
 use predicates::prelude::*;
 use rusqlite::Connection;
 
@@ -72,7 +70,7 @@ fn write_neutral(path: &Path, range: std::ops::Range<usize>, append: bool) {
 #[test]
 fn every_fixture_format_indexes() {
     let env = Env::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/formats");
+    let dir = crate::common::testdata("formats");
     let (code, s) = index(&env, &[dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{s}");
     // A plain-text ticket found in a folder needs `--kind ticket`.
@@ -427,11 +425,7 @@ fn claude_code_discovery_maps_the_project_root() {
         .arg(&claude)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["summary"]["indexed"], 2, "{v}");
 }
@@ -470,12 +464,7 @@ fn r_claude_code_with_no_transcripts_names_the_folder_it_read() {
 
 /// A Gemini CLI chat fixture from `testdata/gemini/`.
 fn gemini_fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("testdata/gemini")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read(crate::common::testdata("gemini").join(name)).unwrap()
 }
 
 const GEMINI_REAL: &str = "entireio-cli/session-2026-01-10T02-08-faff42ab.json";

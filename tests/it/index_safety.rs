@@ -2,13 +2,11 @@
 //! `kill -9` in the middle of a batch leaves a consistent index that the
 //! next run completes.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::Env;
+use crate::common::{assert_success, Env};
 use rusqlite::Connection;
 
 /// One planted secret of every kind the detector knows, built at runtime
@@ -159,11 +157,7 @@ fn no_byte_of_any_secret_reaches_the_index_or_the_output() {
         .arg(&corpus)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["summary"]["indexed"], 4, "{summary}");
     assert!(summary["summary"]["redactions"].as_u64().unwrap() >= 12 * 3);
@@ -325,11 +319,7 @@ fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
         .arg(&corpus)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let reference = Env::new();
     reference.cmd().arg("index").arg(&corpus).assert().success();
     assert_eq!(

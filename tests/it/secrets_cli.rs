@@ -5,11 +5,9 @@
 //! Secrets are assembled at run time from a seeded generator, so this file
 //! holds nothing that looks like a real credential to other scanners.
 
-mod common;
-
 use std::path::Path;
 
-use common::Env;
+use crate::common::Env;
 
 /// Deterministic letters and digits in mixed case with no vowel (so no
 /// placeholder word such as `test` or `token` appears by chance) and no

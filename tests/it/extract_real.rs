@@ -3,16 +3,8 @@
 //! fail on none, keep every fact short and free of chain-of-thought, and a
 //! second run must add nothing.
 
-mod common;
-
-use std::path::PathBuf;
-
-use common::{record_files, Env};
+use crate::common::{record_files, Env};
 use serde_json::Value;
-
-fn data_root() -> Option<PathBuf> {
-    common::shared_data("agent-transcripts")
-}
 
 /// Openers of musing / chain-of-thought text, which is never a fact.
 const THINKING_OPENERS: &[&str] = &[
@@ -59,7 +51,9 @@ fn auto_records(env: &Env) -> Vec<Value> {
 
 #[test]
 fn builtin_extract_over_real_transcripts() {
-    let Some(root) = data_root() else { return };
+    let Some(root) = crate::common::agent_transcripts() else {
+        return;
+    };
     let env = Env::new();
     std::fs::create_dir_all(env.home()).unwrap();
     std::fs::write(

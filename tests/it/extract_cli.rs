@@ -6,14 +6,12 @@
 //! Sessions are neutral JSONL transcripts with timestamps in 2020, so they
 //! are long idle; `[extract] max_age_days` is raised so they are not too old.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
-use common::{record_files, snapshot, Env};
+use crate::common::wait::until;
+use crate::common::{assert_success, record_files, snapshot, Env};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
@@ -90,9 +88,7 @@ fn indexed_session(env: &Env, id: &str) -> PathBuf {
 }
 
 fn extractor(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/extractors")
-        .join(name);
+    let p = crate::common::testdata("extractors").join(name);
     format!("'{}'", p.display())
 }
 
@@ -788,14 +784,9 @@ fn session_finished_by_another_run_is_not_claimed_again() {
     let cmd = extractor("facts.py");
     let args = ["--extractor-cmd", cmd.as_str()];
     let a = spawn_extract(&env, &args, &vars);
-    let start = Instant::now();
-    while !calls_per_session(&fake).contains_key("s1") {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "run A never started s1"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until(20, "run A never started s1", || {
+        calls_per_session(&fake).contains_key("s1")
+    });
     let rb = extract_with(&env, &args, &vars);
     assert_eq!(rb["report"]["sessions"], 1, "B skips the leased s1: {rb}");
     assert_eq!(outcome(&rb, "s2")["state"], "done");
@@ -961,13 +952,18 @@ fn command_success_writes_records_with_provenance() {
 /// Run a failing fake extractor over one session: the run exits 0, the
 /// session is `failed` with a reason containing `why`, nothing is written.
 fn assert_command_failure(script: &str, extra: &[&str], why: &str) {
+    assert_command_failure_with(script, extra, &[], why);
+}
+
+/// The same, with `vars` set for the run (and so for the extractor).
+fn assert_command_failure_with(script: &str, extra: &[&str], vars: &[(String, String)], why: &str) {
     let env = env();
     indexed_session(&env, "s1");
     let cmd = extractor(script);
     let mut args = vec!["--extractor-cmd", cmd.as_str()];
     args.extend_from_slice(extra);
     let before = record_snapshot(&env);
-    let r = extract_with(&env, &args, &[]);
+    let r = extract_with(&env, &args, vars);
     assert_eq!(r["report"]["failed"], 1, "{r}");
     assert_eq!(r["report"]["records"], 0, "{r}");
     let o = outcome(&r, "s1");
@@ -987,12 +983,15 @@ fn assert_command_failure(script: &str, extra: &[&str], why: &str) {
 
 #[test]
 fn command_timeout_fails_the_session_only() {
-    let start = Instant::now();
-    assert_command_failure("slow.sh", &["--timeout", "1"], "timed out after 1s");
+    // slow.sh creates `done` after its 3 s sleep: a run that waited for it
+    // instead of killing it at the 1 s timeout would leave the file.
+    let marker = tempfile::tempdir().unwrap();
+    let done = marker.path().join("done");
+    let vars = [("SLOW_EXTRACTOR_DONE".into(), done.display().to_string())];
+    assert_command_failure_with("slow.sh", &["--timeout", "1"], &vars, "timed out after 1s");
     assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "the timeout did not cut the 3 s command short: {:?}",
-        start.elapsed()
+        !done.exists(),
+        "the timeout did not cut the 3 s command short"
     );
 }
 
@@ -1487,11 +1486,7 @@ fn r_concurrent_extracts_of_one_new_key_make_one_record() {
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
     }
     assert_eq!(auto_keys(&env), ["auto:shared-rule"]);
     assert_eq!(record_files(&env.home()).len(), 1);

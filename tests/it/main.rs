@@ -1,0 +1,26 @@
+//! The integration tests, one binary: each module drives the real `recall`
+//! binary (or, for `real_transcripts`, the parsers) for one area, with the
+//! shared setup in `common`. One binary links tokio, axum and rmcp once,
+//! where a binary per file linked them sixteen times.
+//!
+//! `cargo test --test it` runs them all; `cargo test --test it hooks_cli::`
+//! one area.
+
+mod common;
+
+mod cli_docs;
+mod compat;
+mod extract_cli;
+mod extract_real;
+mod hooks_cli;
+mod index_cli;
+mod index_safety;
+mod index_sessions;
+mod mcp_cli;
+mod real_transcripts;
+mod recall_cli;
+mod records_cli;
+mod secrets_cli;
+mod serve_browser;
+mod serve_http;
+mod sync_cli;
