@@ -62,7 +62,16 @@ $AS "$PGBIN/initdb" -D "$W/pg/data" -U recall --auth=trust -E UTF8 --no-sync >/d
 pg() { $AS "$PGBIN/pg_ctl" -D "$W/pg/data" -o "-p $PORT -k $W/pg -c listen_addresses=127.0.0.1" -l "$W/pg/log" -w "$@" >/dev/null; }
 pg start
 WA="" WB=""
-cleanup() { [ -n "$WA" ] && kill $WA $WB 2>/dev/null; pg -m immediate stop 2>/dev/null || true; rm -rf "$W"; }
+# Exits with the script's own status: the last command of an EXIT trap
+# would otherwise be the exit status, and under `set -e` a failed kill of a
+# watcher already gone ended the trap with 1.
+cleanup() {
+    local rc=$?
+    [ -z "$WA" ] || kill $WA $WB 2>/dev/null || true
+    pg -m immediate stop 2>/dev/null || true
+    rm -rf "$W"
+    exit "$rc"
+}
 trap cleanup EXIT
 "$PGBIN/psql" -h "$W/pg" -p "$PORT" -U recall -d postgres -qc "CREATE DATABASE team"
 URL="postgres://recall@127.0.0.1:$PORT/team"
