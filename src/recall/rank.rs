@@ -95,8 +95,12 @@ pub fn calibrate(lists: &mut [(Vec<Candidate>, f64)], power: f64) {
     }
 }
 
-/// Multiply in the kind weight and the boosts. `now` is unix seconds.
-pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
+/// Multiply in the kind weight and the boosts. `now` is unix seconds;
+/// recency is read from `as_of` (see [`Request::as_of`]), salience from
+/// `now`, since the hits it counts happened in real time.
+///
+/// [`Request::as_of`]: super::request::Request::as_of
+pub fn boost(c: &mut Candidate, t: &Tuning, now: i64, as_of: i64) {
     let kind = match c.hit.kind {
         HitKind::Record => t.weight_record,
         HitKind::Ticket => t.weight_ticket,
@@ -106,7 +110,7 @@ pub fn boost(c: &mut Candidate, t: &Tuning, now: i64) {
     let importance = (1.0 - t.importance_spread / 2.0)
         + t.importance_spread * f64::from(c.hit.importance.min(100)) / 100.0;
     let recency = c.hit.updated.map_or(1.0, |u| {
-        (1.0 - t.recency_share) + t.recency_share * decay(now - u, t.half_life_days)
+        (1.0 - t.recency_share) + t.recency_share * decay(as_of - u, t.half_life_days)
     });
     let salience = 1.0
         + t.salience_weight
@@ -549,5 +553,33 @@ mod tests {
         let mut off = vec![message("s", 1, "yesterday"), message("s", 2, "a")];
         answer_type(&mut off, "time", timed, 0.0);
         assert_eq!((scores(&none), scores(&off)), (vec![1.0], vec![1.0, 1.0]));
+    }
+
+    /// A request bounded by `until` (a ticket filed then, asking for
+    /// earlier ones) reads recency from that moment: what came a week
+    /// before it is recent, though years before today.
+    #[test]
+    fn recency_is_read_from_the_time_asked_as_of() {
+        const DAY: i64 = 86_400;
+        let now = 3_000 * DAY;
+        let as_of = 1_000 * DAY;
+        let at = |days_before: i64| {
+            let mut c = message("s", days_before, "x");
+            c.hit.updated = Some(as_of - days_before * DAY);
+            c
+        };
+        let t = Tuning::default();
+        let (mut near, mut far) = (at(7), at(700));
+        boost(&mut near, &t, now, now);
+        boost(&mut far, &t, now, now);
+        let today = near.hit.score / far.hit.score;
+        assert!(
+            (today - 1.0).abs() < 1e-3,
+            "from today both are old: {today}"
+        );
+        let (mut near, mut far) = (at(7), at(700));
+        boost(&mut near, &t, now, as_of);
+        boost(&mut far, &t, now, as_of);
+        assert!(near.hit.score > far.hit.score * 1.1);
     }
 }

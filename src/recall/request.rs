@@ -66,6 +66,16 @@ impl Request {
         let session_ok = self.session.is_none() || k == HitKind::Session;
         kind_ok && cat_ok && session_ok
     }
+
+    /// The time the question is asked from, in unix seconds: `now`, or
+    /// `until` when it is earlier. A request for what was known up to a
+    /// moment (a ticket filed then, looking for earlier ones) asks as of
+    /// that moment, so recency is read from it: what came shortly before
+    /// is recent, whatever the calendar says today.
+    pub fn as_of(&self) -> i64 {
+        let now = self.now.as_second();
+        self.until.map_or(now, |u| u.min(now))
+    }
 }
 
 /// Where a returned hit's row lives, for the salience update.
@@ -86,4 +96,20 @@ pub struct Response {
     pub timings_ms: BTreeMap<String, f64>,
     #[serde(skip)]
     pub touched: Vec<Touched>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn as_of_is_until_when_earlier_than_now() {
+        let now = Timestamp::from_second(1_000_000).unwrap();
+        let mut r = Request::new("q", 5, now);
+        assert_eq!(r.as_of(), 1_000_000);
+        r.until = Some(400);
+        assert_eq!(r.as_of(), 400);
+        r.until = Some(2_000_000);
+        assert_eq!(r.as_of(), 1_000_000);
+    }
 }

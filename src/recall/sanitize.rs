@@ -141,6 +141,20 @@ pub fn extract_terms(query: &str) -> Vec<Term> {
     out
 }
 
+/// Longest first line read as a title, in characters.
+const MAX_TITLE_CHARS: usize = 200;
+
+/// The first line of a question of several lines, when it reads as a
+/// title: not empty, at most [`MAX_TITLE_CHARS`], with more text after it.
+/// A ticket pasted as a question is its title, then its description.
+pub fn title_line(query: &str) -> Option<&str> {
+    let query = query.trim_start();
+    let (first, rest) = query.split_once('\n')?;
+    let first = first.trim();
+    let fits = !first.is_empty() && first.chars().count() <= MAX_TITLE_CHARS;
+    (fits && !rest.trim().is_empty()).then_some(first)
+}
+
 /// Lowercase, keep only what `unicode61` would keep, one space between words.
 fn normalise(s: &str) -> String {
     words(s)
@@ -209,6 +223,21 @@ mod tests {
                 kind: TermKind::Identifier
             }
         );
+    }
+
+    #[test]
+    fn a_title_is_the_first_of_several_lines() {
+        assert_eq!(
+            title_line("Crash on start\n\nTrace: ..."),
+            Some("Crash on start")
+        );
+        assert_eq!(
+            title_line("\n  Crash on start  \r\nmore"),
+            Some("Crash on start")
+        );
+        assert_eq!(title_line("one line only"), None);
+        assert_eq!(title_line("one line\n   \n"), None);
+        assert_eq!(title_line(&format!("{}\nbody", "x".repeat(201))), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! asks for, and select within the caps (diversity, the limit and the
 //! token budget).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use super::candidates::{self, Candidate};
@@ -12,7 +12,7 @@ use super::passage::Scorer;
 use super::plan::{plan_with, pooled, share, table_docs, Plan, Table, Weighted, WordCounts};
 use super::rank;
 use super::request::{Request, Response, Target, Touched};
-use super::sanitize::extract_terms;
+use super::sanitize::{extract_terms, title_line};
 use crate::error::Result;
 
 fn ms(t: Instant) -> f64 {
@@ -109,7 +109,28 @@ fn plan(
             Ok(out)
         })?);
     }
+    emphasise_title(&mut plans, &req.query, req.tuning.title_weight);
     Ok(plans)
+}
+
+/// Weigh the terms of the question's title line (`sanitize::title_line`)
+/// `factor` times, in every plan: in the passage scores and the judge.
+/// Which terms are searched was chosen before, on their idf alone.
+fn emphasise_title(plans: &mut [Vec<(Table, Plan)>], query: &str, factor: f64) {
+    let Some(title) = title_line(query) else {
+        return;
+    };
+    if factor == 1.0 {
+        return;
+    }
+    let title: HashSet<super::Term> = extract_terms(title).into_iter().collect();
+    for (_, p) in plans.iter_mut().flatten() {
+        for w in p.terms.iter_mut().chain(p.scoring.iter_mut()) {
+            if title.contains(&w.term) {
+                w.weight *= factor;
+            }
+        }
+    }
 }
 
 /// Stage 2, fetch: each plan's bm25 candidates with their passage scores,
@@ -160,9 +181,9 @@ fn fetch(
 /// answer-type lifts the question asks for (a time, the user, a period),
 /// and session evidence.
 fn lift(all: &mut [Candidate], req: &Request) {
-    let now = req.now.as_second();
+    let (now, as_of) = (req.now.as_second(), req.as_of());
     for c in all.iter_mut() {
-        rank::boost(c, &req.tuning, now);
+        rank::boost(c, &req.tuning, now, as_of);
     }
     if super::temporal::asks_when(&req.query) {
         rank::answer_type(
@@ -291,4 +312,42 @@ fn number(list: Vec<Candidate>) -> (Vec<Hit>, Vec<Touched>) {
         hits.push(h);
     }
     (hits, touched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::{Term, TermKind};
+
+    fn weighted(text: &str) -> Weighted {
+        Weighted {
+            term: Term {
+                text: text.into(),
+                kind: TermKind::Word,
+            },
+            df: 1,
+            exact: true,
+            weight: 1.0,
+        }
+    }
+
+    fn weights(query: &str, factor: f64) -> Vec<f64> {
+        let plan = Plan {
+            terms: vec![weighted("crash")],
+            scoring: vec![weighted("crash"), weighted("trace")],
+            ..Plan::default()
+        };
+        let mut plans = vec![vec![(Table::Tickets, plan)]];
+        emphasise_title(&mut plans, query, factor);
+        let p = &plans[0][0].1;
+        p.terms.iter().chain(&p.scoring).map(|w| w.weight).collect()
+    }
+
+    #[test]
+    fn a_title_lines_terms_weigh_more() {
+        assert_eq!(weights("Crash on start\n\nthe trace", 2.0), [2.0, 2.0, 1.0]);
+        // One line has no title; a factor of 1 is off.
+        assert_eq!(weights("crash trace", 2.0), [1.0, 1.0, 1.0]);
+        assert_eq!(weights("Crash\ntrace", 1.0), [1.0, 1.0, 1.0]);
+    }
 }

@@ -84,6 +84,13 @@ pub struct Tuning {
     /// 0.703 against 0.695, the FTS5 floor's 0.701; 0.25 and 0.5 gave
     /// 0.697 on train.
     pub ticket_length_norm: f64,
+    /// A question of several lines whose first line reads as a title (a
+    /// ticket: its title, then its description and logs): each term of
+    /// that line weighs this many times its idf in the passage scores and
+    /// the planner's choice. A ticket's title says what it is about; its
+    /// body mostly says where it happened. 1 turns it off; single-line
+    /// questions are never affected.
+    pub title_weight: f64,
     /// Answer type: for a question that asks when (`recall::temporal`),
     /// each hit whose text mentions a time is multiplied by
     /// `1 + this × ln(1 / share)`, `share` being the part of the
@@ -172,6 +179,7 @@ impl Default for Tuning {
             proximity: 1.0,
             length_norm: 0.75,
             ticket_length_norm: 0.0,
+            title_weight: 2.0,
             temporal_boost: 0.2,
             subject_boost: 0.2,
             period_boost: 0.2,
@@ -247,6 +255,7 @@ impl Tuning {
                 0.0,
                 1.0,
             ),
+            ("recall.tuning.title_weight", self.title_weight, 1.0, 10.0),
             (
                 "recall.tuning.temporal_boost",
                 self.temporal_boost,
