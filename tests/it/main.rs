@@ -10,17 +10,23 @@ mod common;
 
 mod cli_docs;
 mod compat;
+#[path = "extract_cli/guardrails.rs"]
 mod extract_cli;
 mod extract_real;
+#[path = "hooks_cli/install.rs"]
 mod hooks_cli;
+#[path = "index_cli/sources.rs"]
 mod index_cli;
 mod index_safety;
 mod index_sessions;
 mod mcp_cli;
 mod real_transcripts;
+#[path = "recall_cli/sessions.rs"]
 mod recall_cli;
+#[path = "records_cli/commands.rs"]
 mod records_cli;
 mod secrets_cli;
 mod serve_browser;
 mod serve_http;
+#[path = "sync_cli/exchange.rs"]
 mod sync_cli;
