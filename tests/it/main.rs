@@ -21,7 +21,6 @@ mod index_safety;
 mod index_sessions;
 mod mcp_cli;
 mod real_transcripts;
-#[path = "recall_cli/sessions.rs"]
 mod recall_cli;
 #[path = "records_cli/commands.rs"]
 mod records_cli;
