@@ -13,7 +13,6 @@ mod compat;
 #[path = "extract_cli/guardrails.rs"]
 mod extract_cli;
 mod extract_real;
-#[path = "hooks_cli/install.rs"]
 mod hooks_cli;
 #[path = "index_cli/sources.rs"]
 mod index_cli;
