@@ -10,7 +10,6 @@ mod common;
 
 mod cli_docs;
 mod compat;
-#[path = "extract_cli/guardrails.rs"]
 mod extract_cli;
 mod extract_real;
 mod hooks_cli;
