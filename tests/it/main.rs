@@ -13,7 +13,6 @@ mod compat;
 mod extract_cli;
 mod extract_real;
 mod hooks_cli;
-#[path = "index_cli/sources.rs"]
 mod index_cli;
 mod index_safety;
 mod index_sessions;
