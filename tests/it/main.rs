@@ -19,7 +19,6 @@ mod index_sessions;
 mod mcp_cli;
 mod real_transcripts;
 mod recall_cli;
-#[path = "records_cli/commands.rs"]
 mod records_cli;
 mod secrets_cli;
 mod serve_browser;
