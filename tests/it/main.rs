@@ -23,5 +23,4 @@ mod records_cli;
 mod secrets_cli;
 mod serve_browser;
 mod serve_http;
-#[path = "sync_cli/exchange.rs"]
 mod sync_cli;
