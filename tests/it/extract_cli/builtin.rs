@@ -2,7 +2,7 @@
 //! procedures from one session, with provenance, and no fact from a
 //! question or a "don't worry".
 
-use super::{env, extract_with, get, index, list, outcome, sessions_dir, write_session};
+use super::{env, extract_with, get, list, outcome, sessions_dir, write_session};
 use serde_json::json;
 
 #[test]
@@ -31,7 +31,7 @@ fn builtin_extractor_finds_preferences_decisions_and_procedures() {
         ("assistant", "Ran `cargo test --all`: all 112 tests pass.".into()),
     ];
     write_session(&env, "real", "2020-03-01", &msgs);
-    index(&env, &sessions_dir(&env));
+    env.index(&sessions_dir(&env));
     let r = extract_with(&env, &["--extractor", "builtin"], &[]);
     assert_eq!(outcome(&r, "real")["state"], "done", "{r}");
     let mut got: Vec<(String, String, String)> = list(&env, "auto")

@@ -7,10 +7,10 @@
 use std::path::PathBuf;
 
 use super::{
-    auto_keys, contains, env, extract_with, extractor, fact, get, indexed_session, outcome,
-    record_snapshot, status, Fake,
+    auto_keys, env, extract_with, extractor, fact, get, indexed_session, outcome, record_snapshot,
+    status, Fake,
 };
-use crate::common::{record_files, snapshot, Env};
+use crate::common::{contains_bytes, record_files, snapshot, Env};
 use serde_json::json;
 
 #[test]
@@ -191,7 +191,7 @@ fn output_with(env: &Env, args: &[&str], vars: &[(String, String)]) -> String {
 fn files_holding(env: &Env, needle: &str) -> Vec<PathBuf> {
     snapshot(&env.home())
         .into_iter()
-        .filter(|(_, bytes)| contains(bytes, needle.as_bytes()))
+        .filter(|(_, bytes)| contains_bytes(bytes, needle.as_bytes()))
         .map(|(p, _)| p)
         .collect()
 }

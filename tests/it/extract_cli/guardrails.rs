@@ -6,10 +6,10 @@
 //! session.
 
 use super::{
-    auto_keys, chat, contains, env, fact, get, index, indexed_session, list, outcome,
-    record_snapshot, sessions_dir, status, write_session, Fake,
+    auto_keys, chat, env, fact, get, indexed_session, list, outcome, record_snapshot, sessions_dir,
+    status, write_session, Fake,
 };
-use crate::common::{record_files, snapshot};
+use crate::common::{contains_bytes, record_files, snapshot};
 use serde_json::{json, Value};
 
 #[test]
@@ -35,7 +35,7 @@ fn short_transcript_is_skipped_with_a_reason_and_no_records() {
         "2020-03-01",
         &[("user", "u".repeat(100)), ("assistant", "a".repeat(100))],
     );
-    index(&env, &sessions_dir(&env));
+    env.index(&sessions_dir(&env));
     let r = fake.extract(&env, &[]);
     let short = outcome(&r, "short");
     assert_eq!(short["state"], "skipped", "{r}");
@@ -76,7 +76,7 @@ fn command_input_is_capped_at_12000_chars() {
     let total: usize = msgs.iter().map(|(_, t)| t.chars().count()).sum();
     assert!(total > 60_000, "the session is long: {total}");
     write_session(&env, "long", "2020-03-01", &msgs);
-    index(&env, &sessions_dir(&env));
+    env.index(&sessions_dir(&env));
     fake.extract(&env, &[]);
     let calls = fake.calls();
     assert_eq!(calls.len(), 1, "{calls:?}");
@@ -285,7 +285,7 @@ fn changed_session_updates_the_auto_record_with_the_same_key() {
     let env = env();
     let mut msgs = chat("upsert");
     let path = write_session(&env, "s1", "2020-03-01", &msgs);
-    index(&env, &path);
+    env.index(&path);
     let fake = Fake::new(&env);
     let old = "Use pnpm, not npm, for installing packages.";
     let new = "Always install JavaScript dependencies with pnpm; CI rejects npm lockfiles.";
@@ -301,7 +301,7 @@ fn changed_session_updates_the_auto_record_with_the_same_key() {
         "Also: CI now rejects npm lockfiles, so pnpm is mandatory.".into(),
     ));
     write_session(&env, "s1", "2020-03-01", &msgs);
-    index(&env, &path);
+    env.index(&path);
     fake.answer(vec![fact("preferences", "Use PNPM, not npm!!", new, 0.85)]);
     let r = fake.extract(&env, &[]);
     assert_eq!(outcome(&r, "s1")["state"], "done", "{r}");
@@ -359,7 +359,7 @@ fn secrets_in_facts_are_never_stored() {
     );
     for (path, bytes) in snapshot(&env.home()) {
         assert!(
-            !contains(&bytes, secret.as_bytes()),
+            !contains_bytes(&bytes, secret.as_bytes()),
             "the secret was stored in {}",
             path.display()
         );
@@ -429,7 +429,7 @@ fn second_run_over_unchanged_sessions_creates_nothing() {
     let env = env();
     write_session(&env, "s1", "2020-03-01", &chat("alpha"));
     write_session(&env, "s2", "2020-03-02", &chat("bravo"));
-    index(&env, &sessions_dir(&env));
+    env.index(&sessions_dir(&env));
     let fake = Fake::new(&env);
     fake.answer(vec![fact(
         "incidents",

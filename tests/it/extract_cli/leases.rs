@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::process::{Child, Stdio};
 
 use super::{
-    auto_keys, chat, env, extract_with, extractor, fact, index, indexed_session, outcome,
-    sessions_dir, status, unix_now, write_session, Fake,
+    auto_keys, chat, env, extract_with, extractor, fact, indexed_session, outcome, sessions_dir,
+    status, unix_now, write_session, Fake,
 };
 use crate::common::wait::until;
 use crate::common::{assert_success, record_files, Env};
@@ -17,18 +17,10 @@ use serde_json::{json, Value};
 
 /// `recall extract --json ARGS` as a background process.
 fn spawn_extract(env: &Env, args: &[&str], vars: &[(String, String)]) -> Child {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_recall"));
-    c.env_remove("RECALL_HOME")
-        .env_remove("RECALL_PROJECT")
-        .env("NO_COLOR", "1")
-        .arg("--home")
-        .arg(env.home())
-        .arg("--project")
-        .arg(&env.project)
-        .arg("extract")
+    let mut c = env.std_cmd();
+    c.arg("extract")
         .arg("--json")
         .args(args)
-        .current_dir(env.tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (k, v) in vars {
@@ -67,7 +59,7 @@ fn concurrent_runs_never_process_a_session_twice() {
             &chat(&format!("topic{i}")),
         );
     }
-    index(&env, &sessions_dir(&env));
+    env.index(&sessions_dir(&env));
     let fake = Fake::new(&env);
     fake.answer(vec![]);
     let mut vars = fake.vars();
@@ -94,7 +86,7 @@ fn session_finished_by_another_run_is_not_claimed_again() {
     let env = env();
     write_session(&env, "s1", "2020-03-02", &chat("alpha"));
     write_session(&env, "s2", "2020-03-01", &chat("bravo"));
-    index(&env, &sessions_dir(&env));
+    env.index(&sessions_dir(&env));
     let fake = Fake::new(&env);
     fake.answer(vec![]);
     let gate = env.tmp.path().join("gate");
@@ -134,8 +126,8 @@ fn stale_lease_expires_and_live_lease_is_respected() {
     let env = env();
     write_session(&env, "crashed", "2020-03-01", &chat("alpha"));
     write_session(&env, "busy", "2020-03-02", &chat("bravo"));
-    index(&env, &sessions_dir(&env));
-    let db = Connection::open(env.project_dir().join("index.db")).unwrap();
+    env.index(&sessions_dir(&env));
+    let db = env.open_index();
     let now = unix_now();
     // A run that crashed ten minutes ago, and one still running.
     for (session, owner, until) in [
@@ -171,7 +163,7 @@ fn crashed_retry_of_a_failed_session_is_retried_after_its_lease_expires() {
     extract_with(&env, &["--extractor-cmd", &fail], &[]);
     assert_eq!(status(&env)["s1"]["state"], "failed");
     // What `claim` leaves behind when the retry's process dies.
-    let db = Connection::open(env.project_dir().join("index.db")).unwrap();
+    let db = env.open_index();
     db.execute(
         "UPDATE extractions SET state='pending', lease_owner='dead-run', lease_until=?1,
              attempts = attempts + 1 WHERE session_id = 's1'",
@@ -241,7 +233,7 @@ fn r26_a_killed_runs_lease_is_taken_over_at_once() {
     let mut dead = std::process::Command::new("true").spawn().unwrap();
     let pid = dead.id();
     dead.wait().unwrap();
-    let db = Connection::open(env.project_dir().join("index.db")).unwrap();
+    let db = env.open_index();
     db.execute(
         "INSERT INTO extractions(source_id, session_id, state, lease_owner, lease_until, attempts, updated)
          SELECT source_id, session_id, 'pending', ?1, ?2, 1, ?3 FROM sessions WHERE session_id = 's1'",

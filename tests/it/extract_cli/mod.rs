@@ -19,7 +19,7 @@ mod leases;
 mod reports;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::common::{record_files, Env};
 use serde_json::{json, Value};
@@ -27,12 +27,7 @@ use serde_json::{json, Value};
 /// A temporary home whose config lets 2020 sessions be extracted.
 fn env() -> Env {
     let env = Env::new();
-    std::fs::create_dir_all(env.home()).unwrap();
-    std::fs::write(
-        env.home().join("config.toml"),
-        "[extract]\nmax_age_days = 100000\n",
-    )
-    .unwrap();
+    env.write_config("[extract]\nmax_age_days = 100000\n");
     env
 }
 
@@ -82,14 +77,10 @@ fn chat(topic: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn index(env: &Env, path: &Path) {
-    env.run(&["index", path.to_str().unwrap()]);
-}
-
 /// A session with an ordinary conversation, indexed.
 fn indexed_session(env: &Env, id: &str) -> PathBuf {
     let p = write_session(env, id, "2020-03-01", &chat(id));
-    index(env, &p);
+    env.index(&p);
     p
 }
 
@@ -187,8 +178,7 @@ fn extract_with(env: &Env, args: &[&str], vars: &[(String, String)]) -> Value {
 
 /// `recall extract --status --json`, by session id.
 fn status(env: &Env) -> BTreeMap<String, Value> {
-    let out = env.run(&["extract", "--status", "--json"]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = env.run_json(&["extract", "--status", "--json"]);
     v.as_array()
         .unwrap()
         .iter()
@@ -197,9 +187,7 @@ fn status(env: &Env) -> BTreeMap<String, Value> {
 }
 
 fn list(env: &Env, source: &str) -> Vec<Value> {
-    let out = env.run(&["record", "list", "--source", source, "--format", "json"]);
-    serde_json::from_str::<Value>(&out)
-        .unwrap()
+    env.run_json(&["record", "list", "--source", source, "--format", "json"])
         .as_array()
         .unwrap()
         .clone()
@@ -242,10 +230,6 @@ fn record_snapshot(env: &Env) -> Vec<(PathBuf, Vec<u8>)> {
             (p, b)
         })
         .collect()
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 fn unix_now() -> i64 {

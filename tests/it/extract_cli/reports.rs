@@ -3,7 +3,7 @@
 //! summary within its budget, why nothing was due, and an unknown session.
 
 use super::{
-    auto_keys, chat, env, extract_with, extractor, fact, index, indexed_session, list, outcome,
+    auto_keys, chat, env, extract_with, extractor, fact, indexed_session, list, outcome,
     sessions_dir, status, write_session, Fake,
 };
 use crate::common::{snapshot, Env};
@@ -54,7 +54,7 @@ fn status_lists_every_session_state() {
     write_session(&env, "bad", "2020-03-02", &chat("bravo"));
     write_session(&env, "tiny", "2020-03-03", &[("user", "hi".into())]);
     write_session(&env, "untouched", "2020-03-04", &chat("charlie"));
-    index(&env, &sessions_dir(&env));
+    env.index(&sessions_dir(&env));
     let fake = Fake::new(&env);
     fake.answer(vec![fact(
         "incidents",
@@ -254,7 +254,7 @@ fn summary_write_saves_memory_md() {
 fn r_since_overrides_max_age_and_nothing_due_says_why() {
     let env = Env::new(); // default max_age_days: 30; the session is from 2020
     let p = write_session(&env, "old", "2020-03-01", &chat("parser"));
-    index(&env, &p);
+    env.index(&p);
     let out = env
         .cmd()
         .args(["extract", "--extractor", "builtin"])

@@ -3,7 +3,7 @@
 //! frontmatter is reported and skipped, a hand-written secret is indexed
 //! redacted, and temp files of killed writes are removed.
 
-use crate::common::{record_files, Env};
+use crate::common::{contains_bytes, record_files, record_text, Env};
 
 #[test]
 fn hand_edited_file_is_picked_up_by_reindex() {
@@ -34,7 +34,12 @@ fn new_file_dropped_in_is_noticed_without_reindex() {
     let env = Env::new();
     env.add("decisions", "first", "First fact.");
     let dir = env.project_dir();
-    let text = "---\nid: dropped\nkey: dropped in\ncategory: principles\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nNever force-push to main.\n";
+    let text = record_text(
+        "dropped",
+        "dropped in",
+        "principles",
+        "Never force-push to main.",
+    );
     std::fs::create_dir_all(dir.join("records/principles")).unwrap();
     std::fs::write(dir.join("records/principles/dropped.md"), text).unwrap();
     assert_eq!(env.hit_ids("alpha", "force-push main"), vec!["dropped"]);
@@ -140,8 +145,7 @@ fn malformed_frontmatter_is_reported_with_path_line_and_skipped() {
 fn reindex_json_summary() {
     let env = Env::new();
     env.add("decisions", "a", "one");
-    let v: serde_json::Value =
-        serde_json::from_str(&env.run(&["reindex", "--json", "--full"])).unwrap();
+    let v = env.run_json(&["reindex", "--json", "--full"]);
     assert_eq!(v["version"], 1);
     assert_eq!(v["summary"]["scanned"], 1);
     assert_eq!(v["summary"]["errors"].as_array().unwrap().len(), 0);
@@ -163,8 +167,7 @@ fn r_reindex_removes_temp_files_left_by_killed_writes() {
     let young = folder.join(".recall-Young1.tmp");
     std::fs::write(&young, "---\nid: being written").unwrap();
     std::fs::set_permissions(&young, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let out = env.run(&["reindex", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = env.run_json(&["reindex", "--json"]);
     assert_eq!(v["summary"]["temps_removed"], 1, "{v}");
     assert!(!orphan.exists());
     let left: Vec<_> = std::fs::read_dir(&folder)
@@ -202,8 +205,11 @@ fn r_a_hand_written_record_with_a_secret_is_indexed_redacted_and_listed() {
     env.add("decisions", "first", "First fact.");
     let dir = env.project_dir();
     let token = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5");
-    let text = format!(
-        "---\nid: pulled\nkey: ci token\ncategory: procedures\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nThe CI deploy token is {token} for the release job.\n"
+    let text = record_text(
+        "pulled",
+        "ci token",
+        "procedures",
+        &format!("The CI deploy token is {token} for the release job."),
     );
     std::fs::create_dir_all(dir.join("records/procedures")).unwrap();
     let file = dir.join("records/procedures/pulled.md");
@@ -224,7 +230,7 @@ fn r_a_hand_written_record_with_a_secret_is_indexed_redacted_and_listed() {
     let prompt = env.run(&["query", "--format", "prompt", "CI deploy token"]);
     assert!(!prompt.contains(&token), "{prompt}");
     let db = std::fs::read(dir.join("index.db")).unwrap();
-    assert!(!db.windows(token.len()).any(|w| w == token.as_bytes()));
+    assert!(!contains_bytes(&db, token.as_bytes()));
     let (code, report) = env.doctor();
     assert_eq!(code, Some(1), "{report}");
     assert!(

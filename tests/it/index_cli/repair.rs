@@ -3,7 +3,7 @@
 //! and doctor's reports (drift, permissions, links, the projects it did
 //! not check).
 
-use crate::common::{record_files, snapshot, Env};
+use crate::common::{record_files, record_text, snapshot, Env};
 use predicates::prelude::*;
 
 #[test]
@@ -134,9 +134,8 @@ fn r_reindex_full_rebuilds_a_damaged_session_index() {
          {\"role\":\"assistant\",\"content\":\"fixed the walrus loader\"}\n",
     )
     .unwrap();
-    env.run(&["index", t.to_str().unwrap()]);
-    let db = env.project_dir().join("index.db");
-    let c = rusqlite::Connection::open(&db).unwrap();
+    env.index(&t);
+    let c = env.open_index();
     c.execute(
         "UPDATE chunks_fts_content SET c1 = 'unrelated words entirely' WHERE id = 1",
         [],
@@ -212,7 +211,7 @@ fn r26_doctor_never_points_a_chmod_outside_the_home() {
     env.add("decisions", "k", "fact");
     let dir = env.project_dir();
     let outside = env.tmp.path().join("passwd");
-    std::fs::write(&outside, "---\nid: x\nkey: x\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nlinked\n").unwrap();
+    std::fs::write(&outside, record_text("x", "x", "decisions", "linked")).unwrap();
     std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o644)).unwrap();
     let link = dir.join("records/decisions/x.md");
     std::os::unix::fs::symlink(&outside, &link).unwrap();

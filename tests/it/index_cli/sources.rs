@@ -4,7 +4,7 @@
 //! counts equal to a recount, and a transcript larger than a segment
 //! indexed in parts.
 
-use crate::common::{assert_success, Env};
+use crate::common::{assert_success, contains_bytes, Env};
 
 /// Regression (issue probe: `recall index /dev/zero`, or a FIFO, never
 /// ended and grew without limit): a path that is not a regular file is a
@@ -68,17 +68,10 @@ fn r_a_line_over_the_limit_is_reported_and_skipped() {
         r#"{"role":"assistant","content":"raise the pelican exporter timeout"}"#,
     ];
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let out = env
-        .cmd()
-        .args(["index", "--json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (s, stderr) = index_json(&env, &path);
     assert!(stderr.contains("big.jsonl:2: line of"), "{stderr}");
     assert!(stderr.contains("MB limit; skipped"), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["summary"]["chunks"].as_u64(), Some(2), "{v}");
+    assert_eq!(s["chunks"].as_u64(), Some(2), "{s}");
     let hits = env.query_json("alpha", "pelican exporter");
     assert_eq!(hits["hits"].as_array().unwrap().len(), 1, "{hits}");
 }
@@ -96,7 +89,7 @@ fn r_index_full_rebuilds_once_and_leaves_no_deleted_words() {
         r#"{"role":"user","content":"the quetzalfoo password rotates weekly"}"#,
     )
     .unwrap();
-    env.run(&["index", path.to_str().unwrap()]);
+    env.index(&path);
     std::fs::write(
         &path,
         r#"{"role":"user","content":"the vault token rotates weekly"}"#,
@@ -125,7 +118,7 @@ fn r_index_full_rebuilds_once_and_leaves_no_deleted_words() {
     }
     drop(c);
     let bytes = std::fs::read(&db).unwrap();
-    assert!(!bytes.windows(10).any(|w| w == b"quetzalfoo"));
+    assert!(!contains_bytes(&bytes, b"quetzalfoo"));
     let v = env.query_json("alpha", "vault token");
     assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
 }
@@ -138,8 +131,7 @@ fn r_an_empty_new_transcript_is_skipped_not_failed() {
     let env = Env::new();
     let path = env.tmp.path().join("new.jsonl");
     std::fs::write(&path, "").unwrap();
-    let out = env.run(&["index", "--json", path.to_str().unwrap()]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = env.run_json(&["index", "--json", path.to_str().unwrap()]);
     assert_eq!(
         (
             v["summary"]["failed"].as_u64(),
@@ -153,8 +145,7 @@ fn r_an_empty_new_transcript_is_skipped_not_failed() {
         r#"{"role":"user","content":"the ibis cache warms up"}"#,
     )
     .unwrap();
-    let out = env.run(&["index", "--json", path.to_str().unwrap()]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = env.run_json(&["index", "--json", path.to_str().unwrap()]);
     assert_eq!(v["summary"]["indexed"].as_u64(), Some(1), "{v}");
 }
 
@@ -180,7 +171,7 @@ fn index_jobs_run_at_the_configured_niceness() {
     assert!(run(&["index", path.to_str().unwrap()]).contains("running at nice 19"));
     assert!(run(&["reindex"]).contains("running at nice 19"));
     assert!(!run(&["query", "egret"]).contains("running at nice"));
-    std::fs::write(env.home().join("config.toml"), "[index]\nnice = 0\n").unwrap();
+    env.write_config("[index]\nnice = 0\n");
     assert!(!run(&["index", "--full", path.to_str().unwrap()]).contains("running at nice"));
 }
 
@@ -201,8 +192,7 @@ fn kept_term_counts_equal_a_recount_after_index_and_append() {
         }
     }
     let dump = || -> Vec<(String, i64, i64, i64)> {
-        let db = env.project_dir().join("index.db");
-        let c = rusqlite::Connection::open(db).unwrap();
+        let c = env.open_index();
         let mut st = c
             .prepare(
                 "SELECT term, records, chunks, tickets FROM term_df
@@ -383,7 +373,7 @@ fn r26_15_a_transcript_larger_than_a_segment_is_indexed_in_parts() {
     );
     assert_eq!(first["problems"], 0, "{first}");
     assert_eq!(first["bytes"].as_u64(), Some(text.len() as u64));
-    let db = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
+    let db = env.open_index();
     let state = |db: &rusqlite::Connection| -> (i64, i64, i64) {
         db.query_row(
             "SELECT s.size, s.offset, (SELECT messages FROM sessions) FROM sources s",

@@ -116,18 +116,7 @@ fn r26_a_refused_write_names_the_index_and_the_fix() {
         })
         .collect();
     std::fs::write(&big, lines).unwrap();
-    let recall = assert_cmd::cargo::cargo_bin("recall");
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 2048; exec \"$0\" \"$@\"")
-        .arg(&recall)
-        .arg("--home")
-        .arg(env.home())
-        .args(["--project", "alpha", "index"])
-        .arg(&big)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    let out = run_with_file_limit(&env, 2048, &["index", big.to_str().unwrap()], "");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let db = env.project_dir().join("index.db");
@@ -142,11 +131,21 @@ fn r26_a_refused_write_names_the_index_and_the_fix() {
 /// disk does, `-shm` creation included.
 #[cfg(unix)]
 fn run_refusing_writes(env: &Env, args: &[&str], stdin: &str) -> std::process::Output {
+    run_with_file_limit(env, 0, args, stdin)
+}
+
+/// `recall --home HOME --project alpha ARGS` under a file size limit of
+/// `blocks` (`ulimit -f`, with SIGXFSZ ignored so that a write past it
+/// fails with EFBIG instead of killing the process), given `stdin`.
+#[cfg(unix)]
+fn run_with_file_limit(env: &Env, blocks: u32, args: &[&str], stdin: &str) -> std::process::Output {
     use std::io::Write;
     let recall = assert_cmd::cargo::cargo_bin("recall");
     let mut child = std::process::Command::new("sh")
         .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""
+        ))
         .arg(&recall)
         .arg("--home")
         .arg(env.home())
@@ -226,7 +225,7 @@ fn r26_a_full_disk_still_answers_from_the_index_as_it_is() {
 
     // Another reader keeps `-shm` open, so the read opens as usual and the
     // record sync is what the disk refuses: the answer is the same.
-    let reader = rusqlite::Connection::open(env.project_dir().join("index.db")).unwrap();
+    let reader = env.open_index();
     let n: i64 = reader
         .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
         .unwrap();
