@@ -12,6 +12,7 @@
 mod doctor;
 mod jobs;
 mod prompt;
+mod record_writes;
 mod records;
 mod reindex;
 mod remember;
@@ -30,7 +31,8 @@ pub use crate::extract::run::Status as ExtractStatus;
 pub use doctor::{Checkup, Finding, ScopeCheck, ScopeHealth};
 pub use jobs::{ExtractJob, ExtractOutcome};
 pub use prompt::PromptContext;
-pub use records::{ListOrder, NewRecord, Patch};
+pub use record_writes::{NewRecord, Patch};
+pub use records::ListOrder;
 pub use reindex::Reindexed;
 pub use remember::Fact;
 pub use repo_records::{repo_records_dir, RecordsPlace};

@@ -514,7 +514,7 @@ mod tests {
     /// which a page limit gives too, so this fills the index through the
     /// real write path of `recall index` and checks the one message. (A
     /// file size limit, the only full disk a test can make without root,
-    /// gives SQLITE_IOERR_WRITE instead; `tests/it/index_cli.rs` covers it.)
+    /// gives SQLITE_IOERR_WRITE instead; `tests/it/index_cli/unwritable.rs` covers it.)
     #[test]
     fn r26_a_full_disk_is_one_message_with_the_path_and_the_fix() -> Result<()> {
         let t = tempfile::tempdir().unwrap();

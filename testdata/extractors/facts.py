@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fake `command` extractor for the integration tests (tests/it/extract_cli.rs).
+"""Fake `command` extractor for the integration tests (tests/it/extract_cli/).
 
 Reads one extract request (JSON) on stdin and prints a facts response.
 Everything it does is driven by environment variables, all optional:

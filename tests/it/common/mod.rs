@@ -80,10 +80,34 @@ impl Env {
         PathBuf::from(v["dir"].as_str().unwrap())
     }
 
+    /// `run` with its stdout read as JSON.
+    pub fn run_json(&self, args: &[&str]) -> serde_json::Value {
+        let out = self.run(args);
+        serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("recall {args:?}: not JSON ({e}): {out}"))
+    }
+
+    /// Write the home's `config.toml`, creating the home if need be.
+    pub fn write_config(&self, toml: &str) {
+        std::fs::create_dir_all(self.home()).unwrap();
+        std::fs::write(self.home().join("config.toml"), toml).unwrap();
+    }
+
+    /// A connection of the test's own to the project's `index.db`, to read
+    /// or change it behind recall's back.
+    pub fn open_index(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.project_dir().join("index.db")).unwrap()
+    }
+
     /// `record add` and return the new id.
     pub fn add(&self, category: &str, key: &str, text: &str) -> String {
         let out = self.run(&["record", "add", "--category", category, "--key", key, text]);
         out.split_whitespace().nth(1).unwrap().to_string()
+    }
+
+    /// `recall index PATH` (a file or a folder); panics unless it exits 0.
+    pub fn index(&self, path: &Path) {
+        self.run(&["index", path.to_str().unwrap()]);
     }
 
     /// Write `lines` (neutral transcript JSON lines) to `name` in the temp
@@ -91,7 +115,7 @@ impl Env {
     pub fn index_transcript(&self, name: &str, lines: &[&str]) -> PathBuf {
         let path = self.tmp.path().join(name);
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        self.run(&["index", path.to_str().unwrap()]);
+        self.index(&path);
         path
     }
 
@@ -152,6 +176,21 @@ pub fn record_files(home: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// The file of a project record written by hand (`source: manual`, created
+/// and updated at 2026-01-01), as a person or a `git pull` would leave it.
+pub fn record_text(id: &str, key: &str, category: &str, body: &str) -> String {
+    format!(
+        "---\nid: {id}\nkey: {key}\ncategory: {category}\nscope: project\nsource: manual\n\
+         created: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\n{body}\n"
+    )
+}
+
+/// Whether `needle` occurs anywhere in `hay` (a secret or a deleted word
+/// left in a file's bytes).
+pub fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Panics with the command's stderr unless it exited 0.

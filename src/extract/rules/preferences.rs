@@ -1,0 +1,150 @@
+//! Preference rules: what a user's typed prompt asks of the agent from now
+//! on (`use X, not Y`, `I prefer`, `always` / `never`, `stop ...ing`,
+//! `don't`), with a confidence lowered for deictic words and raised for
+//! durability cues, in the user's scope unless the text names the project.
+//! The cues and confidences are listed in the module doc of `rules`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::candidate::{candidate, Candidate};
+use super::re;
+use super::sentences::body;
+use crate::records::Category;
+use crate::store::Scope;
+
+/// Preference rules, first match wins: (pattern, confidence or `None` for
+/// "not an instruction", weak). Weak rules need a durability cue to pass the
+/// guard.
+type PreferenceRule = (Regex, Option<f64>, bool);
+
+static PREFERENCE_RULES: LazyLock<Vec<PreferenceRule>> = LazyLock::new(|| {
+    vec![
+        (
+            re(r"(?i)^use\s+\S.{0,60}?,?\s+(?:not|instead of|rather than)\s+\S"),
+            Some(0.8),
+            false,
+        ),
+        (
+            re(
+                r"(?i)^(?:i\s+(?:would |really |generally |always )?prefer|i'd prefer|i'd rather|i would rather|prefer)\s+\S",
+            ),
+            Some(0.75),
+            false,
+        ),
+        (
+            re(r"(?i)^(?:always|never)\s+(?:mind\b|worry\b)"),
+            None,
+            false,
+        ),
+        (re(r"(?i)^(?:always|never)\s+\w+"), Some(0.75), false),
+        (
+            re(r"(?i)^(?:from now on|going forward|in (?:the )?future)\b[,:]?\s+\S"),
+            Some(0.75),
+            false,
+        ),
+        (re(r"(?i)^stop\s+\w+ing\b"), Some(0.7), false),
+        (
+            re(
+                r"(?i)^(?:don't|dont|don’t|do not)\s+(?:worry|know|understand|see|think|mind|care|bother|forget|hesitate|panic|get|have|need|want|like|agree|recall|remember|seem|expect)\b",
+            ),
+            None,
+            true,
+        ),
+        (
+            re(r"(?i)^(?:don't|dont|don’t|do not|avoid)\s+\w+"),
+            Some(0.55),
+            true,
+        ),
+    ]
+});
+
+static DURABLE_CUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:ever|anymore|any more|from now on|going forward|in (?:the )?future|in general|without asking|unless (?:i|explicitly|asked)|in this (?:project|repo|repository|codebase)|always|never)\b",
+    )
+});
+static DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:this|that|these|those|it|here|above|below|line \d+|yet|for now|right now)\b")
+});
+static PROJECT_MARK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"`|/|\b\w+\.(?:rs|py|ts|js|ex|exs|go|toml|json|ya?ml|md)\b|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b|(?i:\b(?:project|repo|repository|codebase|module|crate|package)\b)",
+    )
+});
+
+pub(super) fn preference(s: &str) -> Option<Candidate> {
+    let b = body(s);
+    let (_, base, weak) = PREFERENCE_RULES.iter().find(|(r, _, _)| r.is_match(b))?;
+    let base = (*base)?;
+    let conf = match (*weak, DURABLE_CUE.is_match(b), DEICTIC.is_match(b)) {
+        (true, true, false) => 0.7,
+        (true, _, _) => base,
+        (false, _, true) => base - 0.15,
+        (false, _, false) => base,
+    };
+    let scope = if PROJECT_MARK.is_match(b) {
+        Scope::Project
+    } else {
+        Scope::User
+    };
+    Some(candidate(Category::Preferences, scope, b, conf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::rules::extract;
+    use crate::extract::rules::test_transcripts::{of, user};
+
+    #[test]
+    fn preference_use_x_not_y_from_user() {
+        let c = extract(&[user("u1", "Use pnpm, not npm!! It is faster.")]);
+        let p = of(&c, Category::Preferences);
+        assert_eq!(p.len(), 1, "{c:?}");
+        assert_eq!(p[0].text, "Use pnpm, not npm.");
+        assert_eq!(p[0].evidence, ["u1"]);
+        assert_eq!(p[0].scope, Scope::User);
+        assert!(p[0].confidence >= 0.75);
+    }
+
+    #[test]
+    fn preference_always_and_project_scope() {
+        let c = extract(&[user(
+            "u1",
+            "please always run `cargo fmt` before committing",
+        )]);
+        let p = of(&c, Category::Preferences);
+        assert_eq!(p.len(), 1, "{c:?}");
+        assert_eq!(p[0].text, "Always run `cargo fmt` before committing.");
+        assert_eq!(p[0].scope, Scope::Project);
+        assert_eq!(p[0].key, "Always run `cargo fmt` before committing");
+    }
+
+    #[test]
+    fn weak_dont_is_below_threshold_unless_durable() {
+        let c = extract(&[user("u1", "don't add notes")]);
+        assert!(of(&c, Category::Preferences)
+            .iter()
+            .all(|p| p.confidence < 0.6));
+        let c = extract(&[user("u2", "don't ever push to main without asking")]);
+        let p = of(&c, Category::Preferences);
+        assert_eq!(p.len(), 1);
+        assert!(p[0].confidence >= 0.6);
+    }
+
+    #[test]
+    fn non_preferences_are_ignored() {
+        for text in [
+            "don't worry about the tests",
+            "I don't know why it fails",
+            "never mind, go ahead",
+            "should we always use tabs?",
+            "if you prefer, use yarn not npm",
+        ] {
+            let c = extract(&[user("u1", text)]);
+            assert!(of(&c, Category::Preferences).is_empty(), "{text}: {c:?}");
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! Tests of the façade's record operations (`records.rs`): upsert, patch,
+//! status, remember and list on a temporary home, the write lock and the
+//! index refusing a row, generated text kept read-only, and keys, ids and
+//! files kept free of secrets.
+
+use jiff::Timestamp;
+
+use super::*;
+use crate::index::SecretPolicy;
+use crate::memory::test_memory;
+
+fn setup() -> (tempfile::TempDir, Memory, ScopeDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mem = test_memory(tmp.path());
+    let dir = mem.ensure_scope(Scope::Project).unwrap();
+    (tmp, mem, dir)
+}
+
+/// The record store of `dir` on a connection of the test's own.
+fn store_on<'a>(dir: &'a ScopeDir, conn: &'a mut rusqlite::Connection) -> RecordStore<'a> {
+    RecordStore {
+        dir,
+        conn,
+        limits: crate::records::Limits::default(),
+        gate: None,
+    }
+}
+
+fn record_files(dir: &ScopeDir) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = walkdir::WalkDir::new(dir.records_dir())
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Regression (issue 26 item 7): a record write that failed with
+/// "database is locked" while `recall index` held the index had
+/// already written its file, so a failed write was in fact stored. The
+/// write lock is now taken before the file changes.
+#[test]
+fn r26_a_write_that_cannot_get_the_lock_leaves_nothing() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    mem.upsert(&dir, new("first", "The first fact."))?;
+    let before = record_files(&dir);
+    let mut holder = rusqlite::Connection::open(dir.index_path())?;
+    let held = holder.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut conn = rusqlite::Connection::open(dir.index_path())?;
+    conn.busy_timeout(std::time::Duration::ZERO)?;
+    let mut store = store_on(&dir, &mut conn);
+    for (key, text) in [
+        ("second", "A new fact."),
+        ("first", "The first fact, edited."),
+    ] {
+        let err = store
+            .upsert(key, None, text, |_| {}, SecretPolicy::Refuse, mem.now)
+            .unwrap_err();
+        assert!(err.is_busy(), "{err}");
+    }
+    let err = store.delete("first").unwrap_err();
+    assert!(err.is_busy(), "{err}");
+    assert_eq!(record_files(&dir), before);
+    held.rollback()?;
+    Ok(())
+}
+
+/// Issue 26 item 7: a write that fails after its file changed (here the
+/// index refuses the row) puts the old file back: a new record leaves
+/// no file, an edit leaves the old text, a move leaves the old file.
+#[test]
+fn r26_a_write_the_index_refuses_puts_the_files_back() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    mem.upsert(&dir, new("first", "The first fact."))?;
+    let before = record_files(&dir);
+    let mut conn = rusqlite::Connection::open(dir.index_path())?;
+    conn.execute_batch(
+        "CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.records
+         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+    )?;
+    let mut store = store_on(&dir, &mut conn);
+    let now = mem.now;
+    let edits: [(&str, Option<Category>, &str); 3] = [
+        ("second", None, "A new fact."),
+        ("first", None, "The first fact, edited."),
+        (
+            "first",
+            Some(Category::Procedures),
+            "The first fact, moved.",
+        ),
+    ];
+    for (key, category, text) in edits {
+        let err = store
+            .upsert(key, category, text, |_| {}, SecretPolicy::Refuse, now)
+            .unwrap_err();
+        assert!(err.to_string().contains("refused by the test"), "{err}");
+        assert_eq!(record_files(&dir), before, "{key} {category:?}");
+    }
+    Ok(())
+}
+
+/// A text edit by the API, where generated text is read-only.
+fn edit(text: &str) -> Patch {
+    Patch {
+        text: Some(text.into()),
+        keep_generated: true,
+        ..Patch::default()
+    }
+}
+
+fn new(key: &str, text: &str) -> NewRecord {
+    NewRecord {
+        keep_generated: true,
+        ..NewRecord::decision(key, text)
+    }
+}
+
+/// Issue 26 item 18: an upsert that names no category moved a
+/// procedure to decisions (MCP `remember`, REST `POST`).
+#[test]
+fn r26_an_upsert_without_a_category_keeps_the_category() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let mut first = new("deploy", "Deploy with make release.");
+    first.category = Some(Category::Procedures);
+    mem.upsert(&dir, first)?;
+    let mut again = new("deploy", "Deploy with make release, then tag.");
+    again.category = None;
+    let (loc, created) = mem.upsert(&dir, again)?;
+    assert!(!created);
+    assert_eq!(loc.record.meta.category, Category::Procedures);
+    assert!(
+        loc.path.to_string_lossy().contains("/procedures/"),
+        "{}",
+        loc.path.display()
+    );
+    // The agent path too.
+    let fact = Fact {
+        text: "Deploy with make release, tag, then announce.",
+        key: Some("deploy2"),
+        category: Some(Category::Procedures),
+        importance: None,
+        secrets: SecretPolicy::Refuse,
+    };
+    mem.remember(&dir, &fact)?;
+    let (loc, _) = mem.remember(
+        &dir,
+        &Fact {
+            category: None,
+            ..fact
+        },
+    )?;
+    assert_eq!(loc.record.meta.category, Category::Procedures);
+    Ok(())
+}
+
+#[test]
+fn remember_in_infers_the_scope_a_fact_belongs_to() -> Result<()> {
+    let (_t, mem, _dir) = setup();
+    let fact = |text| Fact {
+        text,
+        category: None,
+        key: None,
+        importance: None,
+        secrets: SecretPolicy::Refuse,
+    };
+    let scope =
+        |scope, f: &Fact| -> Result<Scope> { Ok(mem.remember_in(scope, f)?.0.record.meta.scope) };
+    let preference = fact("I prefer short answers without emojis.");
+    assert_eq!(scope(None, &preference)?, Scope::User);
+    let decision = fact("We deploy from the release branch only.");
+    assert_eq!(scope(None, &decision)?, Scope::Project);
+    // A category given by the caller keeps the fact in the project;
+    // a scope given is where it goes.
+    let filed = Fact {
+        category: Some(Category::Preferences),
+        key: Some("answers"),
+        ..preference.clone()
+    };
+    assert_eq!(scope(None, &filed)?, Scope::Project);
+    assert_eq!(scope(Some(Scope::User), &decision)?, Scope::User);
+    Ok(())
+}
+
+#[test]
+fn record_dirs_are_the_project_then_the_user() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let both = mem.record_dirs(None)?;
+    assert_eq!(both.len(), 2);
+    assert_eq!(
+        (both[0].root.clone(), both[1].scope),
+        (dir.root, Scope::User)
+    );
+    let user = mem.record_dirs(Some(Scope::User))?;
+    assert_eq!(user.len(), 1);
+    assert_eq!(user[0].scope, Scope::User);
+    Ok(())
+}
+
+/// Issue 26 item 19: forgetting an archived record said "Forgot" again.
+#[test]
+fn r26_archiving_an_archived_record_changes_nothing_and_says_so() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    mem.upsert(&dir, new("db", "Use Postgres."))?;
+    let dirs = [dir];
+    let (a, changed) = mem.set_status(&dirs, "db", Status::Archived)?;
+    assert!(changed);
+    let later = mem.at(Timestamp::from_second(1_800_000_000).unwrap());
+    let (b, changed) = later.set_status(&dirs, "db", Status::Archived)?;
+    assert!(!changed);
+    assert_eq!(a.record.meta.updated, b.record.meta.updated);
+    let (_, changed) = later.set_status(&dirs, "db", Status::Active)?;
+    assert!(changed);
+    Ok(())
+}
+
+#[test]
+fn upsert_creates_then_updates_by_key() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let (a, created) = mem.upsert(&dir, new("db", "Use Postgres."))?;
+    assert!(created);
+    let (b, created) = mem.upsert(&dir, new("db", "Use SQLite."))?;
+    assert!(!created);
+    assert_eq!(a.record.meta.id, b.record.meta.id);
+    let text = std::fs::read_to_string(&b.path).unwrap();
+    assert!(text.contains("Use SQLite."), "{text}");
+    Ok(())
+}
+
+#[test]
+fn generated_text_is_read_only_where_asked() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let mut agent = new("agent:x", "Builds run with make.");
+    agent.source = Source::Agent;
+    mem.upsert(&dir, agent)?;
+    let dirs = [dir.clone()];
+    let err = mem.patch(&dirs, "agent:x", edit("other")).unwrap_err();
+    assert!(matches!(err, Error::Conflict(_)), "{err}");
+    let err = mem.upsert(&dir, new("agent:x", "changed")).unwrap_err();
+    assert!(matches!(err, Error::Conflict(_)), "{err}");
+    // Pinning is allowed, and the same text is not a change.
+    let pinned = mem.patch(
+        &dirs,
+        "agent:x",
+        Patch {
+            pinned: Some(true),
+            keep_generated: true,
+            ..Patch::default()
+        },
+    )?;
+    assert!(pinned.record.meta.pinned);
+    assert_eq!(pinned.record.meta.source, Source::Agent);
+    Ok(())
+}
+
+/// Review finding: re-posting an auto record's own text (to change its
+/// importance) turned it `manual`, and then its text was editable.
+#[test]
+fn r_same_text_upsert_keeps_a_generated_records_source() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let mut auto = new("auto-1", "Tests run with nextest.");
+    auto.source = Source::Auto;
+    mem.upsert(&dir, auto)?;
+    let mut same = new("auto-1", "Tests run with nextest.");
+    same.importance = Some(90);
+    let (loc, created) = mem.upsert(&dir, same)?;
+    assert!(!created);
+    assert_eq!(loc.record.meta.source, Source::Auto);
+    assert_eq!(loc.record.meta.importance, 90);
+    let dirs = [dir.clone()];
+    let err = mem.patch(&dirs, "auto-1", edit("edited")).unwrap_err();
+    assert!(matches!(err, Error::Conflict(_)), "{err}");
+    // And an agent write does not take over a person's record.
+    mem.upsert(&dir, new("mine", "A person wrote this."))?;
+    let mut agent = new("mine", "An agent's version.");
+    agent.source = Source::Agent;
+    let err = mem.upsert(&dir, agent).unwrap_err();
+    assert!(err.to_string().contains("written by a person"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn bad_input_leaves_nothing_on_disk() {
+    let (_t, mem, dir) = setup();
+    let mut bad = new("k", "x");
+    bad.importance = Some(101);
+    assert!(mem.upsert(&dir, bad).is_err());
+    assert!(mem.upsert(&dir, new("", "text")).is_err());
+    assert!(mem.upsert(&dir, new("k", &"w".repeat(2001))).is_err());
+    assert!(
+        !dir.records_dir().exists()
+            || std::fs::read_dir(dir.records_dir()).unwrap().all(|e| {
+                e.unwrap()
+                    .path()
+                    .read_dir()
+                    .map(|mut d| d.next().is_none())
+                    .unwrap_or(true)
+            })
+    );
+}
+
+#[test]
+fn list_orders_by_key_or_recency_after_pin_and_importance() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    mem.upsert(&dir, new("a", "older"))?;
+    mem.at(Timestamp::from_second(1_700_000_100).unwrap())
+        .upsert(&dir, new("b", "newer"))?;
+    let mut pinned = new("z", "pinned");
+    pinned.pinned = Some(true);
+    mem.upsert(&dir, pinned)?;
+    let dirs = [dir];
+    let keys = |o| -> Result<Vec<String>> {
+        Ok(mem
+            .list(&dirs, &ListFilter::default(), o)?
+            .into_iter()
+            .map(|l| l.key)
+            .collect())
+    };
+    assert_eq!(keys(ListOrder::Key)?, ["z", "a", "b"]);
+    assert_eq!(keys(ListOrder::Recent)?, ["z", "b", "a"]);
+    Ok(())
+}
+
+/// A GitHub token, assembled so this file holds none.
+fn token() -> String {
+    format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2")
+}
+
+/// Where `token()` could hide once slugged or stored: itself, and its
+/// random part lowercased.
+fn assert_clean_of_token(what: &str, s: &str) {
+    let t = token();
+    let core = t[4..].to_lowercase();
+    assert!(
+        !s.contains(&t) && !s.to_lowercase().contains(&core),
+        "{what} holds the token: {s}"
+    );
+}
+
+/// Regression (issue #26: `remember --redact` built the key, id and
+/// file name from the text before redaction, so all three held the
+/// token, lowercased).
+#[test]
+fn r26_remember_key_is_built_from_redacted_text() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let text = format!("Deploy with GH_TOKEN={} from CI.", token());
+    let fact = Fact {
+        text: &text,
+        category: None,
+        key: None,
+        importance: None,
+        secrets: SecretPolicy::Redact,
+    };
+    let (loc, created) = mem.remember(&dir, &fact)?;
+    assert!(created);
+    let m = &loc.record.meta;
+    assert_eq!(
+        m.key,
+        "agent:deploy-with-gh-token-redacted-github-token-from-ci"
+    );
+    assert_clean_of_token("the id", &m.id);
+    assert_clean_of_token("the file name", &loc.path.display().to_string());
+    assert_clean_of_token("the file", &std::fs::read_to_string(&loc.path).unwrap());
+    // The same fact again updates the record: one key, one file.
+    let (again, created) = mem.remember(&dir, &fact)?;
+    assert!(!created);
+    assert_eq!(again.path, loc.path);
+    Ok(())
+}
+
+/// Regression (issue #26: `record add --redact --key "token ghp_..."`
+/// put the whole token in the id and the file name). A key holding a
+/// secret is refused, or redacted before anything is built from it.
+#[test]
+fn r26_a_key_holding_a_secret_is_refused_or_redacted() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let key = format!("token {}", token());
+    let err = mem.upsert(&dir, new(&key, "A fact.")).unwrap_err();
+    assert!(matches!(err, Error::Secret { .. }), "{err}");
+    assert!(err.to_string().contains("at key, line 1"), "{err}");
+    assert!(!dir.records_dir().join("decisions").exists());
+
+    let mut redacted = new(&key, "A fact.");
+    redacted.secrets = SecretPolicy::Redact;
+    let (loc, created) = mem.upsert(&dir, redacted.clone())?;
+    assert!(created);
+    assert_eq!(loc.record.meta.key, "token [REDACTED:github-token]");
+    assert!(loc
+        .record
+        .meta
+        .id
+        .starts_with("token-redacted-github-token-"));
+    assert_clean_of_token("the file name", &loc.path.display().to_string());
+    assert_clean_of_token("the file", &std::fs::read_to_string(&loc.path).unwrap());
+    // Upsert by the same key finds the redacted record.
+    let (again, created) = mem.upsert(&dir, redacted)?;
+    assert!(!created);
+    assert_eq!(again.record.meta.id, loc.record.meta.id);
+    Ok(())
+}
+
+/// An id that holds a secret (a file written by hand, an old record) is
+/// replaced on the next save, and the file moves with it.
+#[test]
+fn r26_an_id_holding_a_secret_is_replaced_on_save() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let (loc, _) = mem.upsert(&dir, new("deploy", "Deploy from main."))?;
+    let text = std::fs::read_to_string(&loc.path).unwrap();
+    let old_id = loc.record.meta.id.clone();
+    let bad_id = format!("deploy-{}", token());
+    let bad_path = loc.path.with_file_name(format!("{bad_id}.md"));
+    std::fs::write(&bad_path, text.replace(&old_id, &bad_id)).unwrap();
+    std::fs::remove_file(&loc.path).unwrap();
+    let dirs = [dir.clone()];
+    let saved = mem.patch(
+        &dirs,
+        "deploy",
+        Patch {
+            importance: Some(70),
+            ..Patch::default()
+        },
+    )?;
+    assert_clean_of_token("the id", &saved.record.meta.id);
+    assert_clean_of_token("the file name", &saved.path.display().to_string());
+    assert!(!bad_path.exists(), "the old file is gone");
+    Ok(())
+}

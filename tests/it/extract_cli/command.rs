@@ -1,0 +1,242 @@
+//! The command protocol (with the fake extractors in
+//! `testdata/extractors/`): records with provenance from a good response;
+//! a timeout, garbage or a non-zero exit fails the session only; one bad
+//! fact is dropped and the others kept; what the command says on stderr is
+//! redacted.
+
+use std::path::PathBuf;
+
+use super::{
+    auto_keys, env, extract_with, extractor, fact, get, indexed_session, outcome, record_snapshot,
+    status, Fake,
+};
+use crate::common::{contains_bytes, record_files, snapshot, Env};
+use serde_json::json;
+
+#[test]
+fn command_success_writes_records_with_provenance() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let fake = Fake::new(&env);
+    let mut pref = fact(
+        "preferences",
+        "Terse answers",
+        "Answer in short paragraphs.",
+        0.75,
+    );
+    pref["scope"] = json!("user");
+    pref["evidence"] = json!(["m0", "m2"]);
+    fake.answer(vec![
+        fact(
+            "incidents",
+            "Watcher race",
+            "The flaky test raced the file watcher; tests now wait for its first event.",
+            0.85,
+        ),
+        pref,
+    ]);
+    let r = fake.extract(&env, &[]);
+    assert_eq!(r["dry_run"], false);
+    let rep = &r["report"];
+    assert_eq!(
+        (
+            &rep["sessions"],
+            &rep["done"],
+            &rep["failed"],
+            &rep["records"]
+        ),
+        (&json!(1), &json!(1), &json!(0), &json!(2)),
+        "{r}"
+    );
+    let o = outcome(&r, "s1");
+    assert_eq!(o["state"], "done");
+    assert!(o["reason"].is_null());
+    assert_eq!(
+        o["kept"],
+        json!([
+            "[project] incidents auto:watcher-race: The flaky test raced the file watcher; tests now wait for its first event.",
+            "[user] preferences auto:terse-answers: Answer in short paragraphs."
+        ])
+    );
+
+    let inc = get(&env, "auto:watcher-race").unwrap();
+    assert_eq!(inc["source"], "auto");
+    assert_eq!(inc["category"], "incidents");
+    assert_eq!(inc["scope"], "project");
+    assert_eq!(inc["confidence"], 0.85);
+    assert_eq!(
+        inc["origin"],
+        json!({"session": "s1", "messages": ["m0"], "extractor": "command", "extractor_version": "1"})
+    );
+    let pref = get(&env, "auto:terse-answers").unwrap();
+    assert_eq!(pref["scope"], "user");
+    assert_eq!(pref["origin"]["messages"], json!(["m0", "m2"]));
+    // The provenance is in the file's frontmatter.
+    let md = std::fs::read_to_string(inc["path"].as_str().unwrap()).unwrap();
+    for needle in [
+        "source: auto",
+        "origin:",
+        "session: s1",
+        "extractor: command",
+        "confidence: 0.85",
+    ] {
+        assert!(md.contains(needle), "{needle} missing from:\n{md}");
+    }
+    let st = status(&env);
+    assert_eq!(st["s1"]["state"], "done");
+    assert_eq!(st["s1"]["facts"], 2);
+}
+
+/// Run a failing fake extractor over one session: the run exits 0, the
+/// session is `failed` with a reason containing `why`, nothing is written.
+fn assert_command_failure(script: &str, extra: &[&str], why: &str) {
+    assert_command_failure_with(script, extra, &[], why);
+}
+
+/// The same, with `vars` set for the run (and so for the extractor).
+fn assert_command_failure_with(script: &str, extra: &[&str], vars: &[(String, String)], why: &str) {
+    let env = env();
+    indexed_session(&env, "s1");
+    let cmd = extractor(script);
+    let mut args = vec!["--extractor-cmd", cmd.as_str()];
+    args.extend_from_slice(extra);
+    let before = record_snapshot(&env);
+    let r = extract_with(&env, &args, vars);
+    assert_eq!(r["report"]["failed"], 1, "{r}");
+    assert_eq!(r["report"]["records"], 0, "{r}");
+    let o = outcome(&r, "s1");
+    assert_eq!(o["state"], "failed");
+    let reason = o["reason"].as_str().unwrap();
+    assert!(reason.contains(why), "reason {reason:?} lacks {why:?}");
+    let st = status(&env);
+    assert_eq!(st["s1"]["state"], "failed");
+    assert!(
+        st["s1"]["reason"].as_str().unwrap().contains(why),
+        "{:?}",
+        st["s1"]
+    );
+    assert_eq!(before, record_snapshot(&env));
+    assert!(record_files(&env.home()).is_empty());
+}
+
+#[test]
+fn command_timeout_fails_the_session_only() {
+    // slow.sh creates `done` after its 3 s sleep: a run that waited for it
+    // instead of killing it at the 1 s timeout would leave the file.
+    let marker = tempfile::tempdir().unwrap();
+    let done = marker.path().join("done");
+    let vars = [("SLOW_EXTRACTOR_DONE".into(), done.display().to_string())];
+    assert_command_failure_with("slow.sh", &["--timeout", "1"], &vars, "timed out after 1s");
+    assert!(
+        !done.exists(),
+        "the timeout did not cut the 3 s command short"
+    );
+}
+
+#[test]
+fn command_garbage_output_fails_the_session_only() {
+    assert_command_failure("garbage.sh", &[], "not a facts response");
+}
+
+#[test]
+fn command_nonzero_exit_fails_the_session_only() {
+    assert_command_failure("fail.sh", &[], "exit status: 3");
+    assert_command_failure("fail.sh", &[], "model quota exceeded");
+}
+
+/// Regression: one fact with an unknown category made the whole response
+/// unusable, so the session failed and its good facts were lost.
+#[test]
+fn r_one_bad_fact_is_dropped_and_the_others_are_kept() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let fake = Fake::new(&env);
+    let mut bogus = fact("decisions", "Bogus", "A fact in no known category.", 0.9);
+    bogus["category"] = json!("bogus");
+    let mut no_text = fact("decisions", "No text", "x", 0.9);
+    no_text.as_object_mut().unwrap().remove("text");
+    fake.answer(vec![
+        bogus,
+        fact(
+            "decisions",
+            "Use pnpm",
+            "Use pnpm for every package install.",
+            0.9,
+        ),
+        no_text,
+    ]);
+    let r = fake.extract(&env, &[]);
+    assert_eq!(outcome(&r, "s1")["state"], "done", "{r}");
+    assert_eq!(auto_keys(&env), ["auto:use-pnpm"]);
+    let dropped = outcome(&r, "s1")["dropped"].to_string();
+    assert!(
+        dropped.contains("fact 1 (Bogus)") && dropped.contains("bogus"),
+        "{dropped}"
+    );
+    assert!(dropped.contains("fact 3 (No text)"), "{dropped}");
+}
+
+/// Stdout and stderr of `recall ARGS` with extra environment (any exit).
+fn output_with(env: &Env, args: &[&str], vars: &[(String, String)]) -> String {
+    let mut c = env.cmd();
+    c.args(args);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// Every file under the home that holds `needle`.
+fn files_holding(env: &Env, needle: &str) -> Vec<PathBuf> {
+    snapshot(&env.home())
+        .into_iter()
+        .filter(|(_, bytes)| contains_bytes(bytes, needle.as_bytes()))
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// Regression (issue #26: the extractor command's stderr was stored
+/// unredacted and shown by `extract --status`, and a fact dropped for a
+/// secret in its key was reported with the key as is).
+#[test]
+fn r26_extractor_stderr_and_dropped_keys_are_redacted() {
+    let secret = format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2");
+    let leak = vec![("LEAK".to_string(), secret.clone())];
+
+    // An extractor that fails, saying the secret on stderr.
+    let env = env();
+    indexed_session(&env, "s1");
+    let script = env.tmp.path().join("fail.sh");
+    let body = "cat >/dev/null\necho \"auth failed for token $LEAK\" >&2\nexit 3\n";
+    std::fs::write(&script, body).unwrap();
+    let cmd = format!("sh '{}'", script.display());
+    let mut printed = output_with(&env, &["extract", "--extractor-cmd", &cmd], &leak);
+    printed += &output_with(&env, &["extract", "--status"], &[]);
+    printed += &output_with(&env, &["extract", "--status", "--json"], &[]);
+    assert!(
+        printed.contains("auth failed for token [REDACTED:github-token]"),
+        "{printed}"
+    );
+    assert!(!printed.contains(&secret), "{printed}");
+    assert_eq!(files_holding(&env, &secret), Vec::<PathBuf>::new());
+
+    // An extractor whose fact holds the secret in its key.
+    let env = self::env();
+    indexed_session(&env, "s2");
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "procedures",
+        &format!("token {secret}"),
+        "Release pushes authenticate with the token from the vault.",
+        0.9,
+    )]);
+    let r = fake.extract(&env, &[]);
+    let dropped = outcome(&r, "s2")["dropped"].to_string();
+    assert!(
+        dropped.contains("token [REDACTED:github-token]: contains a secret"),
+        "{r}"
+    );
+    assert!(!r.to_string().contains(&secret), "{r}");
+    assert_eq!(files_holding(&env, &secret), Vec::<PathBuf>::new());
+}

@@ -1,0 +1,361 @@
+//! `recall hook install` for Claude Code and Codex: the merged settings
+//! printed or written, backups, idempotence, the home and the file's mode
+//! kept, clear errors, the MCP server wired, and the offer to index a
+//! project's earlier sessions.
+
+use std::path::Path;
+
+use super::{backups, in_project, make_project, ok, recall, store_dir};
+use crate::common::{assert_success, Env};
+use serde_json::{json, Value};
+
+const EVENTS: [&str; 3] = ["SessionStart", "UserPromptSubmit", "SessionEnd"];
+
+fn has_recall_hook(settings: &Value, event: &str) -> usize {
+    settings["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        .filter(|h| {
+            h["type"] == "command"
+                && h["command"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("recall ") && c.ends_with(" hook claude-code"))
+        })
+        .count()
+}
+
+#[test]
+fn install_print_shows_merged_settings_and_writes_nothing() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let out = ok(in_project(&env, &proj).args(["hook", "install", "--claude-code", "--print"]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for e in EVENTS {
+        assert_eq!(has_recall_hook(&v, e), 1, "{e}: {v:#}");
+    }
+    assert!(!proj.join(".claude").exists(), "--print writes nothing");
+    // With existing settings, they are kept in the printed result.
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    let before = r#"{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}}"#;
+    std::fs::write(proj.join(".claude/settings.json"), before).unwrap();
+    let out = ok(in_project(&env, &proj).args(["hook", "install", "--claude-code", "--print"]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["model"], "opus");
+    assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "notify");
+    assert_eq!(has_recall_hook(&v, "SessionStart"), 1);
+    assert_eq!(
+        std::fs::read_to_string(proj.join(".claude/settings.json")).unwrap(),
+        before
+    );
+    assert!(backups(&proj.join(".claude")).is_empty());
+}
+
+#[test]
+fn install_into_the_project_keeps_settings_backs_up_and_is_idempotent() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let settings = proj.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let original = serde_json::to_string_pretty(&json!({
+        "model": "opus",
+        "permissions": {"allow": ["Bash(cargo test:*)"]},
+        "hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}]}
+    }))
+    .unwrap();
+    std::fs::write(&settings, &original).unwrap();
+    // --cwd inside the project (a subfolder) picks the project root.
+    let out = ok(recall(&env).arg("--cwd").arg(proj.join("src/api")).args([
+        "hook",
+        "install",
+        "--claude-code",
+    ]));
+    assert!(out.contains("installed recall hooks"), "{out}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+    assert_eq!(v["permissions"]["allow"][0], "Bash(cargo test:*)");
+    let start = v["hooks"]["SessionStart"].as_array().unwrap();
+    assert_eq!(start.len(), 2, "{v:#}");
+    assert_eq!(start[0]["hooks"][0]["command"], "echo hi");
+    assert_eq!(start[0]["matcher"], "startup");
+    for e in EVENTS {
+        assert_eq!(has_recall_hook(&v, e), 1, "{e}: {v:#}");
+    }
+    let b = backups(settings.parent().unwrap());
+    assert_eq!(b.len(), 1, "{b:?}");
+    assert_eq!(std::fs::read_to_string(&b[0]).unwrap(), original);
+    assert!(out.contains("backed up"), "{out}");
+    // Again: nothing changes, no second backup.
+    let bytes = std::fs::read(&settings).unwrap();
+    let out = ok(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
+    assert!(out.contains("already"), "{out}");
+    assert_eq!(std::fs::read(&settings).unwrap(), bytes);
+    assert_eq!(backups(settings.parent().unwrap()).len(), 1);
+}
+
+/// Regression (issue probe: `hook install` dropped the `--home` it was
+/// given, so the hooks read another memory, and turned settings.json from
+/// 0644 into 0600).
+#[test]
+fn r_install_keeps_the_home_and_the_settings_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
+    let settings = proj.join(".claude/settings.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let cmd = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        cmd.contains(&format!("--home {}", env.home().display()))
+            || cmd.contains(&format!("--home '{}'", env.home().display())),
+        "{cmd}"
+    );
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&settings), 0o644, "a new settings file is 0644");
+    // An existing file keeps its own mode through the rewrite.
+    std::fs::write(&settings, r#"{"model": "opus"}"#).unwrap();
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o640)).unwrap();
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
+    assert_eq!(mode(&settings), 0o640);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+}
+
+#[test]
+fn install_without_settings_creates_them() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
+    let settings = proj.join(".claude/settings.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    for e in EVENTS {
+        assert_eq!(has_recall_hook(&v, e), 1, "{e}");
+    }
+    assert!(
+        backups(settings.parent().unwrap()).is_empty(),
+        "nothing to back up"
+    );
+}
+
+#[test]
+fn install_user_writes_home_settings() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let user_home = env.tmp.path().join("userhome");
+    std::fs::create_dir_all(user_home.join(".claude")).unwrap();
+    std::fs::write(
+        user_home.join(".claude/settings.json"),
+        r#"{"theme": "dark"}"#,
+    )
+    .unwrap();
+    let out = ok(in_project(&env, &proj).env("HOME", &user_home).args([
+        "hook",
+        "install",
+        "--claude-code",
+        "--user",
+    ]));
+    assert!(
+        out.contains(
+            &user_home
+                .join(".claude/settings.json")
+                .display()
+                .to_string()
+        ),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(user_home.join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v["theme"], "dark");
+    for e in EVENTS {
+        assert_eq!(has_recall_hook(&v, e), 1, "{e}");
+    }
+    assert_eq!(backups(&user_home.join(".claude")).len(), 1);
+    assert!(!proj.join(".claude").exists(), "the project is untouched");
+}
+
+#[test]
+fn install_errors_are_clear_and_change_nothing() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    // No launcher named.
+    let out = in_project(&env, &proj)
+        .args(["hook", "install"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--claude-code"));
+    // Settings that are not JSON are left alone.
+    let settings = proj.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{ not json").unwrap();
+    let out = in_project(&env, &proj)
+        .args(["hook", "install", "--claude-code"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("settings.json") && err.contains("not valid JSON"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
+    assert!(backups(settings.parent().unwrap()).is_empty());
+    // "hooks" of the wrong type.
+    std::fs::write(&settings, r#"{"hooks": [1]}"#).unwrap();
+    let out = in_project(&env, &proj)
+        .args(["hook", "install", "--claude-code"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        r#"{"hooks": [1]}"#
+    );
+}
+
+/// `hook install` wires the MCP server too: `.mcp.json` for Claude Code,
+/// `[mcp_servers.recall]` in Codex's `config.toml` (comments and other
+/// servers kept); again changes nothing; `--dry-run` shows diffs and writes
+/// nothing.
+#[test]
+fn install_wires_the_mcp_server_for_claude_code_and_codex() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let codex = env.tmp.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let config = codex.join("config.toml");
+    let original =
+        "# my codex settings\nmodel = \"o4\"\n\n[mcp_servers.other]\ncommand = \"other-mcp\"\n";
+    std::fs::write(&config, original).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = in_project(&env, &proj);
+        c.env("CODEX_HOME", &codex)
+            .args(["hook", "install"])
+            .args(args);
+        ok(&mut c)
+    };
+    // Dry run: diffs, nothing written.
+    let out = run(&["--claude-code", "--codex", "--dry-run"]);
+    assert!(out.contains("+  \"mcpServers\""), "{out}");
+    assert!(out.contains("+[mcp_servers.recall]"), "{out}");
+    assert!(!proj.join(".mcp.json").exists());
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+
+    let out = run(&["--claude-code", "--codex"]);
+    assert!(out.contains("installed the recall MCP server"), "{out}");
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(proj.join(".mcp.json")).unwrap()).unwrap();
+    let server = &mcp["mcpServers"]["recall"];
+    assert_eq!(server["command"], "recall", "{mcp:#}");
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args, ["--home", env.home().to_str().unwrap(), "mcp"]);
+    let toml_text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        toml_text.starts_with("# my codex settings\nmodel = \"o4\""),
+        "{toml_text}"
+    );
+    assert!(toml_text.contains("[mcp_servers.other]"), "{toml_text}");
+    let parsed: toml::Table = toml::from_str(&toml_text).unwrap();
+    assert_eq!(
+        parsed["mcp_servers"]["recall"]["command"].as_str(),
+        Some("recall")
+    );
+    assert_eq!(
+        parsed["mcp_servers"]["recall"]["args"]
+            .as_array()
+            .unwrap()
+            .last()
+            .and_then(|a| a.as_str()),
+        Some("mcp")
+    );
+    // Again: nothing changes.
+    let bytes = std::fs::read(&config).unwrap();
+    let out = run(&["--claude-code", "--codex"]);
+    assert_eq!(out.matches("already in").count(), 3, "{out}");
+    assert_eq!(std::fs::read(&config).unwrap(), bytes);
+    // A broken config is reported, and left alone.
+    std::fs::write(&config, "model = [").unwrap();
+    let out = in_project(&env, &proj)
+        .env("CODEX_HOME", &codex)
+        .args(["hook", "install", "--codex"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not valid TOML"));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "model = [");
+}
+
+/// A Claude Code home under `home` holding one earlier session of `root`.
+fn claude_home_with_a_session(home: &Path, root: &Path, text: &str) {
+    let mapped: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = home.join(".claude/projects").join(mapped);
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = json!({
+        "type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s1",
+        "timestamp": "2026-01-01T00:00:00Z", "cwd": root,
+        "message": {"role": "user", "content": text},
+    });
+    std::fs::write(dir.join("s1.jsonl"), format!("{line}\n")).unwrap();
+}
+
+/// Issue 25 part 1: after `hook install`, a project's earlier transcripts
+/// stayed unindexed, so the first sessions recalled nothing. Install now
+/// offers to index them: `--yes` does it, no terminal and no `--yes` only
+/// says how, `--no-backfill` skips, `--dry-run` says what it would offer.
+#[test]
+fn install_offers_to_index_the_projects_earlier_sessions() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let user_home = env.tmp.path().join("user");
+    claude_home_with_a_session(&user_home, &proj, "the walrus cache fails on cold start");
+    let install = |extra: &[&str]| {
+        let out = in_project(&env, &proj)
+            .env("HOME", &user_home)
+            .args(["hook", "install", "--claude-code"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let hits = || {
+        let out = ok(in_project(&env, &proj).args(["query", "--format", "json", "walrus cache"]));
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        v["hits"].as_array().map_or(0, Vec::len)
+    };
+    let out = install(&["--dry-run"]);
+    assert!(
+        out.contains("would offer to index 1 earlier session file(s)"),
+        "{out}"
+    );
+    let out = install(&["--no-backfill"]);
+    assert!(!out.contains("earlier session"), "{out}");
+    let out = install(&[]);
+    assert!(
+        out.contains("not indexed: `recall index --claude-code`"),
+        "{out}"
+    );
+    let store = store_dir(&env, &proj);
+    assert!(
+        !store.join("index.db").exists(),
+        "nothing indexed without --yes"
+    );
+    let out = install(&["--yes"]);
+    assert!(out.contains("indexed"), "{out}");
+    assert_eq!(hits(), 1);
+}

@@ -1,0 +1,123 @@
+//! Project identity from the git top level, the project list, and scopes:
+//! projects never see each other's records, user records appear in every
+//! project.
+
+use crate::common::Env;
+
+#[test]
+fn projects_never_see_each_others_records() {
+    let env = Env::new();
+    env.cmd_in("alpha")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "a",
+            "alpha uses postgres",
+        ])
+        .assert()
+        .success();
+    env.cmd_in("beta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "b",
+            "beta uses mysql",
+        ])
+        .assert()
+        .success();
+    assert_eq!(env.hit_ids("alpha", "postgres mysql").len(), 1);
+    assert_eq!(env.hit_ids("beta", "postgres mysql").len(), 1);
+    assert!(env.hit_ids("beta", "postgres").is_empty());
+    assert!(env.hit_ids("alpha", "mysql").is_empty());
+}
+
+#[test]
+fn user_records_appear_in_every_project() {
+    let env = Env::new();
+    env.run(&[
+        "record",
+        "add",
+        "--scope",
+        "user",
+        "--category",
+        "preferences",
+        "--key",
+        "style",
+        "I prefer small focused commits",
+    ]);
+    for p in ["alpha", "beta", "gamma"] {
+        let v = env.query_json(p, "commits");
+        assert_eq!(v["hits"][0]["scope"], "user", "{p}: {v}");
+    }
+}
+
+#[test]
+fn project_identity_from_git_toplevel() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("work/app");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+    let other = env.tmp.path().join("other/app");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    let show = |cwd: &std::path::Path| -> serde_json::Value {
+        let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+        c.env_remove("RECALL_PROJECT")
+            .env_remove("RECALL_HOME")
+            .arg("--home")
+            .arg(env.home());
+        let out = c
+            .args(["project", "show", "--json", "--cwd"])
+            .arg(cwd)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let a = show(&repo.join("src/deep"));
+    let b = show(&repo);
+    let c = show(&other);
+    assert_eq!(a["id"], b["id"]);
+    assert_ne!(a["id"], c["id"], "two checkouts named app collided");
+    assert!(a["id"].as_str().unwrap().starts_with("app-"));
+    assert_eq!(a["name"], "app");
+}
+
+#[test]
+fn project_list_prints_the_mapping() {
+    let env = Env::new();
+    env.cmd_in("alpha")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "a",
+            "x",
+        ])
+        .assert()
+        .success();
+    env.cmd_in("beta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "b",
+            "y",
+        ])
+        .assert()
+        .success();
+    let out = env.run(&["project", "list"]);
+    assert_eq!(out.lines().count(), 2);
+    assert!(
+        out.contains("\talpha\t") && out.contains("\tbeta\t"),
+        "{out}"
+    );
+}

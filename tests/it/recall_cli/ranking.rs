@@ -1,0 +1,500 @@
+//! Ranking decided both ways: each lift (length normalisation, the answer
+//! types, the first person, the period a question names or gives relative
+//! to now) puts the right hit first, and with the lift off the other one
+//! wins; calibration across lists, `--at` and `--explain`.
+
+use super::{hits, query_json};
+use crate::common::Env;
+use serde_json::{json, Value};
+
+/// Lists are calibrated against each other: records that share only a
+/// common word with the question do not outrank the message that answers
+/// it just because each list's best hit used to score 1.
+#[test]
+fn records_matching_one_common_word_do_not_outrank_the_answer() {
+    let env = Env::new();
+    for (i, text) in [
+        "Deploys run in the morning window, before standup.",
+        "The morning build is the one that ships to staging.",
+        "Review queues are cleared every morning by the on-call.",
+        "Morning standup starts at nine; keep updates short.",
+        "Backups are verified each morning against the manifest.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        env.add("procedures", &format!("morning-{i}"), text);
+    }
+    env.index_transcript(
+        "commute.jsonl",
+        &[
+            r#"{"role":"user","content":"My daily commute takes 45 minutes each way, so I leave at 7 in the morning."}"#,
+            r#"{"role":"assistant","content":"Noted. I will plan meetings around that."}"#,
+        ],
+    );
+    let q = "How long is my daily commute in the morning?";
+    let first = |v: &serde_json::Value| v["hits"][0].clone();
+    let v = env.query_json("alpha", q);
+    let top = first(&v);
+    assert_eq!(top["kind"], "session", "{v:#}");
+    assert!(
+        top["text"].as_str().unwrap().contains("45 minutes"),
+        "{v:#}"
+    );
+    // Records still come back, below the answer.
+    let kinds: Vec<&str> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"record"), "{kinds:?}");
+    // Without calibration each list's best hit scores 1, and the record
+    // list's kind weight puts a morning record first.
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\ncoverage_power = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert_eq!(first(&v)["kind"], "record", "{v:#}");
+}
+
+/// One small session per topic ("Did you see {topic}?"), so that a test
+/// question's words are rare in the index.
+fn index_unrelated_sessions(env: &Env, topics: &[&str]) {
+    for (i, topic) in topics.iter().enumerate() {
+        let q = json!({"role": "user", "content": format!("Did you see {topic}?")});
+        let a = json!({"role": "assistant", "content": format!("Yes, {topic} was nice.")});
+        env.index_transcript(
+            &format!("other-{i}.jsonl"),
+            &[&q.to_string(), &a.to_string()],
+        );
+    }
+}
+
+/// The source path of the first hit ("" when there is none).
+fn first_hit_path(v: &Value) -> String {
+    v["hits"][0]["source"]["path"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A ranking lift, both ways: the first hit for `q` is from the file
+/// `with` under the default tuning, and from `without` once `off` (a
+/// `[recall.tuning]` line) turns the lift off.
+fn assert_lift_decides(env: &Env, q: &str, off: &str, with: &str, without: &str) {
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with(with), "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        format!("[recall.tuning]\n{off}\n"),
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with(without), "{v:#}");
+}
+
+/// The long-turn failure of issue #8: a long assistant reply that repeats
+/// the question's words outranked the user's short statement that holds
+/// the fact. Passage scores are normalised by length (`length_norm`), so
+/// the statement comes first; with the normalisation off, the reply does.
+#[test]
+fn a_short_statement_outranks_a_long_reply_that_repeats_the_question() {
+    let env = Env::new();
+    index_unrelated_sessions(
+        &env,
+        &[
+            "the release notes",
+            "a flaky test",
+            "the cache size",
+            "lunch",
+            "the logo",
+        ],
+    );
+    env.index_transcript(
+        "fact.jsonl",
+        &[r#"{"role":"user","content":"Just so you know, my daily commute takes 45 minutes each way by train."}"#],
+    );
+    let filler = "There are many ways to think about this, and the right answer depends on your situation and the time you have. ";
+    let reply = format!(
+        "A daily commute is common. {filler}How long a daily commute feels depends on the train, the bus or the car. \
+         {filler}{filler}Some people use their daily commute to read; others find it tiring. {filler}"
+    );
+    let line = serde_json::json!({"role": "assistant", "content": reply}).to_string();
+    env.index_transcript(
+        "advice.jsonl",
+        &[
+            r#"{"role":"user","content":"Any tips for travelling?"}"#,
+            &line,
+        ],
+    );
+    // The question is in the first person: the user's lift is off, so
+    // that length alone decides.
+    let q = "How long is my daily commute?";
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nsubject_boost = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("fact.jsonl"), "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nlength_norm = 0.0\nsubject_boost = 0.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("advice.jsonl"), "{v:#}");
+}
+
+/// Tickets are documents, not turns of a chat: their passage scores are
+/// not divided by length unless `ticket_length_norm` says so (SciFact's
+/// 809 train queries: 0.703 without, 0.695 with 0.75). The ticket that
+/// says more about the question stays first; with the slope at 1, the
+/// short one that only names it wins.
+#[test]
+fn a_long_ticket_that_covers_the_question_keeps_its_rank() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("tickets");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ticket = |id: &str, title: &str, body: &str| {
+        let text = format!("---\nid: {id}\ntitle: {title}\n---\n\n{body}\n");
+        std::fs::write(dir.join(format!("{id}.md")), text).unwrap();
+    };
+    for (i, topic) in [
+        "the logo colours",
+        "lunch orders",
+        "the office plants",
+        "holiday dates",
+    ]
+    .iter()
+    .enumerate()
+    {
+        ticket(
+            &format!("OT-{i}"),
+            &format!("Decide {topic}"),
+            &format!("We still need to decide {topic}."),
+        );
+    }
+    let filler = "The team reviewed the design notes, the release plan and the open questions from last week. ";
+    ticket(
+        "LG-1",
+        "Replication lag",
+        &format!(
+            "Replication lag grows during the nightly vacuum. {filler}The replica falls behind by minutes, \
+             and failover then promotes a stale replica. {filler}Measure replication lag per replica \
+             and pause the vacuum when lag passes a limit. {filler}"
+        ),
+    );
+    ticket(
+        "SH-1",
+        "Stale replica",
+        "Failover promoted a stale replica again.",
+    );
+    env.run(&["index", "--kind", "ticket", dir.to_str().unwrap()]);
+    let q = "Why does replication lag grow and make failover promote a stale replica?";
+    let first = |v: &serde_json::Value| v["hits"][0]["id"].as_str().unwrap_or_default().to_string();
+    let v = env.query_json("alpha", q);
+    assert_eq!(first(&v), "LG-1", "{v:#}");
+    std::fs::write(
+        env.home().join("config.toml"),
+        "[recall.tuning]\nticket_length_norm = 1.0\n",
+    )
+    .unwrap();
+    let v = env.query_json("alpha", q);
+    assert_eq!(first(&v), "SH-1", "{v:#}");
+}
+
+/// A question that asks when is answered by a text that says when: among
+/// messages that match it alike, the one that mentions a time ("last
+/// week") comes first (`temporal_boost`); with the lift off, the message
+/// that repeats more of the question's words does.
+#[test]
+fn a_when_question_prefers_the_message_that_says_when() {
+    let env = Env::new();
+    index_unrelated_sessions(
+        &env,
+        &[
+            "the garden",
+            "a new recipe",
+            "the weather",
+            "a film",
+            "the dog",
+        ],
+    );
+    env.index_transcript(
+        "plans.jsonl",
+        &[r#"{"role":"user","content":"I host the chess tournament for the club."}"#],
+    );
+    env.index_transcript(
+        "done.jsonl",
+        &[r#"{"role":"user","content":"I host the chess tournament for the club next Friday."}"#],
+    );
+    let q = "When do I host the chess tournament for the club?";
+    assert_lift_decides(&env, q, "temporal_boost = 0.0", "done.jsonl", "plans.jsonl");
+}
+
+/// A question in the first person is about the user: the user's own
+/// statement outranks the assistant's reply that says the same in fewer
+/// words (`subject_boost`); with the lift off, the shorter reply wins.
+#[test]
+fn a_first_person_question_prefers_what_the_user_said() {
+    let env = Env::new();
+    index_unrelated_sessions(
+        &env,
+        &[
+            "the upload page",
+            "the login page",
+            "the page layout",
+            "the routes table",
+            "the Flask docs",
+        ],
+    );
+    env.index_transcript(
+        "user.jsonl",
+        &[
+            r#"{"role":"user","content":"The Flask routes for the upload page are done now, I think."}"#,
+            r#"{"role":"assistant","content":"Good."}"#,
+        ],
+    );
+    env.index_transcript(
+        "assistant.jsonl",
+        &[
+            r#"{"role":"user","content":"Status?"}"#,
+            r#"{"role":"assistant","content":"The Flask routes for the upload page are done."}"#,
+        ],
+    );
+    let q = "Are my Flask routes for the upload page done?";
+    assert_lift_decides(
+        &env,
+        q,
+        "subject_boost = 0.0",
+        "user.jsonl",
+        "assistant.jsonl",
+    );
+}
+
+/// Two sessions that decided the same thing, in March and in June; the
+/// messages carry no time of their own, only their sessions' start.
+fn index_dated_decisions(env: &Env) {
+    // Undated messages that share a word: the lift is rarer, so larger,
+    // when few candidates are from the period.
+    index_unrelated_sessions(
+        env,
+        &[
+            "the cache size",
+            "a cache miss",
+            "the cache logo",
+            "lunch",
+            "a film",
+        ],
+    );
+    env.index_transcript(
+        "march.jsonl",
+        &[
+            r#"{"session":{"id":"march","started_at":"2024-03-12"}}"#,
+            r#"{"role":"user","content":"We decided to move the cache to Redis after the outage review."}"#,
+        ],
+    );
+    env.index_transcript(
+        "june.jsonl",
+        &[
+            r#"{"session":{"id":"june","started_at":"2024-06-20"}}"#,
+            r#"{"role":"user","content":"We decided to move the cache to Redis."}"#,
+        ],
+    );
+}
+
+/// A question that names a period lifts the hits from that period
+/// (`period_boost`); with the lift off, the shorter June message wins.
+#[test]
+fn a_question_that_names_a_month_prefers_hits_from_that_month() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    let q = "What did we decide about the cache in March 2024?";
+    assert_lift_decides(&env, q, "period_boost = 0.0", "march.jsonl", "june.jsonl");
+}
+
+/// Regression: a message without its own time had no time at all, so
+/// `--since` dropped it and its hit showed none, though its session had
+/// one. It now takes its session's start.
+#[test]
+fn r_a_message_without_a_time_takes_its_sessions_start() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    let (_, v) = query_json(&env, &["cache Redis"]);
+    let march = hits(&v)
+        .iter()
+        .find(|h| h["source"]["session_id"] == "march")
+        .unwrap_or_else(|| panic!("no March hit: {v:#}"));
+    assert_eq!(
+        march["source"]["first_timestamp"], "2024-03-12T00:00:00Z",
+        "{v:#}"
+    );
+    let (_, v) = query_json(&env, &["--since", "2024-05-01", "cache Redis"]);
+    let sessions: Vec<&str> = hits(&v)
+        .iter()
+        .filter_map(|h| h["source"]["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions, ["june"], "{v:#}");
+}
+
+/// Two sessions that decided the same thing, one started yesterday and
+/// one six weeks ago, with `recent_text` and `old_text`; returns how the
+/// old one's month is said relative to now ("last month", "2 months
+/// ago").
+fn index_recent_and_old_decisions(env: &Env, recent_text: &str, old_text: &str) -> String {
+    let now = jiff::Timestamp::now();
+    let utc = |t: jiff::Timestamp| t.to_zoned(jiff::tz::TimeZone::UTC).date();
+    let recent = now - jiff::SignedDuration::from_hours(24);
+    let old = now - jiff::SignedDuration::from_hours(24 * 42);
+    index_unrelated_sessions(
+        env,
+        &[
+            "the cache size",
+            "a cache miss",
+            "the cache logo",
+            "lunch",
+            "a film",
+        ],
+    );
+    for (name, time, text) in [("recent", recent, recent_text), ("old", old, old_text)] {
+        let session = json!({"session": {"id": name, "started_at": time.to_string()}});
+        let message = json!({"role": "user", "content": text});
+        env.index_transcript(
+            &format!("{name}.jsonl"),
+            &[&session.to_string(), &message.to_string()],
+        );
+    }
+    let month = |d: jiff::civil::Date| i32::from(d.year()) * 12 + i32::from(d.month());
+    match month(utc(now)) - month(utc(old)) {
+        1 => "last month".into(),
+        n => format!("{n} months ago"),
+    }
+}
+
+const LONG: &str = "We decided to move the cache to Redis after the outage review.";
+const SHORT: &str = "We decided to move the cache to Redis.";
+
+/// Issue 24 item 5: a question that gives a time relative to now lifts
+/// the hits from that span ("yesterday", "last month"), in both
+/// directions; with the lift off, the shorter message wins each time.
+#[test]
+fn a_question_that_says_yesterday_or_last_month_prefers_hits_from_then() {
+    let env = Env::new();
+    index_recent_and_old_decisions(&env, LONG, SHORT);
+    let q = "What did we decide about the cache yesterday?";
+    assert_lift_decides(&env, q, "period_boost = 0.0", "recent.jsonl", "old.jsonl");
+
+    let env = Env::new();
+    let when = index_recent_and_old_decisions(&env, SHORT, LONG);
+    let q = format!("What did we decide about the cache {when}?");
+    assert_lift_decides(&env, &q, "period_boost = 0.0", "old.jsonl", "recent.jsonl");
+}
+
+/// `--at WHEN` answers as of that time: "yesterday" is the day before it
+/// (so an evaluation, or a look back, reads relative times against its
+/// own date); without it, the same question reads them against now.
+#[test]
+fn at_answers_as_of_a_time() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    let q = "What did we decide about the cache yesterday?";
+    let out = env
+        .cmd()
+        .args([
+            "query",
+            "--format",
+            "json",
+            "--at",
+            "2024-03-13T09:00:00Z",
+            q,
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(first_hit_path(&v).ends_with("march.jsonl"), "{v:#}");
+    let v = env.query_json("alpha", q);
+    assert!(first_hit_path(&v).ends_with("june.jsonl"), "{v:#}");
+    env.cmd()
+        .args(["query", "--at", "the day after", q])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("the day after"));
+}
+
+/// `query --explain` takes each hit's score apart (issue 23 item 2): the
+/// parts multiply back to the score, a pinned, important record shows its
+/// boosts, a question that names a month shows the period lift, and
+/// without the flag nothing of it is printed.
+#[test]
+fn explain_takes_each_score_apart() {
+    let env = Env::new();
+    index_dated_decisions(&env);
+    env.run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "cache store",
+        "--pinned",
+        "--importance",
+        "90",
+        "The cache lives in Redis.",
+    ]);
+    let q = "What did we decide about the cache in March 2024?";
+    let out = env
+        .cmd()
+        .args(["query", "--format", "json", "--explain", q])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hits = v["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    for h in hits {
+        let e = &h["explain"];
+        let f = |k: &str| e[k].as_f64().unwrap_or_else(|| panic!("no {k}: {e}"));
+        let lifts: f64 = e["lifts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["factor"].as_f64().unwrap())
+            .product();
+        let product = f("base")
+            * f("coverage")
+            * f("kind")
+            * f("pinned")
+            * f("importance")
+            * f("recency")
+            * f("salience")
+            * lifts
+            + f("session_evidence");
+        let score = h["score"].as_f64().unwrap();
+        assert!(
+            (product - score).abs() < 1e-9,
+            "{product} != {score}: {h:#}"
+        );
+    }
+    let record = hits.iter().find(|h| h["kind"] == "record").unwrap();
+    assert_eq!(record["explain"]["pinned"], 1.25);
+    assert!(record["explain"]["importance"].as_f64().unwrap() > 1.1);
+    let march = hits
+        .iter()
+        .find(|h| {
+            h["source"]["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("march.jsonl"))
+        })
+        .unwrap();
+    assert_eq!(march["explain"]["lifts"][0]["name"], "period", "{march:#}");
+
+    let text = env.run(&["query", "--explain", q]);
+    assert!(text.contains("why: base "), "{text}");
+    assert!(text.contains("period lift x"), "{text}");
+    let plain = env.query_json("alpha", q);
+    assert!(plain["hits"][0].get("explain").is_none(), "{plain:#}");
+    assert!(!env.run(&["query", q]).contains("why:"));
+}

@@ -1,0 +1,365 @@
+//! Records kept in the project's repository and skills written into it
+//! from procedures, both refusing secrets and links.
+
+use crate::common::{assert_success, Env};
+use predicates::prelude::*;
+
+/// `recall --home H --cwd <git folder> ARGS`: a project tied to a folder.
+fn in_repo(env: &Env, repo: &std::path::Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("recall").unwrap();
+    c.env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .env("NO_COLOR", "1")
+        .arg("--home")
+        .arg(env.home())
+        .arg("--cwd")
+        .arg(repo);
+    c
+}
+
+/// Issue 25 part 7: procedures become skills. `recall skills` proposes one
+/// playbook per task with its source records; `record promote` writes one
+/// record as `.claude/skills/<name>/SKILL.md`, which reads back as a
+/// launcher reads it; `--dry-run` writes nothing; a person's edit is never
+/// overwritten without `--force` (and then kept); a secret is refused.
+#[test]
+fn procedures_become_skills() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let add = |key: &str, text: &str| {
+        let out = in_repo(&env, &repo)
+            .args([
+                "record",
+                "add",
+                "--category",
+                "procedures",
+                "--key",
+                key,
+                text,
+            ])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let tag = add(
+        "release-tag",
+        "Tag the release with git tag and push the release tag.",
+    );
+    let notes = add(
+        "release-notes",
+        "Write release notes from the git tag log before the release.",
+    );
+    add(
+        "db-backup",
+        "Back up the Postgres database nightly with pg_dump.",
+    );
+
+    let out = in_repo(&env, &repo)
+        .args(["skills", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let proposals = v.as_array().unwrap();
+    assert_eq!(proposals.len(), 2, "{v:#}");
+    let release = proposals
+        .iter()
+        .find(|p| p["sources"].as_array().unwrap().len() == 2)
+        .unwrap_or_else(|| panic!("no release playbook: {v:#}"));
+    let sources: Vec<&str> = release["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        sources.contains(&tag.as_str()) && sources.contains(&notes.as_str()),
+        "{sources:?}"
+    );
+
+    let skill = repo.join(".claude/skills/release-tag/SKILL.md");
+    let dry = in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(dry.status.success());
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("name: release-tag"));
+    assert!(!skill.exists(), "--dry-run wrote");
+
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag"])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&skill).unwrap();
+    let skill_back = recall::skills::parse(&text).unwrap();
+    assert_eq!(skill_back.name, "release-tag");
+    assert_eq!(
+        skill.parent().unwrap().file_name().unwrap().to_str(),
+        Some(skill_back.name.as_str())
+    );
+    assert!(skill_back
+        .description
+        .starts_with("Use when working on release-tag: Tag the release"));
+    assert!(skill_back
+        .body
+        .starts_with("Tag the release with git tag and push the release tag."));
+    // Again: nothing changes.
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("already holds this skill"));
+
+    // A person edits the skill: promote refuses, --force keeps a copy.
+    let edited = text.replace("push the release tag", "push the tag to the mirror too");
+    std::fs::write(&skill, &edited).unwrap();
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), edited);
+    in_repo(&env, &repo)
+        .args(["record", "promote", "release-tag", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("kept the old skill as"));
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), text);
+    let backups = std::fs::read_dir(skill.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("SKILL.md.bak-")
+        })
+        .count();
+    assert_eq!(backups, 1);
+
+    // A record file that holds a secret (written by hand) is not promoted.
+    let records = std::fs::read_dir(env.home().join("projects"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("records/procedures");
+    let first = std::fs::read_dir(&records)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let leaked = std::fs::read_to_string(&first)
+        .unwrap()
+        .replace("id: ", "id: leak-")
+        .replace("key: ", "key: leak-")
+        .trim_end()
+        .to_string()
+        + &format!("\nDeploy with {token}.\n");
+    let leak = records.join("leak.md");
+    std::fs::write(&leak, leaked).unwrap();
+    std::fs::set_permissions(&leak, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["record", "promote", "leak-db-backup"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("secret"), "{stderr}");
+    assert!(!repo.join(".claude/skills/leak-db-backup").exists());
+}
+
+/// Issue 25 part 3: a project's records kept in its repository. `project
+/// records --in-repo` moves them to `<git top>/.recall/records` (the index
+/// stays in the home); a teammate's record arriving with `git pull` is
+/// recalled; a record with merge conflict markers is skipped by recall and
+/// reported by doctor with the fix; `--in-home` brings them back.
+#[test]
+fn records_kept_in_the_repository() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let run = |args: &[&str]| {
+        let out = in_repo(&env, &repo).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "pm",
+        "We use pnpm, never npm.",
+    ]);
+    run(&[
+        "record",
+        "add",
+        "--category",
+        "procedures",
+        "--key",
+        "tests",
+        "Run cargo nextest.",
+    ]);
+    let (code, out, err) = run(&["project", "records", "--in-repo"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("in the repository") && out.contains("2 file(s) moved"),
+        "{out}"
+    );
+    let shared = repo.join(".recall/records");
+    assert_eq!(
+        walkdir::WalkDir::new(&shared)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .count(),
+        2
+    );
+    let (_, out, _) = run(&["project", "show"]);
+    assert!(out.contains("(in the repository)"), "{out}");
+    let (code, out, _) = run(&["query", "pnpm"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("pm"), "{out}");
+    assert_eq!(run(&["doctor"]).0, Some(0));
+
+    // A teammate's record arrives with `git pull`.
+    let decisions = shared.join("decisions");
+    let mine = std::fs::read_dir(&decisions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&mine).unwrap();
+    let id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap()
+        .to_string();
+    let theirs = text
+        .replace(&id, "ports-0a1b2c")
+        .replace("key: pm", "key: ports")
+        .replace(
+            "We use pnpm, never npm.",
+            "The walrus API listens on port 7411.",
+        );
+    std::fs::write(decisions.join("ports-0a1b2c.md"), &theirs).unwrap();
+    let (_, out, _) = run(&["query", "walrus port"]);
+    assert!(out.contains("ports"), "{out}");
+
+    // A pull that conflicts: recall skips the record and says why; doctor
+    // names it with the fix.
+    let conflicted = text.replace(
+        "We use pnpm, never npm.",
+        "<<<<<<< HEAD\nWe use pnpm, never npm.\n=======\nWe use yarn.\n>>>>>>> origin/main",
+    );
+    // As git writes it: a new file renamed over the old one.
+    let git_write = |path: &std::path::Path, text: &str| {
+        let tmp = path.with_extension("git-tmp");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, path).unwrap();
+    };
+    git_write(&mine, &conflicted);
+    let (code, _, err) = run(&["query", "walrus port"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("merge conflict markers"), "{err}");
+    let (code, out, _) = run(&["doctor"]);
+    assert_ne!(code, Some(0));
+    assert!(
+        out.contains("merge conflict markers") && out.contains("remove the marker lines"),
+        "{out}"
+    );
+    git_write(&mine, &text);
+
+    // Back in the home: the repository keeps its files.
+    let (code, out, err) = run(&["project", "records", "--in-home"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("in the home"), "{out}");
+    assert!(decisions.join("ports-0a1b2c.md").exists());
+    let (_, out, _) = run(&["query", "walrus port"]);
+    assert!(out.contains("ports"), "{out}");
+    assert!(!run(&["project", "show"]).1.contains("in the repository"));
+}
+
+/// Review findings: `--in-repo` would have copied a hand-written record
+/// holding a secret into the working tree, and `record promote` wrote
+/// through a symbolic link a cloned repository can hold. Both refuse.
+#[test]
+fn r_records_in_the_repository_and_skills_refuse_secrets_and_links() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let out = in_repo(&env, &repo)
+        .args([
+            "record",
+            "add",
+            "--category",
+            "procedures",
+            "--key",
+            "deploy",
+            "Deploy with make release.",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let file = std::fs::read_dir(env.home().join("projects"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("records/procedures");
+    let first = std::fs::read_dir(&file)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&first).unwrap();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    std::fs::write(
+        &first,
+        format!("{}\nThe token is {token}.\n", text.trim_end()),
+    )
+    .unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["project", "records", "--in-repo"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("would be committed") && !stderr.contains(&token),
+        "{stderr}"
+    );
+    assert!(!repo.join(".recall").exists(), "nothing moved");
+    std::fs::write(&first, &text).unwrap();
+
+    // A skills folder that links outside the project.
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".claude/skills")).unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["record", "promote", "deploy"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}

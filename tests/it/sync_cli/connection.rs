@@ -1,0 +1,234 @@
+//! The server end: errors that say what, where and how to fix, credentials
+//! from `~/.pgpass` or the environment (never shown), TLS, a read-only role,
+//! and PostgreSQL stopping mid-sync.
+
+use super::{joined, Host, TEAM};
+use crate::common::pg::{Pg, PASSWORD};
+use crate::common::{assert_success, Env};
+
+#[test]
+fn errors_say_what_where_and_how_to_fix() {
+    let env = Env::new();
+    let a = Host::new(&env, "a");
+    // No remote.
+    let out = a.out(&["sync"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no sync remote is set") && err.contains("--init"),
+        "{err}"
+    );
+    // Nothing listening.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://u:hunter2hunter2@127.0.0.1:{port}/team");
+    let out = a.out(&["sync", "--init", &url]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("PostgreSQL runs there"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "the password was printed: {err}");
+    let Some(pg) = Pg::start() else { return };
+    // Wrong password.
+    let bad = pg.url().replace(PASSWORD, "wrong-password-1");
+    let out = a.out(&["sync", "--init", &bad]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("credentials") && err.contains(".pgpass"),
+        "{err}"
+    );
+    assert!(!err.contains("wrong-password-1"), "{err}");
+    // A server newer than this binary.
+    a.init(&pg);
+    pg.sql("team", "INSERT INTO recall_schema(version) VALUES (99)");
+    let out = a.out(&["sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("schema 99") && err.contains("upgrade recall"),
+        "{err}"
+    );
+    assert!(!err.contains(PASSWORD), "{err}");
+}
+
+#[test]
+fn credentials_come_from_pgpass_or_the_environment_and_never_show() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let a = Host::new(&env, "a");
+    let url = pg.url_without_password("recall");
+    // From PGPASSWORD.
+    let out = a
+        .cmd()
+        .env("PGPASSWORD", PASSWORD)
+        .args(["sync", "--init", &url, "--team", TEAM])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    // From a password file.
+    let pgpass = env.tmp.path().join("pgpass");
+    std::fs::write(
+        &pgpass,
+        format!("127.0.0.1:{}:team:recall:{PASSWORD}\n", pg.port),
+    )
+    .unwrap();
+    let out = a
+        .cmd()
+        .env("PGPASSFILE", &pgpass)
+        .args(["sync", "--status"])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("hosts seen:"), "{all}");
+    assert!(!all.contains(PASSWORD));
+    // A URL with the password in it is masked everywhere it is shown.
+    let b = Host::new(&env, "b");
+    b.init(&pg);
+    let all = b.run(&["sync", "--status"]);
+    assert!(all.contains("recall:***@127.0.0.1"), "{all}");
+    assert!(!all.contains(PASSWORD), "{all}");
+}
+
+#[test]
+fn tls_require_and_verify_full_work_and_plain_is_refused() {
+    let Some(pg) = Pg::start_tls() else { return };
+    let env = Env::new();
+    let a = Host::new(&env, "a");
+    let base = pg.url().replace("127.0.0.1", "localhost");
+    let out = a.out(&[
+        "sync",
+        "--init",
+        &format!("{base}?sslmode=disable"),
+        "--team",
+        TEAM,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a plain connection must be refused"
+    );
+    a.run(&[
+        "sync",
+        "--init",
+        &format!("{base}?sslmode=require"),
+        "--team",
+        TEAM,
+    ]);
+    let verify = format!(
+        "{base}?sslmode=verify-full&sslrootcert={}",
+        pg.ca().display()
+    );
+    a.run(&["sync", "--init", &verify, "--team", TEAM]);
+    a.add("tls", "The team database only speaks TLS");
+    assert!(a.sync().contains("pushed 1"));
+    // verify-full against the public roots must fail: the CA is private.
+    let out = a.out(&[
+        "sync",
+        "--init",
+        &format!("{base}?sslmode=verify-full"),
+        "--team",
+        TEAM,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("certificate") || err.contains("sslrootcert"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_read_only_role_can_pull_but_not_push() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, ci) = (Host::new(&env, "a"), Host::new(&env, "ci"));
+    a.init(&pg);
+    a.add("style", "We format with rustfmt defaults");
+    a.sync();
+    // The read-only role of docs/team-memory.md.
+    pg.sql(
+        "team",
+        "CREATE ROLE recall_reader LOGIN PASSWORD 'reader-pw-123';
+         GRANT CONNECT ON DATABASE team TO recall_reader;
+         GRANT USAGE ON SCHEMA public TO recall_reader;
+         GRANT SELECT ON recall_schema, recall_entries, recall_hosts TO recall_reader;",
+    );
+    let url = format!(
+        "postgres://recall_reader:reader-pw-123@127.0.0.1:{}/team",
+        pg.port
+    );
+    let out = ci.out(&["sync", "--init", &url, "--team", TEAM]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("may not") || err.contains("permission"),
+        "{err}"
+    );
+    ci.run(&["sync", "--pull-only"]);
+    assert_eq!(
+        ci.body("style").as_deref(),
+        Some("We format with rustfmt defaults")
+    );
+}
+
+#[test]
+fn postgres_stopping_mid_sync_loses_nothing_and_the_next_sync_finishes() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    for i in 0..40 {
+        let lines: Vec<String> = (0..200)
+            .map(|j| format!(r#"{{"role":"user","content":"session {i} line {j} about gizmo{i}x{j} and more words to make it longer","session_id":"s{i}"}}"#))
+            .collect();
+        std::fs::write(
+            env.tmp.path().join(format!("s{i}.jsonl")),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+    }
+    a.run(&[
+        "index",
+        env.tmp.path().to_str().unwrap(),
+        "--kind",
+        "session",
+    ]);
+    let child = a.std_cmd(&["sync"]);
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    pg.stop();
+    let out = child.wait_with_output().unwrap();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("run `recall sync` again") || err.contains("PostgreSQL runs there"),
+            "{err}"
+        );
+    }
+    let out = a.out(&["sync"]);
+    assert_eq!(out.status.code(), Some(2), "the server is down");
+    pg.restart();
+    a.sync();
+    b.sync();
+    for i in [0, 17, 39] {
+        assert!(
+            !b.hit_ids(&format!("gizmo{i}x199")).is_empty(),
+            "session {i} missing on b"
+        );
+    }
+    let n = pg.sql(
+        "team",
+        "SELECT count(*), count(DISTINCT key) FROM recall_entries",
+    );
+    let (all, distinct) = n.split_once('|').unwrap();
+    assert_eq!(all, distinct, "duplicated rows");
+}

@@ -1,0 +1,362 @@
+//! What travels between hosts: records, sessions and tickets with their
+//! provenance, edits in place, deletes, thousands of changes to an offline
+//! host, concurrent writes of one key, a person's record kept from an
+//! agent, clocks that disagree, clones of one repository, sessions kept
+//! local.
+
+use std::path::{Path, PathBuf};
+
+use super::{demo, grep_tree, joined, Host, TEAM};
+use crate::common::pg::Pg;
+use crate::common::Env;
+use serde_json::Value;
+
+#[test]
+fn two_hosts_share_records_sessions_and_tickets_with_provenance() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
+    a.init(&pg);
+    a.add("db-choice", "We chose PostgreSQL 15 for the team database");
+    a.run(&[
+        "index",
+        demo("sessions").to_str().unwrap(),
+        demo("tickets").to_str().unwrap(),
+    ]);
+    let said = a.sync();
+    assert!(said.contains("pushed 5"), "{said}");
+    b.init(&pg);
+    assert_eq!(
+        b.body("db-choice").as_deref(),
+        Some("We chose PostgreSQL 15 for the team database")
+    );
+    // The same query ranks the same hits on both hosts.
+    let q = "flaky reload test retry";
+    assert!(!a.hit_ids(q).is_empty());
+    assert_eq!(a.hit_ids(q), b.hit_ids(q));
+    // Provenance: the host it came from.
+    let host_a: Value =
+        serde_json::from_slice(&std::fs::read(a.home.join("host.json")).unwrap()).unwrap();
+    let hits: Value = serde_json::from_str(&b.run(&["query", "--format", "json", q])).unwrap();
+    let from = hits["hits"][0]["source"]["host"].as_str();
+    assert_eq!(from, host_a["id"].as_str(), "{hits}");
+    let rec = b.record_json("db-choice");
+    assert!(
+        rec.to_string().contains(host_a["id"].as_str().unwrap()),
+        "{rec}"
+    );
+    let listed = b.run(&["record", "list", "--format", "json"]);
+    assert!(
+        listed.contains(&format!("\"host\": {}", host_a["id"])),
+        "{listed}"
+    );
+    // And back: B's record reaches A.
+    b.add("ci-runner", "CI runs on the self-hosted runner pool");
+    b.sync();
+    a.sync();
+    assert_eq!(a.records(), b.records());
+    // A no-op sync sends and receives nothing.
+    assert!(a.sync().contains("pulled 0, pushed 0"));
+}
+
+/// Found by the torture suite: a record file rewritten in place keeps its
+/// folder's mtime, so the cheap check before a query missed it and the
+/// change was never pushed.
+#[test]
+fn r_an_edit_in_place_is_pushed() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.add("cache", "The cache TTL is 60 seconds");
+    a.sync();
+    b.sync();
+    let path = PathBuf::from(a.record_json("cache")["path"].as_str().unwrap());
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("60 seconds", "90 seconds");
+    std::fs::write(&path, text).unwrap();
+    a.sync();
+    b.sync();
+    assert_eq!(
+        b.body("cache").as_deref(),
+        Some("The cache TTL is 90 seconds")
+    );
+}
+
+#[test]
+fn three_hosts_writing_one_key_at_once_converge() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let hosts = joined(&env, &pg, ["a", "b", "c"]);
+    for round in 0..3 {
+        for (i, h) in hosts.iter().enumerate() {
+            h.add(
+                "port",
+                &format!("The API listens on port {}", 8000 + round * 10 + i),
+            );
+        }
+        std::thread::scope(|s| {
+            for h in &hosts {
+                s.spawn(|| h.sync());
+            }
+        });
+        // A second round delivers what raced past each host's pull.
+        for h in &hosts {
+            h.sync();
+        }
+        for h in &hosts {
+            h.sync();
+        }
+        let values: Vec<_> = hosts.iter().map(|h| h.body("port")).collect();
+        assert!(
+            values.iter().all(|v| v == &values[0]),
+            "round {round}: {values:?}"
+        );
+    }
+    assert_eq!(
+        pg.sql(
+            "team",
+            "SELECT count(*) FROM recall_entries WHERE key='port'"
+        ),
+        "1"
+    );
+}
+
+#[test]
+fn a_delete_travels_and_leaves_no_text_anywhere() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    let secret_ish = "zebra-quartz-7391 deploy note";
+    a.add("doomed", secret_ish);
+    a.sync();
+    b.sync();
+    assert!(b.body("doomed").is_some());
+    a.run(&["record", "delete", "doomed"]);
+    a.sync();
+    b.sync();
+    assert_eq!(b.body("doomed"), None);
+    // Once every host has seen the tombstone, the next sync compacts it.
+    a.sync();
+    for h in [&a, &b] {
+        assert_eq!(
+            grep_tree(&h.home, "zebra-quartz-7391"),
+            Vec::<PathBuf>::new()
+        );
+    }
+    assert!(!pg.dump().contains("zebra-quartz-7391"));
+    assert_eq!(
+        pg.sql(
+            "team",
+            "SELECT count(*) FROM recall_entries WHERE key='doomed'"
+        ),
+        "0"
+    );
+}
+
+#[test]
+fn an_offline_host_catches_up_on_thousands_of_changes() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
+    a.init(&pg);
+    // 1,500 records written as files (the Markdown is the truth) plus a
+    // 600-message transcript.
+    a.add("seed", "seed record");
+    let dir = PathBuf::from(a.record_json("seed")["path"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    for i in 0..1500 {
+        std::fs::write(
+            dir.join(format!("bulk-{i}.md")),
+            format!("---\nid: bulk-{i}\nkey: bulk-{i}\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nBulk fact number {i} about shard{i}\n"),
+        )
+        .unwrap();
+    }
+    let lines: Vec<String> = (0..600)
+        .map(|i| {
+            format!(
+                r#"{{"role":"{}","content":"message {i} about widget{i}","session_id":"long"}}"#,
+                if i % 2 == 0 { "user" } else { "assistant" }
+            )
+        })
+        .collect();
+    let path = env.tmp.path().join("long.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    a.run(&["index", path.to_str().unwrap()]);
+    a.sync();
+    b.init(&pg);
+    assert_eq!(a.records(), b.records());
+    assert_eq!(b.records().len(), 1501);
+    assert_eq!(b.hit_ids("shard1234").len(), 1);
+    assert!(!b.hit_ids("widget599").is_empty());
+}
+
+#[test]
+fn an_agent_never_overwrites_what_a_person_wrote_on_another_host() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.add("deploy", "Deploys go through the release train on Tuesdays");
+    b.run(&[
+        "remember",
+        "--key",
+        "deploy",
+        "--category",
+        "decisions",
+        "Deploy whenever CI is green",
+    ]);
+    // The agent's version reaches the server first.
+    b.sync();
+    a.sync();
+    b.sync();
+    for h in [&a, &b] {
+        assert_eq!(
+            h.body("deploy").as_deref(),
+            Some("Deploys go through the release train on Tuesdays")
+        );
+        assert_eq!(h.record_json("deploy")["source"], "manual");
+    }
+}
+
+#[test]
+fn a_clock_an_hour_ahead_does_not_win() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    // Host A's clock runs an hour ahead: its record says so.
+    a.add("node", "We build with Node 18");
+    let path = PathBuf::from(a.record_json("node")["path"].as_str().unwrap());
+    let ahead = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).to_string();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("updated:") {
+                format!("updated: {ahead}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&path, text + "\n").unwrap();
+    a.sync();
+    b.sync();
+    // B writes later (by the server's order): B wins everywhere.
+    b.add("node", "We build with Node 22");
+    b.sync();
+    a.sync();
+    for h in [&a, &b] {
+        assert_eq!(h.body("node").as_deref(), Some("We build with Node 22"));
+    }
+}
+
+#[test]
+fn clones_of_one_repository_are_one_project_and_the_user_scope_stays_personal() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let mk_repo = |dir: &str, origin: &str| -> PathBuf {
+        let p = env.tmp.path().join(dir);
+        std::fs::create_dir_all(&p).unwrap();
+        let git = |args: &[&str]| {
+            assert!(std::process::Command::new("git")
+                .arg("-C")
+                .arg(&p)
+                .args(args)
+                .status()
+                .unwrap()
+                .success());
+        };
+        git(&["init", "-q"]);
+        git(&["remote", "add", "origin", origin]);
+        p
+    };
+    let r1 = mk_repo("laptop/src/app", "git@github.com:Acme/App.git");
+    let r2 = mk_repo("desk/work/app-clone", "https://github.com/acme/app");
+    let in_repo = |home: &str, repo: &Path, user: &str, args: &[&str]| -> String {
+        let out = assert_cmd::Command::cargo_bin("recall")
+            .unwrap()
+            .env_remove("RECALL_HOME")
+            .env_remove("RECALL_PROJECT")
+            .env("USER", user)
+            .env("PGPASSFILE", "/nonexistent")
+            .arg("--home")
+            .arg(env.tmp.path().join(home))
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let said = in_repo("h1", &r1, "alice", &["sync", "--init", &pg.url()]);
+    assert!(said.contains("github.com/acme/app"), "{said}");
+    in_repo(
+        "h1",
+        &r1,
+        "alice",
+        &[
+            "record",
+            "add",
+            "--category",
+            "procedures",
+            "--key",
+            "lint",
+            "Run clippy with -D warnings",
+        ],
+    );
+    in_repo(
+        "h1",
+        &r1,
+        "alice",
+        &[
+            "record",
+            "add",
+            "--scope",
+            "user",
+            "--category",
+            "preferences",
+            "--key",
+            "tone",
+            "Answer tersely",
+        ],
+    );
+    in_repo("h1", &r1, "alice", &["sync"]);
+    // Alice's second host, another path, the other spelling of the remote.
+    in_repo("h2", &r2, "alice", &["sync", "--init", &pg.url()]);
+    let listed = in_repo("h2", &r2, "alice", &["record", "list", "--format", "json"]);
+    assert!(
+        listed.contains("Run clippy") && listed.contains("Answer tersely"),
+        "{listed}"
+    );
+    // Bob shares the project but not Alice's preferences.
+    in_repo("h3", &r2, "bob", &["sync", "--init", &pg.url()]);
+    let listed = in_repo("h3", &r2, "bob", &["record", "list", "--format", "json"]);
+    assert!(listed.contains("Run clippy"), "{listed}");
+    assert!(!listed.contains("Answer tersely"), "{listed}");
+}
+
+#[test]
+fn sessions_can_stay_local_while_records_are_shared() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
+    a.run(&["sync", "--init", &pg.url(), "--team", TEAM, "--no-sessions"]);
+    a.add("kept", "Records always travel");
+    a.run(&["index", demo("sessions").to_str().unwrap()]);
+    a.sync();
+    b.init(&pg);
+    assert!(b.body("kept").is_some());
+    assert!(b
+        .hit_ids("flaky reload")
+        .iter()
+        .all(|id| !id.contains("flaky-reload")));
+    let st = a.run(&["sync", "--status"]);
+    assert!(st.contains("shares:     records, tickets"), "{st}");
+}

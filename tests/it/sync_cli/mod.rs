@@ -1,0 +1,177 @@
+//! Team memory end to end: several hosts (several homes on one machine)
+//! syncing through a real PostgreSQL server the test starts itself.
+//!
+//! This file holds the hosts every part uses; the tests are in one file
+//! per concern: `exchange` (what travels between hosts and how it
+//! converges), `connection` (the server: errors, credentials, TLS, roles, a
+//! server that stops) and `background` (syncs nobody waits for: hooks,
+//! `--watch`, `recall serve`).
+
+mod background;
+mod connection;
+mod exchange;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::pg::Pg;
+use crate::common::Env;
+use serde_json::Value;
+
+const TEAM: &str = "acme/app";
+
+/// One host: its own home, one project shared as [`TEAM`].
+struct Host<'a> {
+    env: &'a Env,
+    home: PathBuf,
+    user: String,
+}
+
+impl<'a> Host<'a> {
+    fn new(env: &'a Env, name: &str) -> Host<'a> {
+        Host {
+            env,
+            home: env.tmp.path().join(name),
+            user: "alice".into(),
+        }
+    }
+
+    fn cmd(&self) -> assert_cmd::Command {
+        let mut c = self.env.cmd_with(&self.home, &self.env.project);
+        c.env("USER", &self.user)
+            .env_remove("PGPASSWORD")
+            .env_remove("RECALL_SYNC_URL")
+            .env("PGPASSFILE", "/nonexistent");
+        c
+    }
+
+    /// `recall ... args` started in the background, output captured.
+    fn std_cmd(&self, args: &[&str]) -> std::process::Child {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"))
+            .env_remove("RECALL_HOME")
+            .env_remove("RECALL_PROJECT")
+            .env_remove("PGPASSWORD")
+            .env("USER", &self.user)
+            .env("PGPASSFILE", "/nonexistent")
+            .arg("--home")
+            .arg(&self.home)
+            .arg("--project")
+            .arg(&self.env.project)
+            .args(args)
+            .current_dir(self.env.tmp.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn out(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.out(args);
+        assert!(
+            out.status.success(),
+            "{} {args:?}: {}",
+            self.home.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn init(&self, pg: &Pg) {
+        self.run(&["sync", "--init", &pg.url(), "--team", TEAM]);
+    }
+
+    fn sync(&self) -> String {
+        self.run(&["sync"])
+    }
+
+    fn add(&self, key: &str, text: &str) {
+        self.run(&[
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            key,
+            text,
+        ]);
+    }
+
+    /// The body of the record with `key`, if any.
+    fn body(&self, key: &str) -> Option<String> {
+        let out = self.out(&["record", "get", key, "--format", "json"]);
+        if !out.status.success() {
+            return None;
+        }
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        Some(v["text"].as_str().unwrap().trim().to_string())
+    }
+
+    fn record_json(&self, key: &str) -> Value {
+        serde_json::from_str(&self.run(&["record", "get", key, "--format", "json"])).unwrap()
+    }
+
+    fn hit_ids(&self, q: &str) -> Vec<String> {
+        let out = self.out(&["query", "--format", "json", q]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Keys and bodies of every project record, sorted.
+    fn records(&self) -> Vec<(String, String)> {
+        let v: Value =
+            serde_json::from_str(&self.run(&["record", "list", "--format", "json"])).unwrap();
+        let mut out: Vec<_> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["scope"] == "project")
+            .map(|r| {
+                (
+                    r["key"].as_str().unwrap().to_string(),
+                    r["text"].as_str().unwrap().trim().to_string(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Hosts named `names`, each with its own home, all set up with
+/// `sync --init` on `pg` and sharing [`TEAM`].
+fn joined<'a, const N: usize>(env: &'a Env, pg: &Pg, names: [&str; N]) -> [Host<'a>; N] {
+    names.map(|n| {
+        let h = Host::new(env, n);
+        h.init(pg);
+        h
+    })
+}
+
+fn demo(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/demo")
+        .join(name)
+}
+
+/// Every byte under `dir` contains `needle`?
+fn grep_tree(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+        })
+        .map(|e| e.path().to_path_buf())
+        .collect()
+}
