@@ -56,12 +56,21 @@ pub struct Plan {
     /// Estimated doclist entries the search walks: the sum of the searched
     /// terms' document frequencies.
     pub cost: i64,
+    /// Searched terms the question stresses (its title line): they appear
+    /// twice in the expression, so bm25 counts them twice, as BM25 counts a
+    /// word the query repeats.
+    pub stressed: Vec<Term>,
 }
 
 impl Plan {
     /// The FTS5 expression, or `None` when no term can match.
     pub fn to_match(&self) -> Option<String> {
-        let terms: Vec<Term> = self.terms.iter().map(|w| w.term.clone()).collect();
+        let terms: Vec<Term> = self
+            .terms
+            .iter()
+            .map(|w| w.term.clone())
+            .chain(self.stressed.iter().cloned())
+            .collect();
         to_match(&terms)
     }
 }
@@ -347,6 +356,7 @@ pub fn plan_with(
         scoring,
         docs,
         cost,
+        stressed: Vec::new(),
     })
 }
 

@@ -130,6 +130,12 @@ fn emphasise_title(plans: &mut [Vec<(Table, Plan)>], query: &str, factor: f64) {
                 w.weight *= factor;
             }
         }
+        p.stressed = p
+            .terms
+            .iter()
+            .filter(|w| title.contains(&w.term))
+            .map(|w| w.term.clone())
+            .collect();
     }
 }
 
@@ -329,6 +335,53 @@ mod tests {
             exact: true,
             weight: 1.0,
         }
+    }
+
+    #[test]
+    fn a_title_lines_searched_terms_count_twice_in_bm25() {
+        let plan = Plan {
+            terms: vec![weighted("crash"), weighted("trace")],
+            ..Plan::default()
+        };
+        let mut plans = vec![vec![(Table::Tickets, plan)]];
+        emphasise_title(&mut plans, "Crash on start\nthe trace", 2.0);
+        assert_eq!(
+            plans[0][0].1.to_match().as_deref(),
+            Some(r#""crash" OR "trace" OR "crash""#)
+        );
+        let mut plans = vec![vec![(Table::Tickets, plans[0][0].1.clone())]];
+        emphasise_title(&mut plans, "crash trace", 2.0);
+        assert_eq!(
+            plans[0][0].1.stressed.len(),
+            1,
+            "one line leaves the plan as it was"
+        );
+    }
+
+    /// FTS5's bm25 sums over the expression's phrases, a repeated one
+    /// included: what makes `stressed` weigh in the bm25 score.
+    #[test]
+    fn fts5_bm25_counts_a_repeated_phrase_twice() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(body);
+             INSERT INTO t VALUES('crash here'), ('trace here');",
+        )
+        .unwrap();
+        // bm25() is negative: lower is better.
+        let score = |expr: &str, body: &str| -> f64 {
+            c.query_row(
+                "SELECT bm25(t) FROM t WHERE t MATCH ?1 AND body = ?2",
+                [expr, body],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        let once = r#""crash" OR "trace""#;
+        let twice = r#""crash" OR "trace" OR "trace""#;
+        assert_eq!(score(once, "crash here"), score(once, "trace here"));
+        assert!(score(twice, "trace here") < score(twice, "crash here"));
+        assert!((score(twice, "trace here") - 2.0 * score(once, "trace here")).abs() < 1e-9);
     }
 
     fn weights(query: &str, factor: f64) -> Vec<f64> {

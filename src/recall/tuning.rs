@@ -86,10 +86,13 @@ pub struct Tuning {
     pub ticket_length_norm: f64,
     /// A question of several lines whose first line reads as a title (a
     /// ticket: its title, then its description and logs): each term of
-    /// that line weighs this many times its idf in the passage scores and
-    /// the planner's choice. A ticket's title says what it is about; its
+    /// that line weighs this many times its idf in the passage scores, and
+    /// is searched twice over, so bm25 counts it twice (as BM25 counts a
+    /// word the query repeats). A ticket's title says what it is about; its
     /// body mostly says where it happened. 1 turns it off; single-line
-    /// questions are never affected.
+    /// questions are never affected. 2 against 1: jira-dups nDCG@10 0.519
+    /// -> 0.547, recall@10 0.625 -> 0.654; swe-sessions full issues hit@1
+    /// 0.964 -> 0.974; every other set asks in one line.
     pub title_weight: f64,
     /// Answer type: for a question that asks when (`recall::temporal`),
     /// each hit whose text mentions a time is multiplied by
