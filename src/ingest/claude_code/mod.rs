@@ -2,7 +2,8 @@
 //! and `<session>/subagents/agent-*.jsonl`).
 //!
 //! Owns turning one Claude Code JSONL file (or the appended tail of one) into
-//! a [`ParsedSession`]. Lines are decoded by `lines::read_lines` into
+//! a [`ParsedSession`]. Lines are decoded by `lines::read_lines` (driven
+//! by `transcript::parse`, the skeleton it shares with `codex`) into
 //! borrowed, lenient structs: unknown fields (`toolUseResult`, `usage`,
 //! `thinking`, progress `data`, ...) are skipped without being materialised.
 //!
@@ -20,7 +21,7 @@
 //! * **Tool results** (`tool_result` blocks of a user line): one
 //!   [`Role::Tool`] message per line holding all its results (joined by
 //!   `\n`), id = line `uuid`. Each result is trimmed and cut to
-//!   [`Options::tool_result_cap`] chars; results with `is_error: true` get
+//!   [`Options::tool_output_cap`] chars; results with `is_error: true` get
 //!   [`ERROR_CAP_FACTOR`]× the cap, are kept even when empty (`[tool error]`)
 //!   and set [`Message::is_error`]. Empty non-error results are dropped. If a
 //!   line also has prompt text, that text becomes a separate User message
@@ -94,38 +95,14 @@ use serde_json::Value;
 use super::lenient::{Content, LBool, LStr, ObjOr, TextPart};
 use super::lines::Problems;
 use super::model::{Message, ParsedSession, Role, SessionMeta};
-use super::{lenient, lines, values};
+use super::transcript::{self, FirstLine, Transcript, ARGS_CAP, DETAIL_CAP, TITLE_CAP};
+use super::{lenient, values};
+
+pub use super::transcript::{Options, ERROR_CAP_FACTOR};
 
 /// Bump when the output for the same input changes (forces a re-index;
 /// 2: messages in file order instead of a walk of the parent tree).
 pub const PARSER_VERSION: u32 = 2;
-
-/// Error results keep this many times [`Options::tool_result_cap`].
-pub const ERROR_CAP_FACTOR: usize = 4;
-
-/// Longest compact tool-input detail for known tools, in chars.
-const DETAIL_CAP: usize = 500;
-
-/// Longest compact JSON for the input of an unknown tool, in bytes.
-const UNKNOWN_INPUT_CAP: usize = 200;
-
-/// Longest title, in chars.
-const TITLE_CAP: usize = 80;
-
-/// Parser settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// Tool results are cut to this many chars (errors: 4× as many).
-    pub tool_result_cap: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            tool_result_cap: 2000,
-        }
-    }
-}
 
 /// One JSONL line; every field is optional and lenient.
 #[derive(Debug, Default, Deserialize)]
@@ -205,19 +182,7 @@ pub fn parse_part(
     opts: &Options,
     outlook: Option<&Outlook>,
 ) -> ParsedSession {
-    let mut problems = Problems::default();
-    let mut b = Builder::new(opts, outlook);
-    let consumed =
-        lines::read_lines::<Line, _>(input, first_line, &mut problems, |n, l, problems| {
-            b.line(n, l, problems)
-        });
-    let (meta, messages) = b.finish(stem);
-    ParsedSession {
-        meta,
-        messages,
-        problems: problems.finish(),
-        consumed,
-    }
+    transcript::parse(input, first_line, Builder::new(stem, opts, outlook))
 }
 
 /// What only the whole file tells the parse of one part: the title its
@@ -333,8 +298,8 @@ impl OutlookScan {
     }
 }
 
-/// One line decoded as [`lines::read_lines`] decodes it (a first-line BOM
-/// aside): `None` when it is not a JSON object.
+/// One line decoded as [`read_lines`](super::lines::read_lines) decodes
+/// it (a first-line BOM aside): `None` when it is not a JSON object.
 fn decode_line(line: &[u8]) -> Option<Line<'_>> {
     let text = std::str::from_utf8(line).ok()?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -390,21 +355,7 @@ pub fn response_of(line: &[u8]) -> Option<Response> {
 /// with a `sessionId`/`uuid`/`leafUuid`/`messageId` and no Codex `payload`.
 /// A first line cut by the end of `head` is judged by its keys.
 pub fn sniff(head: &[u8]) -> bool {
-    let Some((line, complete)) = lines::first_line(head) else {
-        return false;
-    };
-    if !line.starts_with(b"{") {
-        return false;
-    }
-    match serde_json::from_slice::<SniffLine>(line) {
-        Ok(s) => s.is_claude(),
-        Err(e) if e.is_eof() || !complete => {
-            let has = |k: &[u8]| memchr::memmem::find(line, k).is_some();
-            !line.starts_with(b"{\"timestamp\"")
-                && (has(b"\"parentUuid\"") || has(b"\"sessionId\"") || has(b"\"leafUuid\""))
-        }
-        Err(_) => false,
-    }
+    transcript::sniff::<SniffLine>(head)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -423,8 +374,8 @@ struct SniffLine<'a> {
     payload: Option<IgnoredAny>,
 }
 
-impl SniffLine<'_> {
-    fn is_claude(&self) -> bool {
+impl<'a> FirstLine<'a> for SniffLine<'a> {
+    fn is_format(&self) -> bool {
         let known = matches!(
             self.kind.get(),
             Some(
@@ -448,6 +399,12 @@ impl SniffLine<'_> {
         .iter()
         .any(|f| f.get().is_some());
         known && keyed && self.payload.is_none()
+    }
+
+    fn cut_is_format(line: &[u8]) -> bool {
+        let has = |k: &[u8]| transcript::has(line, k);
+        !line.starts_with(b"{\"timestamp\"")
+            && (has(b"\"parentUuid\"") || has(b"\"sessionId\"") || has(b"\"leafUuid\""))
     }
 }
 
@@ -495,6 +452,8 @@ struct MetaAcc {
 }
 
 struct Builder<'a, 'o> {
+    /// The file stem: the session id when no line names one.
+    stem: &'o str,
     opts: &'o Options,
     /// Lines parsed so far: the position of the next line's units.
     lines: usize,
@@ -515,19 +474,8 @@ struct UserText {
     prompt: bool,
 }
 
-impl<'a, 'o> Builder<'a, 'o> {
-    fn new(opts: &'o Options, outlook: Option<&'o Outlook>) -> Self {
-        Builder {
-            opts,
-            lines: 0,
-            outlook,
-            uuids: HashSet::new(),
-            units: Vec::new(),
-            groups: HashMap::new(),
-            summaries: Vec::new(),
-            meta: MetaAcc::default(),
-        }
-    }
+impl<'a> Transcript<'a> for Builder<'a, '_> {
+    type Line = Line<'a>;
 
     fn line(&mut self, n: usize, mut l: Line<'a>, problems: &mut Problems) {
         self.note_meta(&l);
@@ -551,8 +499,47 @@ impl<'a, 'o> Builder<'a, 'o> {
             Some(
                 "system" | "progress" | "file-history-snapshot" | "queue-operation" | "attachment",
             ) => {}
-            Some(other) => problems.push(n, format!("unknown line type {other:?}")),
-            None => problems.push(n, "missing \"type\" field"),
+            other => transcript::unknown_type(n, other, problems),
+        }
+    }
+
+    fn finish(mut self) -> (SessionMeta, Vec<Message>) {
+        let summary = self.resolve_summaries();
+        let named = match self.outlook {
+            Some(o) => o.title.clone(),
+            None => self.meta.custom_title.take().or(summary),
+        };
+        // File order: units are made in line order, except the summaries
+        // resolved above, which sit at their own line.
+        self.units.sort_by_key(|u| u.node);
+        let title = named.or_else(|| {
+            self.units
+                .iter()
+                .find(|u| u.prompt && u.role == Role::User)
+                .map(|u| values::title(&u.text, TITLE_CAP))
+        });
+        let messages = self
+            .units
+            .into_iter()
+            .filter(|u| !values::is_blank(&u.text))
+            .map(into_message)
+            .collect();
+        (self.meta.into_session_meta(self.stem, title), messages)
+    }
+}
+
+impl<'a, 'o> Builder<'a, 'o> {
+    fn new(stem: &'o str, opts: &'o Options, outlook: Option<&'o Outlook>) -> Self {
+        Builder {
+            stem,
+            opts,
+            lines: 0,
+            outlook,
+            uuids: HashSet::new(),
+            units: Vec::new(),
+            groups: HashMap::new(),
+            summaries: Vec::new(),
+            meta: MetaAcc::default(),
         }
     }
 
@@ -678,11 +665,7 @@ impl<'a, 'o> Builder<'a, 'o> {
 
     /// The indexed text of one `tool_result` block, or `None` to drop it.
     fn tool_result_piece(&self, b: &Block<'a>, is_error: bool) -> Option<String> {
-        let cap = if is_error {
-            self.opts.tool_result_cap.saturating_mul(ERROR_CAP_FACTOR)
-        } else {
-            self.opts.tool_result_cap
-        };
+        let cap = self.opts.output_cap(is_error);
         let body = match &b.content {
             Some(Content::Text(t)) => values::ellipsize(t.trim(), cap).into_owned(),
             Some(c @ Content::Blocks(_)) => {
@@ -748,30 +731,6 @@ impl<'a, 'o> Builder<'a, 'o> {
             (None, _) => problems.push(n, "summary line without summary text"),
             (Some(_), None) => problems.push(n, "summary line without leafUuid"),
         }
-    }
-
-    fn finish(mut self, stem: &str) -> (SessionMeta, Vec<Message>) {
-        let summary = self.resolve_summaries();
-        let named = match self.outlook {
-            Some(o) => o.title.clone(),
-            None => self.meta.custom_title.take().or(summary),
-        };
-        // File order: units are made in line order, except the summaries
-        // resolved above, which sit at their own line.
-        self.units.sort_by_key(|u| u.node);
-        let title = named.or_else(|| {
-            self.units
-                .iter()
-                .find(|u| u.prompt && u.role == Role::User)
-                .map(|u| values::title(&u.text, TITLE_CAP))
-        });
-        let messages = self
-            .units
-            .into_iter()
-            .filter(|u| !values::is_blank(&u.text))
-            .map(into_message)
-            .collect();
-        (self.meta.into_session_meta(stem, title), messages)
     }
 
     /// Turns summaries whose leaf is a line of the file (of this input,
@@ -889,7 +848,7 @@ pub(crate) fn compact_tool_use(name: &str, input: Option<&Value>) -> String {
     let detail = match input {
         Some(v) => tool_detail(name, v)
             .map(|d| values::ellipsize(d.trim(), DETAIL_CAP).into_owned())
-            .unwrap_or_else(|| values::compact_json(v, UNKNOWN_INPUT_CAP)),
+            .unwrap_or_else(|| values::compact_json(v, ARGS_CAP)),
         None => String::new(),
     };
     if detail.is_empty() {

@@ -2,6 +2,7 @@
 //! module doc (what is indexed, order, meta, parts, problems, sniffing).
 
 use super::*;
+use crate::ingest::transcript::testing::{file, junk, texts};
 
 const SID: &str = "s-1";
 
@@ -44,21 +45,8 @@ fn tool_use(name: &str, input: Value) -> Value {
     serde_json::json!({"type": "tool_use", "id": "t1", "name": name, "input": input})
 }
 
-fn file(lines: &[String]) -> String {
-    let mut s = lines.join("\n");
-    s.push('\n');
-    s
-}
-
 fn run(input: &str) -> ParsedSession {
     parse(input.as_bytes(), 1, "stem", &Options::default())
-}
-
-fn texts(p: &ParsedSession) -> Vec<(Role, &str)> {
-    p.messages
-        .iter()
-        .map(|m| (m.role, m.text.as_str()))
-        .collect()
 }
 
 #[test]
@@ -213,7 +201,7 @@ fn tool_results_truncated_errors_kept_longer() {
         tool_result("r4", "r3", Value::String(String::new()), true),
     ]);
     let opts = Options {
-        tool_result_cap: 100,
+        tool_output_cap: 100,
     };
     let p = parse(input.as_bytes(), 1, "stem", &opts);
     let tools: Vec<_> = p.messages.iter().filter(|m| m.role == Role::Tool).collect();
@@ -504,14 +492,7 @@ fn mixed_text_and_tool_result_line() {
 
 #[test]
 fn garbage_never_panics() {
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut junk = Vec::with_capacity(64 * 1024);
-    for _ in 0..64 * 1024 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        junk.push(b"{}[]\":,\n\\ax0\xff"[(seed % 13) as usize]);
-    }
+    let junk = junk(0x9E37_79B9_7F4A_7C15, b"{}[]\":,\n\\ax0\xff");
     let p = parse(&junk, 1, "stem", &Options::default());
     assert!(p.consumed <= junk.len());
     assert!(!sniff(&junk[..4096]));

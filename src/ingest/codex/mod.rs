@@ -2,7 +2,8 @@
 //!
 //! Owns turning one Codex rollout (or the appended tail of one) into a
 //! [`ParsedSession`]. Lines are `{timestamp, type, payload}`; each is decoded
-//! by `lines::read_lines` into one borrowed, lenient struct (`Item`) whose
+//! by `lines::read_lines` (driven by `transcript::parse`, the skeleton it
+//! shares with `claude_code`) into one borrowed, lenient struct (`Item`) whose
 //! `payload` is the same struct again, so every payload kind is read in a
 //! single pass without `serde_json::Value` (encrypted reasoning, base
 //! instructions and token counts are skipped unread).
@@ -87,22 +88,13 @@ use serde::Deserialize;
 use super::lenient::{Content, LBool, LStr, ObjOr, StrList, TextPart, LI64};
 use super::lines::Problems;
 use super::model::{Message, ParsedSession, Role, SessionMeta};
-use super::{lenient, lines, values};
+use super::transcript::{self, FirstLine, Transcript, ARGS_CAP, DETAIL_CAP, TITLE_CAP};
+use super::{lenient, values};
+
+pub use super::transcript::{Options, ERROR_CAP_FACTOR};
 
 /// Bump when the output for the same input changes (forces a re-index).
 pub const PARSER_VERSION: u32 = 1;
-
-/// Error outputs keep this many times [`Options::tool_output_cap`].
-pub const ERROR_CAP_FACTOR: usize = 4;
-
-/// Longest compact command / argument detail, in chars.
-const DETAIL_CAP: usize = 500;
-
-/// Longest compact JSON for other tools' arguments, in chars.
-const ARGS_CAP: usize = 200;
-
-/// Longest title, in chars.
-const TITLE_CAP: usize = 80;
 
 /// User text starting with one of these is injected context, not typed.
 const INJECTED_PREFIXES: [&str; 4] = [
@@ -111,21 +103,6 @@ const INJECTED_PREFIXES: [&str; 4] = [
     "<permissions instructions>",
     "# AGENTS.md instructions",
 ];
-
-/// Parser settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// Tool outputs are cut to this many chars (errors: 4× as many).
-    pub tool_output_cap: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            tool_output_cap: 2000,
-        }
-    }
-}
 
 /// One rollout line, or its payload (same shape, all fields optional and
 /// lenient).
@@ -264,21 +241,7 @@ pub fn parse_part(
     opts: &Options,
     carry: &mut Carry,
 ) -> ParsedSession {
-    let mut problems = Problems::default();
-    let mut b = Builder::new(opts, stem_key(stem));
-    b.had_user_event = carry.had_user_event;
-    let consumed =
-        lines::read_lines::<Item, _>(input, first_line, &mut problems, |n, item, problems| {
-            b.line(n, &item, problems)
-        });
-    carry.had_user_event = b.had_user_event;
-    let (meta, messages) = b.finish();
-    ParsedSession {
-        meta,
-        messages,
-        problems: problems.finish(),
-        consumed,
-    }
+    transcript::parse(input, first_line, Builder::new(opts, stem_key(stem), carry))
 }
 
 /// What a part of a rollout leaves for the parts after it.
@@ -325,20 +288,7 @@ pub fn starts_step(line: &[u8]) -> bool {
 /// `payload`, or a legacy `{id, timestamp}` header without `type`. A first
 /// line cut by the end of `head` is judged by its start.
 pub fn sniff(head: &[u8]) -> bool {
-    let Some((line, complete)) = lines::first_line(head) else {
-        return false;
-    };
-    if !line.starts_with(b"{") {
-        return false;
-    }
-    match serde_json::from_slice::<SniffLine>(line) {
-        Ok(s) => s.is_codex(),
-        Err(e) if e.is_eof() || !complete => {
-            let has = |k: &[u8]| memchr::memmem::find(line, k).is_some();
-            line.starts_with(b"{\"timestamp\"") && has(b"\"payload\"")
-        }
-        Err(_) => false,
-    }
+    transcript::sniff::<SniffLine>(head)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -355,8 +305,8 @@ struct SniffLine<'a> {
     session_id: Option<IgnoredAny>,
 }
 
-impl SniffLine<'_> {
-    fn is_codex(&self) -> bool {
+impl<'a> FirstLine<'a> for SniffLine<'a> {
+    fn is_format(&self) -> bool {
         let envelope = matches!(
             self.kind.get(),
             Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
@@ -364,6 +314,10 @@ impl SniffLine<'_> {
         let legacy_header =
             self.kind.get().is_none() && self.id.get().is_some() && self.timestamp.get().is_some();
         self.session_id.is_none() && ((envelope && self.payload.is_some()) || legacy_header)
+    }
+
+    fn cut_is_format(line: &[u8]) -> bool {
+        line.starts_with(b"{\"timestamp\"") && transcript::has(line, b"\"payload\"")
     }
 }
 
@@ -427,32 +381,22 @@ struct MetaAcc {
     parent_id: Option<String>,
 }
 
-struct Builder<'k, 'o> {
+struct Builder<'k, 'o, 'c> {
     opts: &'o Options,
     key: &'k str,
     units: Vec<Unit>,
     calls: HashMap<String, usize>,
     skipped_calls: HashSet<String>,
     assistant_texts: HashSet<String>,
-    had_user_event: bool,
+    /// What the parts before this one left, updated as lines are read.
+    carry: &'c mut Carry,
     meta: MetaAcc,
 }
 
-impl<'k, 'o> Builder<'k, 'o> {
-    fn new(opts: &'o Options, key: &'k str) -> Self {
-        Builder {
-            opts,
-            key,
-            units: Vec::new(),
-            calls: HashMap::new(),
-            skipped_calls: HashSet::new(),
-            assistant_texts: HashSet::new(),
-            had_user_event: false,
-            meta: MetaAcc::default(),
-        }
-    }
+impl<'a> Transcript<'a> for Builder<'_, '_, '_> {
+    type Line = Item<'a>;
 
-    fn line(&mut self, n: usize, item: &Item<'_>, problems: &mut Problems) {
+    fn line(&mut self, n: usize, item: Item<'a>, problems: &mut Problems) {
         let ts = item.timestamp.get().and_then(values::parse_ts);
         if self.meta.first_ts.is_none() {
             self.meta.first_ts = ts;
@@ -463,7 +407,7 @@ impl<'k, 'o> Builder<'k, 'o> {
             Some(ObjOr::NotObject(k)) => {
                 return problems.push(n, format!("payload is {k}, not an object"))
             }
-            None => return self.legacy_line(n, item, ts, problems),
+            None => return self.legacy_line(n, &item, ts, problems),
         };
         match kind {
             Some("session_meta") => self.session_meta(p, ts),
@@ -480,8 +424,57 @@ impl<'k, 'o> Builder<'k, 'o> {
                     self.push_unit(id, Role::System, text.trim().to_owned(), ts, Origin::Normal);
                 }
             }
-            Some(other) => problems.push(n, format!("unknown line type {other:?}")),
-            None => problems.push(n, "missing \"type\" field"),
+            other => transcript::unknown_type(n, other, problems),
+        }
+    }
+
+    fn finish(self) -> (SessionMeta, Vec<Message>) {
+        let Builder {
+            opts,
+            key,
+            units,
+            assistant_texts,
+            carry,
+            meta,
+            ..
+        } = self;
+        let messages: Vec<Message> = units
+            .into_iter()
+            .filter(|u| match u.origin {
+                Origin::Normal => true,
+                Origin::AgentMessageEvent => !assistant_texts.contains(&u.text),
+                Origin::ResponseItemUser => !carry.had_user_event,
+            })
+            .map(|u| into_message(u, opts))
+            .filter(|m| !values::is_blank(&m.text))
+            .collect();
+        let title = messages
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map(|m| values::title(&m.text, TITLE_CAP));
+        let meta = SessionMeta {
+            id: meta.id.unwrap_or_else(|| key.to_owned()),
+            title,
+            cwd: meta.cwd.or(meta.turn_cwd),
+            git_branch: meta.git_branch,
+            started_at: meta.started_at.or(meta.first_ts),
+            parent_id: meta.parent_id,
+        };
+        (meta, messages)
+    }
+}
+
+impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
+    fn new(opts: &'o Options, key: &'k str, carry: &'c mut Carry) -> Self {
+        Builder {
+            opts,
+            key,
+            units: Vec::new(),
+            calls: HashMap::new(),
+            skipped_calls: HashSet::new(),
+            assistant_texts: HashSet::new(),
+            carry,
+            meta: MetaAcc::default(),
         }
     }
 
@@ -604,7 +597,7 @@ impl<'k, 'o> Builder<'k, 'o> {
     fn event(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
         match p.kind.get() {
             Some("user_message") => {
-                self.had_user_event = true;
+                self.carry.had_user_event = true;
                 self.text_event(n, p, ts, Role::User);
             }
             Some("agent_message") => self.text_event(n, p, ts, Role::Assistant),
@@ -744,49 +737,16 @@ impl<'k, 'o> Builder<'k, 'o> {
         }
     }
 
+    /// An output is kept at the error cap until the call ends: whether it
+    /// failed is known only then ([`finish_call`]).
     fn error_cap(&self) -> usize {
-        self.opts.tool_output_cap.saturating_mul(ERROR_CAP_FACTOR)
-    }
-
-    fn finish(self) -> (SessionMeta, Vec<Message>) {
-        let Builder {
-            opts,
-            key,
-            units,
-            assistant_texts,
-            had_user_event,
-            meta,
-            ..
-        } = self;
-        let messages: Vec<Message> = units
-            .into_iter()
-            .filter(|u| match u.origin {
-                Origin::Normal => true,
-                Origin::AgentMessageEvent => !assistant_texts.contains(&u.text),
-                Origin::ResponseItemUser => !had_user_event,
-            })
-            .map(|u| into_message(u, opts.tool_output_cap))
-            .filter(|m| !values::is_blank(&m.text))
-            .collect();
-        let title = messages
-            .iter()
-            .find(|m| m.role == Role::User)
-            .map(|m| values::title(&m.text, TITLE_CAP));
-        let meta = SessionMeta {
-            id: meta.id.unwrap_or_else(|| key.to_owned()),
-            title,
-            cwd: meta.cwd.or(meta.turn_cwd),
-            git_branch: meta.git_branch,
-            started_at: meta.started_at.or(meta.first_ts),
-            parent_id: meta.parent_id,
-        };
-        (meta, messages)
+        self.opts.output_cap(true)
     }
 }
 
-fn into_message(u: Unit, cap: usize) -> Message {
+fn into_message(u: Unit, opts: &Options) -> Message {
     let (text, is_error) = match u.call {
-        Some(state) => finish_call(state, cap),
+        Some(state) => finish_call(state, opts),
         None => (u.text, false),
     };
     Message {
@@ -800,13 +760,9 @@ fn into_message(u: Unit, cap: usize) -> Message {
 }
 
 /// The text and error flag of a finished call.
-fn finish_call(state: CallState, cap: usize) -> (String, bool) {
+fn finish_call(state: CallState, opts: &Options) -> (String, bool) {
     let is_error = state.exit_code.is_some_and(|c| c != 0) || state.patch_ok == Some(false);
-    let cap = if is_error {
-        cap.saturating_mul(ERROR_CAP_FACTOR)
-    } else {
-        cap
-    };
+    let cap = opts.output_cap(is_error);
     let mut text = state.header;
     if let Some(out) = state.output.as_deref().filter(|o| !o.is_empty()) {
         text.push('\n');

@@ -3,6 +3,7 @@
 //! problems, sniffing).
 
 use super::*;
+use crate::ingest::transcript::testing::{file, junk, texts};
 use serde_json::json;
 
 const STEM: &str = "rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52";
@@ -57,21 +58,8 @@ fn output(id: &str, out: &str) -> String {
     )
 }
 
-fn file(lines: &[String]) -> String {
-    let mut s = lines.join("\n");
-    s.push('\n');
-    s
-}
-
 fn run(input: &str) -> ParsedSession {
     parse(input.as_bytes(), 1, STEM, &Options::default())
-}
-
-fn texts(p: &ParsedSession) -> Vec<(Role, &str)> {
-    p.messages
-        .iter()
-        .map(|m| (m.role, m.text.as_str()))
-        .collect()
 }
 
 #[test]
@@ -405,14 +393,7 @@ fn sniff_codex_lines() {
 
 #[test]
 fn garbage_never_panics() {
-    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut junk = Vec::with_capacity(64 * 1024);
-    for _ in 0..64 * 1024 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        junk.push(b"{}[]\":,\n\\apyload0\xff"[(seed % 18) as usize]);
-    }
+    let junk = junk(0x2545_F491_4F6C_DD1D, b"{}[]\":,\n\\apyload0\xff");
     let p = parse(&junk, 1, "x", &Options::default());
     assert!(p.consumed <= junk.len());
 }
