@@ -3,7 +3,7 @@
 //!
 //! - format parsers: [`claude_code`], [`codex`], [`gemini`], [`neutral`], [`chatlog`],
 //!   [`ticket`]; the skeleton the line-oriented transcript parsers share
-//!   ([`transcript`](mod@transcript), over `lines`, `lenient` and `values`)
+//!   (`transcript`, over `lines`, `lenient` and `values`)
 //! - [`detect`](mod@detect): choosing a parser from a file's content
 //! - [`noise`] and [`chunk`]: tool-noise reduction and chunking
 //! - [`prepare`](mod@prepare): one source from bytes to redacted chunks, incrementally;

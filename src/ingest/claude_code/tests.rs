@@ -1,8 +1,13 @@
 //! Tests of the Claude Code parser: hand-written lines for each rule of the
 //! module doc (what is indexed, order, meta, parts, problems, sniffing).
 
+use serde_json::Value;
+
+use super::blocks::compact_tool_use;
 use super::*;
+use crate::ingest::model::{Message, Role};
 use crate::ingest::transcript::testing::{file, junk, texts};
+use crate::ingest::values;
 
 const SID: &str = "s-1";
 
