@@ -2,9 +2,11 @@
 //! the module doc (what is indexed, calls and outputs, older formats, parts,
 //! problems, sniffing).
 
-use super::*;
-use crate::ingest::transcript::testing::{file, junk, texts};
 use serde_json::json;
+
+use super::*;
+use crate::ingest::model::{Message, Role};
+use crate::ingest::transcript::testing::{file, junk, texts};
 
 const STEM: &str = "rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52";
 const KEY: &str = "019b7f94-51b4-7593-922e-ba12b5b73b52";
