@@ -75,22 +75,13 @@ use serde::Deserialize;
 use super::lenient::{LBool, LStr, ObjList, ObjOr};
 use super::lines::Problems;
 use super::model::{Message, ParsedSession, Problem, Role, SessionMeta};
+use super::transcript::{ARGS_CAP, DETAIL_CAP, TITLE_CAP};
 use super::{lines, values};
+
+pub use super::transcript::{Options, ERROR_CAP_FACTOR};
 
 /// Bump when the output for the same input changes (forces a re-index).
 pub const PARSER_VERSION: u32 = 1;
-
-/// Error outputs keep this many times [`Options::tool_output_cap`].
-pub const ERROR_CAP_FACTOR: usize = 4;
-
-/// Longest compact JSON for a tool's arguments, in chars.
-const ARGS_CAP: usize = 200;
-
-/// Longest command or path on a tool call's first line, in chars.
-const DETAIL_CAP: usize = 500;
-
-/// Longest title, in chars.
-const TITLE_CAP: usize = 80;
 
 /// Spans of user text that Gemini CLI injected, not the user typed: its
 /// environment context and hooks' context (`isIgnoredUserContent` in its
@@ -100,21 +91,6 @@ const INJECTED: [(&str, &str); 2] = [
     ("<session_context>", "</session_context>"),
     ("<hook_context>", "</hook_context>"),
 ];
-
-/// Parser settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// Tool outputs are cut to this many chars (errors: 4× as many).
-    pub tool_output_cap: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            tool_output_cap: 2000,
-        }
-    }
-}
 
 /// One record: a whole JSON document, a line of a `.jsonl` log (metadata,
 /// a message, a `$set` or a `$rewindTo`), or a message of `messages`. One
@@ -610,10 +586,7 @@ fn tool_message(
     let status = call.status.get().unwrap_or_default();
     let (output, failed) = output(call);
     let is_error = failed || status == "error";
-    let cap = match is_error {
-        true => opts.tool_output_cap.saturating_mul(ERROR_CAP_FACTOR),
-        false => opts.tool_output_cap,
-    };
+    let cap = opts.output_cap(is_error);
     if !output.is_empty() {
         text.push('\n');
         text.push_str(&values::ellipsize(&output, cap));

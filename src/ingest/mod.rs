@@ -2,7 +2,8 @@
 //! for the index writer. Parsers never touch SQL or the index.
 //!
 //! - format parsers: [`claude_code`], [`codex`], [`gemini`], [`neutral`], [`chatlog`],
-//!   [`ticket`]
+//!   [`ticket`]; the skeleton the line-oriented transcript parsers share
+//!   (`transcript`, over `lines`, `lenient` and `values`)
 //! - [`detect`](mod@detect): choosing a parser from a file's content
 //! - [`noise`] and [`chunk`]: tool-noise reduction and chunking
 //! - [`prepare`](mod@prepare): one source from bytes to redacted chunks, incrementally;
@@ -26,6 +27,7 @@ pub mod prepare;
 mod segment;
 mod stream;
 pub mod ticket;
+pub(crate) mod transcript;
 pub(crate) mod values;
 
 pub use detect::{detect, Format, Kind};

@@ -32,7 +32,7 @@ use super::detect::{detect, Format, Kind};
 use super::model::{Launcher, ParsedSession, Problem, Role, SessionMeta, Ticket};
 use super::nul::blank_nul_lines;
 use super::segment::SEGMENT_BYTES;
-use super::{chatlog, claude_code, codex, gemini, neutral, noise, ticket};
+use super::{chatlog, claude_code, codex, gemini, neutral, noise, ticket, transcript};
 use crate::secrets;
 use crate::text::aux_terms;
 
@@ -98,6 +98,15 @@ impl Default for IngestOptions {
                 .ok()
                 .and_then(|v| v.parse::<usize>().ok())
                 .map_or(SEGMENT_BYTES, |m| m << 20),
+        }
+    }
+}
+
+impl IngestOptions {
+    /// What the transcript parsers take of these options.
+    pub(super) fn parser_options(&self) -> transcript::Options {
+        transcript::Options {
+            tool_output_cap: self.tool_output_cap,
         }
     }
 }
@@ -455,29 +464,13 @@ fn parse_with(
     stem: &str,
     opts: &IngestOptions,
 ) -> Result<ParsedSession, Problem> {
+    let o = opts.parser_options();
     if f == Format::Gemini {
-        let gemini = gemini::Options {
-            tool_output_cap: opts.tool_output_cap,
-        };
-        return gemini::parse(input, stem, &gemini);
+        return gemini::parse(input, stem, &o);
     }
     Ok(match f {
-        Format::ClaudeCode => claude_code::parse(
-            input,
-            first_line,
-            stem,
-            &claude_code::Options {
-                tool_result_cap: opts.tool_output_cap,
-            },
-        ),
-        Format::Codex => codex::parse(
-            input,
-            first_line,
-            stem,
-            &codex::Options {
-                tool_output_cap: opts.tool_output_cap,
-            },
-        ),
+        Format::ClaudeCode => claude_code::parse(input, first_line, stem, &o),
+        Format::Codex => codex::parse(input, first_line, stem, &o),
         Format::Neutral => neutral::parse(input, first_line, stem),
         _ => chatlog::parse(input, stem),
     })

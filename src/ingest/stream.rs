@@ -54,19 +54,12 @@ impl Carry {
         stem: &str,
         opts: &IngestOptions,
     ) -> ParsedSession {
+        let o = opts.parser_options();
         match self {
             Carry::Claude(outlook) => {
-                let o = claude_code::Options {
-                    tool_result_cap: opts.tool_output_cap,
-                };
                 claude_code::parse_part(input, first_line, stem, &o, outlook.as_ref())
             }
-            Carry::Codex(c) => {
-                let o = codex::Options {
-                    tool_output_cap: opts.tool_output_cap,
-                };
-                codex::parse_part(input, first_line, stem, &o, c)
-            }
+            Carry::Codex(c) => codex::parse_part(input, first_line, stem, &o, c),
             Carry::Neutral => neutral::parse(input, first_line, stem),
         }
     }

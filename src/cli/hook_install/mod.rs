@@ -3,7 +3,9 @@
 //! Code's `settings.json` and its MCP server into `.mcp.json` (Claude Code)
 //! or `config.toml` (Codex), and both into Gemini CLI's `settings.json`,
 //! keeping every other setting, hook and line, writing a backup first;
-//! idempotent; `--dry-run` shows the diffs.
+//! idempotent; `--dry-run` shows the diffs. Gemini CLI's part is in
+//! `gemini`; what every launcher's install shares (merging hooks, the
+//! changes and their backups, the hook command, the backfill) is here.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,8 @@ use crate::ingest::discover::{
 };
 use crate::ingest::Kind;
 
+mod gemini;
+
 /// The events recall hooks into, and why.
 const EVENTS: &[&str] = &[
     "SessionStart",
@@ -26,13 +30,6 @@ const EVENTS: &[&str] = &[
     "PreCompact",
     "SessionEnd",
 ];
-
-/// The Gemini CLI events recall hooks into (its names for Claude Code's
-/// SessionStart, UserPromptSubmit, PreCompact and SessionEnd).
-const GEMINI_EVENTS: &[&str] = &["SessionStart", "BeforeAgent", "PreCompress", "SessionEnd"];
-
-/// Gemini CLI's hook timeout is in milliseconds (Claude Code's in seconds).
-const GEMINI_TIMEOUT_MS: u64 = 10_000;
 
 fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
     if a.user {
@@ -48,47 +45,10 @@ fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
     Ok(root.join(".claude/settings.json"))
 }
 
-/// `<project root>/.gemini/settings.json`, or with `--user` Gemini CLI's
-/// own (`$GEMINI_CLI_HOME/.gemini` or `~/.gemini`).
-fn gemini_settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
-    if a.user {
-        let home = default_gemini_home(super::context::env)
-            .context("cannot find your home folder: set HOME (or GEMINI_CLI_HOME)")?;
-        return Ok(home.join("settings.json"));
-    }
-    let root = ctx.project()?.info.root.context(
-        "--gemini installs into <project root>/.gemini/settings.json: run from the project or pass --cwd",
-    )?;
-    Ok(root.join(".gemini/settings.json"))
-}
-
 /// `settings` with recall's hooks added; unchanged when they are present.
 pub fn merge(settings: Value, command: &str) -> Result<Value> {
     let hook = json!({"type": "command", "command": command, "timeout": 10});
     merge_hooks(settings, EVENTS, hook, is_recall_hook)
-}
-
-/// Gemini CLI's `settings.json` with recall's hooks (named `recall`, so
-/// `/hooks disable recall` finds them) and `mcpServers.recall` set;
-/// unchanged when they are.
-pub fn merge_gemini(settings: Value, command: &str, mcp_args: &[String]) -> Result<Value> {
-    let hook = json!({"name": "recall", "type": "command", "command": command, "timeout": GEMINI_TIMEOUT_MS});
-    let mut settings = merge_hooks(settings, GEMINI_EVENTS, hook, is_recall_gemini_hook)?;
-    let servers = settings
-        .as_object_mut()
-        .map(|o| o.entry("mcpServers").or_insert_with(|| json!({})))
-        .and_then(Value::as_object_mut)
-        .context("\"mcpServers\" in settings.json is not an object")?;
-    // Only the command and its arguments are recall's: a `trust` or
-    // `timeout` the user added to the entry stays.
-    let entry = servers
-        .entry("recall")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .context("\"mcpServers.recall\" in settings.json is not an object")?;
-    entry.insert("command".into(), json!(mcp_args[0]));
-    entry.insert("args".into(), json!(mcp_args[1..]));
-    Ok(settings)
 }
 
 /// `settings` with `hook` in each of `events`: a hook `ours` recognises
@@ -196,7 +156,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
         }
     }
     if a.gemini {
-        let change = gemini_change(ctx, &a)?;
+        let change = gemini::gemini_change(ctx, &a)?;
         if a.print {
             out!("{}", change.after);
             return Ok(0);
@@ -248,88 +208,6 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
         backfill(ctx, &a)?;
     }
     Ok(0)
-}
-
-/// Gemini CLI's `settings.json`, hooks and MCP server merged in. A file
-/// with comments (Gemini CLI allows them) is merged for `--print` only: a
-/// rewrite would drop the comments, so the user adds what it shows.
-fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
-    let path = gemini_settings_path(ctx, a)?;
-    let raw = read_text(&path)?;
-    let text = raw.as_deref().unwrap_or("");
-    let (before, commented) = match serde_json::from_str::<Value>(text) {
-        _ if text.trim().is_empty() => (json!({}), false),
-        Ok(v) => (v, false),
-        Err(e) => match serde_json::from_str::<Value>(&strip_json_comments(text)) {
-            Ok(v) => (v, true),
-            Err(_) => {
-                return Err(e).with_context(|| {
-                    format!(
-                        "{} is not valid JSON; fix it or move it aside",
-                        path.display()
-                    )
-                })
-            }
-        },
-    };
-    let after = merge_gemini(before.clone(), &gemini_hook_command(ctx), &mcp_args(ctx))
-        .with_context(|| format!("cannot merge into {}", path.display()))?;
-    if commented && after != before && !a.print {
-        bail!(
-            "{} has comments, which rewriting it would drop; add recall by hand: `recall hook install --gemini --print{}` shows the merged settings",
-            path.display(),
-            if a.user { " --user" } else { "" }
-        );
-    }
-    Ok(Change {
-        changed: after != before,
-        after: serde_json::to_string_pretty(&after)? + "\n",
-        path,
-        before: raw,
-        what: format!(
-            "recall hooks ({}) and the recall MCP server",
-            GEMINI_EVENTS.join(", ")
-        ),
-    })
-}
-
-/// JSON with `//` and `/* */` comments outside strings blanked (Gemini
-/// CLI reads its settings through `strip-json-comments`).
-fn strip_json_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match c {
-                '\\' => out.extend(chars.next()),
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => while chars.next_if(|&c| c != '\n').is_some() {},
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-                out.push(' ');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// Memory from the first session: offer to index this project's earlier
@@ -546,21 +424,11 @@ fn is_recall_hook(cmd: &str) -> bool {
     cmd.starts_with("recall ") && cmd.ends_with(" hook claude-code")
 }
 
-/// Whether a settings command is one of recall's Gemini CLI hooks.
-fn is_recall_gemini_hook(cmd: &str) -> bool {
-    cmd.starts_with("recall ") && cmd.ends_with(" hook gemini")
-}
-
 /// The command the hooks run. A home other than the default (given with
 /// `--home` or `RECALL_HOME`) is passed on, since the launcher runs the hook
 /// without this shell's flags or, often, its environment.
 fn hook_command(ctx: &Ctx) -> String {
     launcher_hook_command(ctx, "claude-code")
-}
-
-/// The command Gemini CLI's hooks run (see [`hook_command`]).
-fn gemini_hook_command(ctx: &Ctx) -> String {
-    launcher_hook_command(ctx, "gemini")
 }
 
 fn launcher_hook_command(ctx: &Ctx, launcher: &str) -> String {
@@ -639,56 +507,6 @@ mod tests {
         assert!(merge(json!([1]), "x").is_err());
         assert!(merge(json!({"hooks": 3}), "x").is_err());
         Ok(())
-    }
-
-    #[test]
-    fn merge_gemini_keeps_the_rest_and_is_idempotent() -> Result<()> {
-        let args = ["recall".to_string(), "mcp".to_string()];
-        let s = json!({
-            "model": {"name": "gemini-2.5-pro"},
-            "hooks": {"BeforeAgent": [{"matcher": "*", "hooks": [{"type": "command", "command": "lint-prompt"}]}]},
-            "mcpServers": {"github": {"command": "gh-mcp"}, "recall": {"command": "old", "trust": true}}
-        });
-        let once = merge_gemini(s, "recall hook gemini", &args)?;
-        assert_eq!(once["model"]["name"], "gemini-2.5-pro");
-        let before_agent = once["hooks"]["BeforeAgent"].as_array().map(Vec::len);
-        assert_eq!(before_agent, Some(2));
-        for event in GEMINI_EVENTS {
-            let hook = &once["hooks"][*event].as_array().unwrap().last().unwrap()["hooks"][0];
-            assert_eq!(hook["command"], "recall hook gemini", "{event}");
-            assert_eq!(
-                (hook["name"].as_str(), hook["timeout"].as_u64()),
-                (Some("recall"), Some(10_000))
-            );
-        }
-        assert_eq!(once["mcpServers"]["github"]["command"], "gh-mcp");
-        assert_eq!(
-            once["mcpServers"]["recall"],
-            json!({"command": "recall", "args": ["mcp"], "trust": true})
-        );
-        assert_eq!(
-            merge_gemini(once.clone(), "recall hook gemini", &args)?,
-            once
-        );
-        let moved = merge_gemini(once, "recall --home /h hook gemini", &args)?;
-        assert_eq!(
-            moved["hooks"]["SessionEnd"].as_array().map(Vec::len),
-            Some(1)
-        );
-        assert_eq!(
-            moved["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
-            "recall --home /h hook gemini"
-        );
-        assert!(merge_gemini(json!({"mcpServers": []}), "x", &args).is_err());
-        Ok(())
-    }
-
-    #[test]
-    fn json_comments_are_stripped_outside_strings() {
-        let text =
-            "{\n  // the model\n  \"a\": \"http://x/*y*/\", /* block\n */ \"b\": \"q\\\"//\"\n}";
-        let v: Value = serde_json::from_str(&strip_json_comments(text)).unwrap();
-        assert_eq!(v, json!({"a": "http://x/*y*/", "b": "q\"//"}));
     }
 
     #[test]
