@@ -94,10 +94,7 @@ impl Default for IngestOptions {
             ticket_words: 300,
             kind: None,
             format: None,
-            segment_bytes: std::env::var("XSEG_MB")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .map_or(SEGMENT_BYTES, |m| m << 20),
+            segment_bytes: SEGMENT_BYTES,
         }
     }
 }
