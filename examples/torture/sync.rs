@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use super::pg::Pg;
-use super::{count, index_db, row, transcript, Rng, Row, World};
+use crate::corpus::transcript;
+use crate::home::{count, index_db};
+use crate::pg::Pg;
+use crate::{row, Rng, Row, World};
 
 const TEAM: &str = "torture/sync";
 
