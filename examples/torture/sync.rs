@@ -109,6 +109,19 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
         for k in 0..20 {
             write_record(h, &format!("h{i}-k{k}"), &format!("initial {i}/{k}"))?;
         }
+        // And a session of its own, so passages travel whatever the kill
+        // rounds draw (they index more now and then).
+        let dir = corpus.join(format!("h{i}"));
+        std::fs::create_dir_all(&dir)?;
+        let f = dir.join(format!("h{i}.jsonl"));
+        let s = transcript(
+            &format!("h{i}"),
+            &format!("host{i}"),
+            60,
+            seed ^ (rounds + i) as u64,
+        );
+        std::fs::write(&f, s)?;
+        must(w, h, &["index", f.to_str().unwrap()])?;
     }
     let mut want: [BTreeMap<String, Option<String>>; 2] = Default::default();
     for (i, m) in want.iter_mut().enumerate() {
