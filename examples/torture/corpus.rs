@@ -1,70 +1,49 @@
-//! The suite's corpora: neutral transcripts about a topic, one session
-//! per file.
+//! The suite's corpora: neutral transcripts from the shared seeded
+//! generator (`synth::conversation`, written by `synth::neutral`), one
+//! session per file, messages of 40 words.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use anyhow::Result;
+use synth::conversation::{Conversation, Lengths};
+use synth::Vocab;
 
-use crate::Rng;
+/// The vocabulary every corpus of the suite draws from; the sessions vary
+/// with the seed.
+static VOCAB: LazyLock<Vocab> = LazyLock::new(|| Vocab::new(42));
+/// Sessions lie in the year before 2026-01-01.
+const NOW: i64 = 1_767_225_600;
+/// The seed of the load scenario's growing corpus.
+const GROWTH_SEED: u64 = 0x6772_6F77;
 
-/// A neutral transcript of `n` messages about `topic`.
-pub fn transcript(id: &str, topic: &str, n: usize, seed: u64) -> String {
-    let mut r = Rng(seed | 1);
-    let words = [
-        "deploy",
-        "cache",
-        "parser",
-        "timeout",
-        "retry",
-        "index",
-        "migration",
-        "queue",
-        "token",
-        "release",
-        "branch",
-        "schema",
-        "worker",
-        "latency",
-        "budget",
-    ];
-    let mut out = format!(
-        "{}\n",
-        serde_json::json!({"session": {"id": id, "title": format!("{topic} work")}})
-    );
-    for i in 0..n {
-        let text: Vec<&str> = (0..40)
-            .map(|_| words[r.below(words.len() as u64) as usize])
-            .collect();
-        let line = serde_json::json!({
-            "role": if i % 2 == 0 { "user" } else { "assistant" },
-            "content": format!("{topic} {} step {i}", text.join(" ")),
-            "id": format!("{id}-m{i}"),
-            "timestamp": format!("2020-01-0{}T10:{:02}:{:02}Z", 1 + i % 9, i / 60 % 60, i % 60),
-        });
-        out.push_str(&line.to_string());
-        out.push('\n');
-    }
-    out
+/// A neutral transcript named `id` of `n` messages: session `s` of the
+/// corpus of `seed`.
+pub fn transcript(id: &str, s: usize, n: usize, seed: u64) -> String {
+    let mut c = Conversation::new(&VOCAB, seed, s, NOW, Lengths::fixed(40));
+    synth::neutral::transcript(&mut c, id, n)
 }
 
+/// `files` transcripts of `msgs` messages, `s000.jsonl` on.
 pub fn write_corpus(dir: &Path, files: usize, msgs: usize, seed: u64) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     for f in 0..files {
         let id = format!("s{f:03}");
         std::fs::write(
             dir.join(format!("{id}.jsonl")),
-            transcript(&id, &format!("topic{f}"), msgs, seed ^ f as u64),
+            transcript(&id, f, msgs, seed),
         )?;
     }
     Ok(())
 }
 
+/// The `n`th file of a growing corpus (`g00000.jsonl` on), 200 messages.
 pub fn write_corpus_file(dir: &Path, n: usize) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let id = format!("g{n:05}");
     std::fs::write(
         dir.join(format!("{id}.jsonl")),
-        transcript(&id, "growth", 200, n as u64),
+        transcript(&id, n, 200, GROWTH_SEED),
     )?;
     Ok(())
 }

@@ -4,8 +4,9 @@
 use std::path::Path;
 
 use anyhow::Result;
+use synth::Rng;
 
-use crate::{row, Rng, Row};
+use crate::{row, Row};
 
 /// The fuzz scenario: `inputs` queries and mutated files in all.
 pub fn fuzzing(inputs: u64, seed: u64) -> Result<Vec<Row>> {
@@ -19,13 +20,13 @@ pub fn fuzzing(inputs: u64, seed: u64) -> Result<Vec<Row>> {
         "abcXYZ019 \"'*^:-+()[]{}.,;!?/\\<>=&|~`#@$%_\t\nNOTANDORNEAR éü中文🙂\u{202e}\u{0}"
             .chars()
             .collect();
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::with_seed(seed);
     let (mut panics, mut sql_errors) = (0u64, 0u64);
     let query_inputs = inputs * 4 / 5;
     for _ in 0..query_inputs {
-        let len = r.below(60) as usize;
+        let len = r.usize(..60);
         let q: String = (0..len)
-            .map(|_| alphabet[r.below(alphabet.len() as u64) as usize])
+            .map(|_| alphabet[r.usize(..alphabet.len())])
             .collect();
         let res = std::panic::catch_unwind(|| to_match(&extract_terms(&q)));
         match res {
@@ -58,15 +59,15 @@ pub fn fuzzing(inputs: u64, seed: u64) -> Result<Vec<Row>> {
     let parser_inputs = inputs - query_inputs;
     for i in 0..parser_inputs {
         let mut b = files[(i as usize) % files.len()].clone();
-        for _ in 0..1 + r.below(8) {
+        for _ in 0..1 + r.u64(..8) {
             if b.is_empty() {
                 break;
             }
-            let at = r.below(b.len() as u64) as usize;
-            match r.below(4) {
-                0 => b[at] ^= 1 << r.below(8),
+            let at = r.usize(..b.len());
+            match r.u64(..4) {
+                0 => b[at] ^= 1 << r.u64(..8),
                 1 => b.truncate(at),
-                2 => b.insert(at, b"{}[]\":,\n\\"[r.below(9) as usize]),
+                2 => b.insert(at, b"{}[]\":,\n\\"[r.usize(..9)]),
                 _ => drop(b.remove(at)),
             }
         }

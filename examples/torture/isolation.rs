@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
+use synth::Rng;
 
-use crate::{row, Rng, Row, World};
+use crate::{row, Row, World};
 
 /// The isolation scenario.
 pub fn isolation(w: &World, seed: u64) -> Result<Vec<Row>> {
     let home = w.root.join("iso/home");
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::with_seed(seed);
     let dirs: Vec<PathBuf> = [
         "a/my.app",
         "a/my-app",
@@ -25,7 +26,7 @@ pub fn isolation(w: &World, seed: u64) -> Result<Vec<Row>> {
     let mut markers = Vec::new();
     for d in &dirs {
         std::fs::create_dir_all(d.join(".git"))?;
-        let m = format!("zq{}marker", r.below(1_000_000_000));
+        let m = format!("zq{}marker", r.u64(..1_000_000_000));
         let out = w
             .cmd(&home)
             .arg("--cwd")

@@ -8,11 +8,12 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use synth::Rng;
 
 use crate::corpus::write_corpus;
 use crate::home::{age_temp_files, count, index_db, integrity_ok, temp_files};
 use crate::serve::{http_agent, start_serve};
-use crate::{row, Rng, Row, World};
+use crate::{row, Row, World};
 
 /// The kill -9 scenario: `kills` rounds.
 pub fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
@@ -32,18 +33,18 @@ pub fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
         &index_db(&reference, "t").context("no reference index")?,
         "SELECT count(*) FROM chunks",
     );
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::with_seed(seed);
     let mut alive: BTreeMap<String, bool> = BTreeMap::new();
     let (mut corrupt, mut killed) = (0, 0);
     let (mut serve_rounds, mut serve_acked) = (0, 0);
     for round in 0..kills {
-        let key = format!("k{}", r.below(40));
+        let key = format!("k{}", r.u64(..40));
         let text = format!(
             "decision {round}: use the {} queue for retries",
-            r.below(1000)
+            r.u64(..1000)
         );
-        if r.below(8) == 7 {
-            let (acked, was_killed) = serve_round(w, &home, round, r.below(400))?;
+        if r.u64(..8) == 7 {
+            let (acked, was_killed) = serve_round(w, &home, round, r.u64(..400))?;
             serve_rounds += 1;
             serve_acked += acked.len();
             for k in acked {
@@ -57,7 +58,7 @@ pub fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
             }
             continue;
         }
-        let args: Vec<String> = match r.below(7) {
+        let args: Vec<String> = match r.u64(..7) {
             0 => vec!["index".into(), corpus.display().to_string()],
             1 => vec![
                 "index".into(),
@@ -90,7 +91,7 @@ pub fn kill9(w: &World, kills: usize, seed: u64) -> Result<Vec<Row>> {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()?;
-        std::thread::sleep(Duration::from_millis(r.below(400)));
+        std::thread::sleep(Duration::from_millis(r.u64(..400)));
         let status = match child.try_wait()? {
             Some(s) => Some(s),
             None => {

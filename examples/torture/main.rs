@@ -47,8 +47,9 @@
 //!   allowed): each gives a clear message or works, never a panic, and a
 //!   full disk leaves the index intact.
 //!
-//! One file per scenario; the corpus in `corpus.rs`, a look into a home in
-//! `home.rs`, a `recall serve` child in `serve.rs`.
+//! One file per scenario; the corpus in `corpus.rs` (the shared seeded
+//! generator's, `crates/synth`), a look into a home in `home.rs`, a
+//! `recall serve` child in `serve.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -118,23 +119,6 @@ fn row(scenario: &'static str, metric: &str, value: impl ToString, target: &str,
         value: value.to_string(),
         target: target.into(),
         met,
-    }
-}
-
-/// A seeded xorshift generator: runs repeat.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
     }
 }
 
