@@ -1,6 +1,7 @@
 //! `reindex/records/{10k,100k}`: rebuilding a scope's record index from
-//! seeded record files, from scratch (`full`) and when nothing changed
-//! (`noop`, the stat-only path).
+//! seeded record files (the shared generator's facts, `synth::records`),
+//! from scratch (`full`) and when nothing changed (`noop`, the stat-only
+//! path).
 
 use std::path::Path;
 
@@ -9,65 +10,17 @@ use recall::index::{sync_records, Progress};
 use recall::records::{render_record, Category, Limits, Record, Source};
 use recall::store::{atomic_write, Db, OpenMode, Scope, ScopeDir};
 
-/// A tiny deterministic generator (same seed, same corpus).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
-const WORDS: &[&str] = &[
-    "cache",
-    "config",
-    "loader",
-    "deploy",
-    "pnpm",
-    "sqlite",
-    "index",
-    "token",
-    "retry",
-    "timeout",
-    "flaky",
-    "test",
-    "release",
-    "review",
-    "commit",
-    "branch",
-    "docker",
-    "redis",
-    "queue",
-    "worker",
-    "parse_config_file",
-    "src/main.rs",
-    "HashMap",
-    "E0502",
-    "migration",
-    "schema",
-    "latency",
-];
-
+/// `n` seeded record files: the shared generator's facts (`synth::records`,
+/// bodies of 15-150 words), ids numbered so that none collide.
 fn make_corpus(dir: &ScopeDir, n: usize, seed: u64) {
-    let mut rng = Lcg(seed);
+    let vocab = synth::Vocab::new(seed);
     let now: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("constant timestamp");
-    for i in 0..n {
-        let body: Vec<&str> = (0..40)
-            .map(|_| WORDS[rng.next() as usize % WORDS.len()])
-            .collect();
-        let cat = Category::ALL[i % Category::ALL.len()];
-        let mut r = Record::new(
-            &format!("fact {i}"),
-            cat,
-            Scope::Project,
-            Source::Manual,
-            &body.join(" "),
-            now,
-        );
+    let facts = synth::records::facts(&vocab, seed, n, n / 10, Category::ALL.len());
+    for (i, f) in facts.iter().enumerate() {
+        let cat = Category::ALL[f.category];
+        let mut r = Record::new(&f.key, cat, Scope::Project, Source::Manual, &f.body, now);
         r.meta.id = format!("fact-{i}");
+        r.meta.keywords = f.keywords.clone();
         let path = dir
             .records_dir()
             .join(cat.as_str())

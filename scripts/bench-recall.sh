@@ -21,12 +21,12 @@
 #   alone). --no-beam skips both rows.
 #
 # 1. Builds the release `recall`, the `sqlite_floor` and `eval` examples and
-#    the `recall` bench helper (benches/recall.rs).
+#    the `recall` bench helper (benches/recall/).
 # 2. Generates, or reuses, a project of 100,000 records and 1,000,000
 #    session chunks (seeded; cached in $RECALL_BENCH_CACHE, default
 #    ~/.cache/recall-bench, never in the repository; about 6.5 GB). Chunks are written
 #    straight into the index tables; records are real Markdown files indexed
-#    by recall's own sync code (see the header of benches/recall.rs).
+#    by recall's own sync code (see the header of benches/recall/main.rs).
 # 3. Writes --tickets (default 20) seeded tickets of exactly 300 words.
 # 4. Runs, interleaved in one run, --reps (default 15) times per ticket:
 #      a. `recall --home H --project P query --format prompt "<ticket>"`;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability and security torture suite (examples/torture.rs): kill -9
+# The reliability and security torture suite (examples/torture/): kill -9
 # at random points, load, fuzz, planted secrets, project isolation and a
 # hostile environment, printed as one table of figures.
 #

@@ -9,9 +9,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
+use synth::Rng;
 
-use super::pg::Pg;
-use super::{count, index_db, row, transcript, Rng, Row, World};
+use crate::corpus::transcript;
+use crate::home::{count, index_db};
+use crate::pg::Pg;
+use crate::{row, Row, World};
 
 const TEAM: &str = "torture/sync";
 
@@ -107,6 +110,13 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
         for k in 0..20 {
             write_record(h, &format!("h{i}-k{k}"), &format!("initial {i}/{k}"))?;
         }
+        // And a session of its own, so passages travel whatever the kill
+        // rounds draw (they index more now and then).
+        let dir = corpus.join(format!("h{i}"));
+        std::fs::create_dir_all(&dir)?;
+        let f = dir.join(format!("h{i}.jsonl"));
+        std::fs::write(&f, transcript(&format!("h{i}"), rounds + i, 60, seed))?;
+        must(w, h, &["index", f.to_str().unwrap()])?;
     }
     let mut want: [BTreeMap<String, Option<String>>; 2] = Default::default();
     for (i, m) in want.iter_mut().enumerate() {
@@ -114,14 +124,14 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
             m.insert(format!("h{i}-k{k}"), Some(format!("initial {i}/{k}")));
         }
     }
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::with_seed(seed);
     let (mut killed, t0) = (0, Instant::now());
     for round in 0..rounds {
-        let i = r.below(2) as usize;
+        let i = r.usize(..2);
         let home = &homes[i];
         // Change something, then start a sync and kill it somewhere.
-        let key = format!("h{i}-k{}", r.below(30));
-        match r.below(6) {
+        let key = format!("h{i}-k{}", r.u64(..30));
+        match r.u64(..6) {
             0 => {
                 let p = records_dir(home)?.join(format!("{key}.md"));
                 if p.exists() {
@@ -133,25 +143,17 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
                 let dir = corpus.join(format!("r{round}"));
                 std::fs::create_dir_all(&dir)?;
                 let f = dir.join(format!("s{round}.jsonl"));
-                std::fs::write(
-                    &f,
-                    transcript(
-                        &format!("s{round}"),
-                        &format!("topic{round}"),
-                        60,
-                        seed ^ round as u64,
-                    ),
-                )?;
+                std::fs::write(&f, transcript(&format!("s{round}"), round, 60, seed))?;
                 must(w, home, &["index", f.to_str().unwrap()])?;
             }
             _ => {
-                let body = format!("round {round} value {}", r.below(1_000_000));
+                let body = format!("round {round} value {}", r.u64(..1_000_000));
                 write_record(home, &key, &body)?;
                 want[i].insert(key, Some(body));
             }
         }
         let mut child = sync_cmd(w, home, &["sync"]).spawn()?;
-        std::thread::sleep(Duration::from_millis(r.below(40)));
+        std::thread::sleep(Duration::from_millis(r.u64(..40)));
         if child.try_wait()?.is_none() {
             killed += 1;
         }

@@ -7,35 +7,28 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 use serde_json::{json, Value};
+use synth::Rng;
 
 use super::*;
 use crate::error::Error;
 use crate::ingest::discover::Input;
 use crate::store::{Db, OpenMode};
 
-/// SplitMix64: a seeded generator, so every run writes the same file.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
+/// Seeded draws (`synth::Rng`), so every run writes the same file.
+trait Draws {
+    fn chance(&mut self, percent: usize) -> bool;
     /// `min` to `min + spread - 1` words.
+    fn text(&mut self, min: usize, spread: usize) -> String;
+    fn words(&mut self, n: usize) -> String;
+}
+
+impl Draws for Rng {
+    fn chance(&mut self, percent: usize) -> bool {
+        self.usize(..100) < percent
+    }
+
     fn text(&mut self, min: usize, spread: usize) -> String {
-        let n = min + self.below(spread);
+        let n = min + self.usize(..spread);
         self.words(n)
     }
 
@@ -49,7 +42,7 @@ impl Rng {
             if i > 0 {
                 s.push(if self.chance(8) { '\n' } else { ' ' });
             }
-            s.push_str(W[self.below(W.len())]);
+            s.push_str(W[self.usize(..W.len())]);
         }
         s
     }
@@ -126,7 +119,7 @@ impl Claude {
             let parent = self.last.clone();
             self.push(line(json!({"type": "text", "text": text})), parent);
         }
-        let calls = [0, 1, 1, 2, 3][self.r.below(5)];
+        let calls = [0, 1, 1, 2, 3][self.r.usize(..5)];
         let mut made = Vec::new();
         for c in 0..calls {
             let cmd = format!("cargo test {} -- assistant", self.r.words(2));
@@ -168,7 +161,7 @@ impl Claude {
 
     fn transcript(seed: u64, bytes: usize, summary: bool) -> String {
         let mut g = Claude {
-            r: Rng(seed),
+            r: Rng::with_seed(seed),
             out: String::new(),
             n: 0,
             last: None,
@@ -215,7 +208,7 @@ impl Claude {
 /// A Codex rollout: turns of reasoning steps with parallel calls, outputs,
 /// late `exec_command_end` events and duplicated assistant messages.
 fn codex_rollout(seed: u64, bytes: usize) -> String {
-    let mut r = Rng(seed);
+    let mut r = Rng::with_seed(seed);
     let mut out = String::new();
     let line = |out: &mut String, kind: &str, payload: Value| {
         let v = json!({"timestamp": "2026-05-12T10:00:00.000Z", "type": kind, "payload": payload});
@@ -242,7 +235,7 @@ fn codex_rollout(seed: u64, bytes: usize) -> String {
             "event_msg",
             json!({"type": "user_message", "message": prompt}),
         );
-        for _ in 0..1 + r.below(6) {
+        for _ in 0..1 + r.usize(..6) {
             line(
                 &mut out,
                 "response_item",
@@ -261,7 +254,7 @@ fn codex_rollout(seed: u64, bytes: usize) -> String {
                     json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}),
                 );
             }
-            let ids: Vec<String> = (0..1 + r.below(3))
+            let ids: Vec<String> = (0..1 + r.usize(..3))
                 .map(|_| {
                     call += 1;
                     format!("call-{call}")
@@ -302,13 +295,13 @@ fn codex_rollout(seed: u64, bytes: usize) -> String {
 
 /// A neutral transcript in the line form.
 fn neutral_lines(seed: u64, bytes: usize) -> String {
-    let mut r = Rng(seed);
+    let mut r = Rng::with_seed(seed);
     let mut out =
         String::from("{\"session\": {\"id\": \"neutral-big\", \"title\": \"Neutral\"}}\n");
     let mut i = 0;
     while out.len() < bytes {
         i += 1;
-        let role = ["user", "assistant", "tool"][r.below(3)];
+        let role = ["user", "assistant", "tool"][r.usize(..3)];
         let text = r.text(1, 200);
         let v = json!({"role": role, "content": text, "id": format!("m{i}"), "timestamp": 1_750_000_000 + i});
         out.push_str(&v.to_string());

@@ -293,20 +293,13 @@ fn incremental_parse_of_real_files_equals_full_parse() {
     }
 }
 
-/// xorshift64: a tiny deterministic generator for the mutation test.
-fn next_rand(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
 #[test]
 fn mutated_real_files_never_panic() {
     let Some(root) = crate::common::agent_transcripts() else {
         return;
     };
-    let mut seed = 0x5DEE_CE66_D1CE_4E5B_u64;
+    // Seeded: every run makes the same mutations.
+    let mut r = synth::Rng::with_seed(0x5DEE_CE66_D1CE_4E5B);
     for rel in [
         "claude-code/marot-spotter/short.jsonl",
         "claude-code/daaain-claude-code-log/edge_cases.jsonl",
@@ -316,11 +309,11 @@ fn mutated_real_files_never_panic() {
         let original = std::fs::read(root.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"));
         for _ in 0..300 {
             let mut bytes = original.clone();
-            for _ in 0..1 + next_rand(&mut seed) % 8 {
-                let at = (next_rand(&mut seed) as usize) % bytes.len().max(1);
-                match next_rand(&mut seed) % 4 {
-                    0 => bytes[at] = next_rand(&mut seed) as u8,
-                    1 => bytes.insert(at, b"\n{}[]\",:\\"[(next_rand(&mut seed) % 9) as usize]),
+            for _ in 0..1 + r.usize(..8) {
+                let at = r.usize(..bytes.len().max(1));
+                match r.u8(..4) {
+                    0 => bytes[at] = r.u8(..),
+                    1 => bytes.insert(at, b"\n{}[]\",:\\"[r.usize(..9)]),
                     2 => drop(bytes.remove(at)),
                     _ => bytes.truncate(at),
                 }

@@ -24,18 +24,13 @@ fn hex(seed: u64, n: usize) -> String {
     s
 }
 
-/// `n` characters of `alphabet`, from a linear congruential sequence.
+/// `n` characters of `alphabet`, drawn by the seeded `synth::Rng`.
 fn pick(alphabet: &[u8], seed: u64, n: usize) -> String {
-    let mut x = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    let mut r = synth::Rng::with_seed(seed);
     let mut out = String::with_capacity(n);
     let mut last = 0u8;
     while out.len() < n {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let c = alphabet[((x >> 33) % alphabet.len() as u64) as usize];
+        let c = alphabet[r.usize(..alphabet.len())];
         if c != last {
             out.push(char::from(c));
             last = c;
