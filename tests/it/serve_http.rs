@@ -586,10 +586,22 @@ fn r_a_path_that_is_not_utf8_gets_an_envelope() {
 fn r_a_half_sent_request_does_not_keep_a_stopped_server_alive() {
     use std::io::Write as _;
     let (_env, mut s) = setup();
+    // The server's open sockets: one more once it has accepted ours.
+    let fds = format!("/proc/{}/fd", s.child.id());
+    let sockets = || {
+        std::fs::read_dir(&fds)
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|l| l.to_string_lossy().starts_with("socket:"))
+            .count()
+    };
+    let before = sockets();
     let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port())).unwrap();
     c.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n")
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    crate::common::wait::until(30, "the server did not accept the connection", || {
+        sockets() > before
+    });
     // SAFETY: kill(2) on our own child has no memory effects.
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
     let mut status = None;

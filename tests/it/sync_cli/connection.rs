@@ -203,8 +203,14 @@ fn postgres_stopping_mid_sync_loses_nothing_and_the_next_sync_finishes() {
         "--kind",
         "session",
     ]);
-    let child = a.std_cmd(&["sync"]);
-    std::thread::sleep(std::time::Duration::from_millis(150));
+    let mut child = a.std_cmd(&["sync"]);
+    // Stop the server once the sync talks to it (a backend of the team
+    // database other than this query's), or at once if it already ended.
+    let talking = "SELECT count(*) FROM pg_stat_activity \
+                   WHERE datname = 'team' AND pid <> pg_backend_pid()";
+    while child.try_wait().unwrap().is_none() && pg.sql("team", talking).trim() == "0" {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     pg.stop();
     let out = child.wait_with_output().unwrap();
     if !out.status.success() {
