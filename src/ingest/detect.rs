@@ -425,17 +425,11 @@ mod tests {
             b"\xc3\xa9",
             b"\"number\":1",
         ];
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = synth::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2000 {
-            let len = (next() % 40) as usize;
+            let len = rng.usize(..40);
             let input: Vec<u8> = (0..len)
-                .flat_map(|_| PIECES[(next() % 16) as usize].to_vec())
+                .flat_map(|_| PIECES[rng.usize(..PIECES.len())].to_vec())
                 .collect();
             for hint in [None, Some(Kind::Session), Some(Kind::Ticket)] {
                 let _ = detect(&input, Path::new("f.txt"), hint);
@@ -445,7 +439,7 @@ mod tests {
             let _ = chatlog::parse(&input, "f");
             let _ = ticket::parse(&input, "f");
             let text = String::from_utf8_lossy(&input);
-            let _ = super::super::noise::reduce(&text, (next() % 64) as usize);
+            let _ = super::super::noise::reduce(&text, rng.usize(..64));
         }
     }
 

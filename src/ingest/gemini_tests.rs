@@ -408,16 +408,12 @@ fn nothing_panics_on_random_input() {
         "\"thought\":true",
         "\u{e9}",
     ];
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = synth::Rng::with_seed(0x2545_f491_4f6c_dd1d);
     for _ in 0..3000 {
-        let len = (next() % 48) as usize;
-        let input: String = (0..len).map(|_| PIECES[(next() % 18) as usize]).collect();
+        let len = rng.usize(..48);
+        let input: String = (0..len)
+            .map(|_| PIECES[rng.usize(..PIECES.len())])
+            .collect();
         if let Ok(s) = parse(input.as_bytes(), "f", &Options::default()) {
             assert!(s.consumed <= input.len());
         }

@@ -155,16 +155,12 @@ pub(super) mod testing {
             .collect()
     }
 
-    /// 64 KiB of bytes drawn from `alphabet` by a xorshift from `seed`.
-    pub fn junk(mut seed: u64, alphabet: &[u8]) -> Vec<u8> {
-        let mut junk = Vec::with_capacity(64 * 1024);
-        for _ in 0..64 * 1024 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            junk.push(alphabet[(seed % alphabet.len() as u64) as usize]);
-        }
-        junk
+    /// 64 KiB of bytes drawn from `alphabet`, seeded.
+    pub fn junk(seed: u64, alphabet: &[u8]) -> Vec<u8> {
+        let mut rng = synth::Rng::with_seed(seed);
+        (0..64 * 1024)
+            .map(|_| alphabet[rng.usize(..alphabet.len())])
+            .collect()
     }
 }
 

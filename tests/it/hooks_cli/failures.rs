@@ -114,9 +114,10 @@ fn corrupt_index_exits_0_with_a_message() {
     for ext in ["db-wal", "db-shm"] {
         let _ = std::fs::remove_file(db.with_extension(ext));
     }
-    let garbage: Vec<u8> = (0..64 * 1024u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect();
+    let garbage: Vec<u8> = {
+        let mut rng = synth::Rng::with_seed(7);
+        (0..64 * 1024).map(|_| rng.u8(..)).collect()
+    };
     std::fs::write(&db, &garbage).unwrap();
     for launcher in LAUNCHERS {
         for (event, extra) in [

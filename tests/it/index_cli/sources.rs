@@ -298,9 +298,10 @@ fn r26_a_binary_file_in_a_folder_is_named_in_the_output() {
     let env = Env::new();
     let dir = env.tmp.path().join("transcripts");
     std::fs::create_dir_all(&dir).unwrap();
-    let blob: Vec<u8> = (0..8192u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect();
+    let blob: Vec<u8> = {
+        let mut rng = synth::Rng::with_seed(7);
+        (0..8192).map(|_| rng.u8(..)).collect()
+    };
     std::fs::write(dir.join("blob.jsonl"), &blob).unwrap();
     std::fs::write(dir.join("ok.jsonl"), claude_line("u1", "the osprey cache")).unwrap();
     let (s, stderr) = index_json(&env, &dir);
