@@ -300,7 +300,7 @@ mod tests {
     fn jira_dates_parse() {
         assert_eq!(
             parse_created("2013-10-17T22:13:40.000+0000"),
-            Some(1_382_047_620)
+            Some(1_382_048_020)
         );
         assert_eq!(parse_created("yesterday"), None);
     }
