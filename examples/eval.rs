@@ -205,6 +205,8 @@ mod beam_eval;
 mod beir;
 #[path = "eval/data.rs"]
 mod data;
+#[path = "eval/distract.rs"]
+mod distract;
 #[path = "eval/evidence.rs"]
 mod evidence;
 #[path = "eval/floor.rs"]
@@ -219,6 +221,8 @@ mod metrics;
 mod report;
 #[path = "eval/runner.rs"]
 mod runner;
+#[path = "eval/scale.rs"]
+mod scale;
 #[path = "eval/suite.rs"]
 mod suite;
 #[path = "eval/swe.rs"]
@@ -253,7 +257,8 @@ fn run(dataset: Dataset) -> Result<()> {
         | Dataset::Beam { common, .. }
         | Dataset::Jira { common, .. }
         | Dataset::Swe { common, .. }
-        | Dataset::All { common, .. } => common.clone(),
+        | Dataset::All { common, .. }
+        | Dataset::Scale { common, .. } => common.clone(),
     };
     let home = match &dataset {
         Dataset::Beam { into, .. } => into.home.clone(),
@@ -306,7 +311,27 @@ fn run(dataset: Dataset) -> Result<()> {
             }
             return Ok(());
         }
-        Dataset::All { paths, .. } => return suite::run(&paths, &common, &ws, &recall),
+        Dataset::All { paths, scale, .. } => {
+            let sets = suite::run(&paths, &common, &ws, &recall);
+            if !scale {
+                return sets;
+            }
+            // The curve writes its own --json next to the sets'.
+            let common = Common {
+                json: common.json.as_ref().map(|p| p.with_extension("scale.json")),
+                ..common
+            };
+            let curve = scale::run(
+                (&paths, scale::DEFAULT_SETS, scale::DEFAULT_SIZES),
+                &common,
+                &ws,
+                &recall,
+            );
+            return sets.and(curve);
+        }
+        Dataset::Scale {
+            paths, sizes, sets, ..
+        } => return scale::run((&paths, &sets, &sizes), &common, &ws, &recall),
     };
     finish(&run, &common)
 }

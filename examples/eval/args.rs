@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::scale::Set;
+
 /// Retrieval quality harness: runs a benchmark through the `recall` CLI and
 /// compares it with a plain FTS5 floor.
 #[derive(Debug, Parser)]
@@ -81,6 +83,32 @@ pub enum Dataset {
     All {
         #[command(flatten)]
         paths: SuitePaths,
+        /// Then the scale curve too (`eval scale` with its default sizes
+        /// and sets; it takes longer than every other set together, so it
+        /// is not run unless asked)
+        #[arg(long)]
+        scale: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The scale curve: each set alone, then inside more unrelated history
+    /// drawn from the other sets, recall beside the FTS5 floor at each size
+    Scale {
+        #[command(flatten)]
+        paths: SuitePaths,
+        /// Sizes: the corpus as a multiple of the set's own characters (1 =
+        /// the set alone; 4 = the set and 3 times as much distractor text)
+        #[arg(long, value_delimiter = ',', default_value = "1,4,16", value_name = "N,...",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        sizes: Vec<u32>,
+        /// The sets measured
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "locomo,beam,jira,swe",
+            value_name = "SET,..."
+        )]
+        sets: Vec<Set>,
         #[command(flatten)]
         common: Common,
     },

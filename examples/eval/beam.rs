@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::data::read_maybe_gz;
+use crate::distract::{Doc, Draw, Scale, Span};
 use crate::evidence::Gold;
 use crate::locomo::month_number;
 use crate::runner::Recall;
@@ -209,8 +210,9 @@ fn parse_date(s: &str) -> Option<String> {
     Some(format!("{date}T00:00:00Z"))
 }
 
-/// The neutral transcript lines of one session.
-fn transcript(conv: &Conversation, s: &Session, layout: Layout) -> String {
+/// One session as a neutral transcript: its `session` object and one
+/// object per message.
+fn neutral(conv: &Conversation, s: &Session, layout: Layout) -> (Value, Vec<Value>) {
     let title = [conv.topic.title.trim(), s.date.trim()]
         .into_iter()
         .filter(|p| !p.is_empty())
@@ -220,16 +222,64 @@ fn transcript(conv: &Conversation, s: &Session, layout: Layout) -> String {
     if let Some(t) = parse_date(&s.date) {
         meta["started_at"] = json!(t);
     }
-    let mut out = json!({ "session": meta }).to_string() + "\n";
-    for m in &s.messages {
+    let messages = s.messages.iter().map(|m| {
         let mut line = json!({"role": m.role, "content": m.content});
         if let Some(id) = conv.message_key(layout, &m.id) {
             line["id"] = json!(id);
         }
+        line
+    });
+    (meta, messages.collect())
+}
+
+/// The neutral transcript lines of one session.
+fn transcript(conv: &Conversation, s: &Session, layout: Layout) -> String {
+    let (meta, messages) = neutral(conv, s, layout);
+    let mut out = json!({ "session": meta }).to_string() + "\n";
+    for line in messages {
         out.push_str(&line.to_string());
         out.push('\n');
     }
     out
+}
+
+/// Every session as a distractor for the other sets' scale curves, its
+/// message ids as when merged (`<conversation_id>:<id>`).
+pub fn distractors(convs: &[Conversation]) -> Vec<Doc> {
+    convs
+        .iter()
+        .flat_map(|c| {
+            c.sessions.iter().map(move |s| {
+                let (meta, messages) = neutral(c, s, Layout::Merged);
+                Doc::session(s.id.clone(), meta, messages)
+            })
+        })
+        .collect()
+}
+
+impl Conversation {
+    /// Characters of its messages: its size on the scale curve.
+    pub fn chars(&self) -> usize {
+        let messages = self.sessions.iter().flat_map(|s| &s.messages);
+        messages.map(|m| m.content.chars().count()).sum()
+    }
+
+    /// The span of its sessions' dates.
+    pub fn span(&self) -> Option<Span> {
+        let times = self.sessions.iter().filter_map(|s| {
+            let t: jiff::Timestamp = parse_date(&s.date)?.parse().ok()?;
+            Some(t.as_second())
+        });
+        Span::of(times)
+    }
+}
+
+/// The index marker's signature: the conversion's, and the distractors'.
+fn with_distractors(base: String, draw: &Draw) -> String {
+    match draw.is_empty() {
+        true => base,
+        false => format!("{base} distractors {}", draw.digest()),
+    }
 }
 
 /// Write every session of `conv` as `dir/<session id>.jsonl`.
@@ -248,23 +298,26 @@ fn write_conversation(conv: &Conversation, dir: &Path, layout: Layout) -> Result
     Ok(())
 }
 
-/// Convert and index what `convs` need in `target`, unless the workspace
-/// already has it: one marker per conversation, or one for the merged
-/// project (which always holds every conversation). Returns the seconds
-/// spent indexing, `None` when every index was reused.
+/// Convert and index what `convs` need in `target` at `scale`, with their
+/// distractors (`draws`: one per conversation, in the order of `convs`, or
+/// one for the merged project), unless the workspace already has it: one
+/// marker per conversation, or one for the merged project (which always
+/// holds every conversation). Returns the seconds spent indexing, `None`
+/// when every index was reused.
 pub fn ensure_indexed(
     ws: &Workspace,
     recall: &Recall,
-    convs: &[&Conversation],
-    target: Target,
+    (convs, draws): (&[&Conversation], &[Draw]),
+    (target, scale): (Target, &Scale),
     reindex: bool,
 ) -> Result<Option<f64>> {
     match target.layout {
         Layout::PerConversation => {
             let t0 = Instant::now();
             let mut n = 0;
-            for (i, conv) in convs.iter().enumerate() {
-                n += usize::from(index_one(ws, recall, conv, reindex)?);
+            for (i, (conv, draw)) in convs.iter().zip(draws).enumerate() {
+                let project = scale.project(&conv.project());
+                n += usize::from(index_one(ws, recall, conv, (&project, draw), reindex)?);
                 if n > 0 && (i + 1) % 10 == 0 {
                     eprintln!("eval: BEAM {}/{} conversations ready", i + 1, convs.len());
                 }
@@ -276,21 +329,40 @@ pub fn ensure_indexed(
             eprintln!("eval: indexed {n} BEAM conversations in {secs:.1}s");
             Ok(Some(secs))
         }
-        Layout::Merged => index_merged(ws, recall, convs, target.merged_project, reindex),
+        Layout::Merged => {
+            let project = scale.project(target.merged_project);
+            let none = Draw::default();
+            let draw = draws.first().unwrap_or(&none);
+            index_merged(ws, recall, convs, (&project, draw), reindex)
+        }
     }
 }
 
-/// Index one conversation into its own project; whether it had to.
-fn index_one(ws: &Workspace, recall: &Recall, conv: &Conversation, reindex: bool) -> Result<bool> {
-    let marker = conv.project();
-    if !reindex && ws.is_indexed(&marker, SIGNATURE) {
+/// Index one conversation into `project` with its distractors; whether it
+/// had to.
+fn index_one(
+    ws: &Workspace,
+    recall: &Recall,
+    conv: &Conversation,
+    (project, draw): (&str, &Draw),
+    reindex: bool,
+) -> Result<bool> {
+    let signature = with_distractors(SIGNATURE.to_string(), draw);
+    if !reindex && ws.is_indexed(project, &signature) {
         return Ok(false);
     }
-    ws.unmark(&marker);
+    ws.unmark(project);
     let dir = ws.data("beam").join(conv.slug());
     write_conversation(conv, &dir, Layout::PerConversation)?;
-    let summary = recall.index(&marker, &dir, "session", reindex)?;
-    ws.mark_indexed(&marker, SIGNATURE, summary)?;
+    let mut summary = recall.index(project, &dir, "session", reindex)?;
+    if !draw.is_empty() {
+        let dir = ws.data("scale").join(project);
+        summary = json!({
+            "sessions": summary,
+            "distractors": draw.index(&dir, recall, project, reindex)?,
+        });
+    }
+    ws.mark_indexed(project, &signature, summary)?;
     Ok(true)
 }
 
@@ -301,13 +373,13 @@ fn index_merged(
     ws: &Workspace,
     recall: &Recall,
     convs: &[&Conversation],
-    project: &str,
+    (project, draw): (&str, &Draw),
     reindex: bool,
 ) -> Result<Option<f64>> {
     let ids: Vec<&str> = convs.iter().map(|c| c.id.as_str()).collect();
     let ids = ids.join(",");
     // The default project keeps the marker and signature it always had.
-    let (marker, signature) = if project == MERGED_PROJECT {
+    let (marker, signature) = if project == MERGED_PROJECT || !draw.is_empty() {
         (project.to_string(), format!("{SIGNATURE} merged {ids}"))
     } else {
         (
@@ -315,6 +387,7 @@ fn index_merged(
             format!("{SIGNATURE} merged into {project}: {ids}"),
         )
     };
+    let signature = with_distractors(signature, draw);
     if !reindex && ws.is_indexed(&marker, &signature) {
         let place = ws.index_place().display();
         eprintln!("eval: reusing the BEAM merged index (project {project}) in {place}");
@@ -326,7 +399,14 @@ fn index_merged(
         write_conversation(conv, &data.join(conv.slug()), Layout::Merged)?;
     }
     let t0 = Instant::now();
-    let summary = recall.index(project, &data, "session", reindex)?;
+    let mut summary = recall.index(project, &data, "session", reindex)?;
+    if !draw.is_empty() {
+        let dir = ws.data("scale").join(project);
+        summary = json!({
+            "sessions": summary,
+            "distractors": draw.index(&dir, recall, project, reindex)?,
+        });
+    }
     let secs = t0.elapsed().as_secs_f64();
     eprintln!(
         "eval: indexed {} conversations into {project} in {secs:.1}s",

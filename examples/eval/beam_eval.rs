@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::args::Common;
 use crate::beam::{self, Conversation, Layout, Question, Target};
+use crate::distract::{Draw, Scale, Span};
 use crate::evidence::{self, avg, Gold, Scores, Summary, BUDGET};
 use crate::floor::{Floor, Row};
 use crate::metrics::percentile;
@@ -51,13 +52,16 @@ pub fn run(
     recall: &Recall,
 ) -> Result<Run> {
     let convs = beam::load(path)?;
-    run_loaded(&convs, target, common, ws, recall)
+    run_loaded(&convs, target, &Scale::alone(), common, ws, recall)
 }
 
-/// Run BEAM on conversations already loaded.
+/// Run BEAM on conversations already loaded, at the size `scale` says:
+/// each project (a conversation's, or the merged one) gets its own
+/// distractors, dated over the span of the conversations it holds.
 pub fn run_loaded(
     convs: &[Conversation],
     target: Target,
+    scale: &Scale,
     common: &Common,
     ws: &Workspace,
     recall: &Recall,
@@ -71,17 +75,28 @@ pub fn run_loaded(
             .collect(),
         Layout::Merged => convs.iter().collect(),
     };
-    let index_s = beam::ensure_indexed(ws, recall, &needed, target, common.reindex)?;
+    let draws = draws(&needed, target, scale);
+    let index_s = beam::ensure_indexed(
+        ws,
+        recall,
+        (&needed, &draws),
+        (target, scale),
+        common.reindex,
+    )?;
     let limit = common.limit.unwrap_or(DEFAULT_LIMIT);
     let t0 = Instant::now();
     let ours = par_map(&asked, common.workers, |a| {
-        recall.query(&target.project(a.conv), &a.q.question, limit)
+        recall.query(
+            &scale.project(&target.project(a.conv)),
+            &a.q.question,
+            limit,
+        )
     });
     let wall_s = t0.elapsed().as_secs_f64();
     let floor = if common.no_floor {
         None
     } else {
-        Some(run_floor(&needed, &asked, layout, limit)?)
+        Some(run_floor(&needed, &draws, &asked, layout, limit)?)
     };
     let results = score_all(&asked, &ours, floor.as_deref());
     let phase = Phase {
@@ -150,6 +165,24 @@ fn select(convs: &[Conversation], layout: Layout, limit: Option<usize>) -> (Vec<
     (with, without.len())
 }
 
+/// The distractors of each project of `target` at `scale`: one per
+/// conversation of `needed`, or one for the merged project.
+fn draws<'a>(needed: &[&Conversation], target: Target, scale: &Scale<'a>) -> Vec<Draw<'a>> {
+    match target.layout {
+        Layout::PerConversation => needed
+            .iter()
+            .map(|c| scale.draw(&scale.project(&c.project()), c.chars(), c.span()))
+            .collect(),
+        Layout::Merged => {
+            let chars = needed.iter().map(|c| c.chars()).sum();
+            let spans = needed.iter().filter_map(|c| c.span());
+            let span = Span::of(spans.flat_map(|s| [s.from, s.to]));
+            let project = scale.project(target.merged_project);
+            vec![scale.draw(&project, chars, span)]
+        }
+    }
+}
+
 /// One floor row per message: its content, keyed by the layout's id.
 fn rows(conv: &Conversation, layout: Layout) -> impl Iterator<Item = Row> + '_ {
     conv.sessions.iter().flat_map(move |s| {
@@ -164,9 +197,11 @@ fn rows(conv: &Conversation, layout: Layout) -> impl Iterator<Item = Row> + '_ {
 }
 
 /// The floor's outcome for every question: one table per conversation, or
-/// one for all of them when merged.
+/// one for all of them when merged, each with its project's distractors
+/// (`draws`, as [`draws`] makes them).
 fn run_floor(
     convs: &[&Conversation],
+    draws: &[Draw],
     asked: &[Asked],
     layout: Layout,
     limit: usize,
@@ -179,14 +214,15 @@ fn run_floor(
     };
     match layout {
         Layout::PerConversation => {
-            for conv in convs {
-                let floor = Floor::with_sessions(rows(conv, layout))?;
+            for (conv, draw) in convs.iter().zip(draws) {
+                let floor = Floor::with_sessions(rows(conv, layout).chain(draw.rows()))?;
                 answer(&floor, &|a| a.conv.id == conv.id);
             }
         }
         Layout::Merged => {
             let all = convs.iter().flat_map(|c| rows(c, layout));
-            answer(&Floor::with_sessions(all)?, &|_| true);
+            let extra = draws.iter().flat_map(Draw::rows);
+            answer(&Floor::with_sessions(all.chain(extra))?, &|_| true);
         }
     }
     Ok(out)

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::args::Common;
 use crate::data::{jsonl, load_qrels, str_field, Qrels};
+use crate::distract;
 use crate::floor::Floor;
 use crate::metrics::{mean, ndcg_graded, ratio};
 use crate::report::{f3, opt3, Headline, Run, Table};
@@ -24,13 +25,15 @@ const DEFAULT_LIMIT: usize = 100;
 /// Distinct docs kept per ranking.
 const DEPTH: usize = 100;
 
-struct Doc {
+/// One corpus document.
+pub struct Doc {
     id: String,
     title: String,
     text: String,
 }
 
-fn load_corpus(dir: &Path) -> Result<Vec<Doc>> {
+/// The documents of `corpus.jsonl` that have an id.
+pub fn load_corpus(dir: &Path) -> Result<Vec<Doc>> {
     let rows = jsonl(&dir.join("corpus.jsonl"))?;
     Ok(rows
         .iter()
@@ -41,6 +44,13 @@ fn load_corpus(dir: &Path) -> Result<Vec<Doc>> {
         })
         .filter(|d| !d.id.is_empty())
         .collect())
+}
+
+/// The documents as distractor tickets for the other sets' scale curves.
+pub fn distractors(docs: &[Doc]) -> Vec<distract::Doc> {
+    docs.iter()
+        .map(|d| distract::Doc::ticket(d.id.clone(), d.title.clone(), d.text.clone(), vec![]))
+        .collect()
 }
 
 fn load_queries(dir: &Path) -> Result<HashMap<String, String>> {

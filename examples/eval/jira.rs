@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::args::Common;
 use crate::data::{jsonl, load_qrels, str_field};
+use crate::distract::{Doc, Draw, Scale, Span};
 use crate::floor::Floor;
 use crate::metrics::{distinct, hit_at, mean, ndcg_graded, reciprocal_rank};
 use crate::report::{f3, opt3, Headline, Run, Table};
@@ -27,7 +28,8 @@ const DEFAULT_LIMIT: usize = 100;
 /// Distinct past tickets kept per ranking (MRR's depth).
 const DEPTH: usize = 100;
 
-struct Ticket {
+/// One corpus ticket.
+pub struct Ticket {
     id: String,
     title: String,
     text: String,
@@ -52,7 +54,8 @@ fn parse_created(s: &str) -> Option<i64> {
     Some(t.as_second())
 }
 
-fn load_corpus(dir: &Path) -> Result<Vec<Ticket>> {
+/// The tickets of `corpus.jsonl.gz` that have an id and a creation time.
+pub fn load_corpus(dir: &Path) -> Result<Vec<Ticket>> {
     let rows = jsonl(&dir.join("corpus.jsonl.gz"))?;
     Ok(rows
         .iter()
@@ -111,27 +114,75 @@ fn load_queries(dir: &Path, limit: Option<usize>) -> Result<(Vec<Query>, usize)>
 /// A Markdown ticket; frontmatter strings are JSON-quoted (valid YAML).
 /// The components are its labels.
 fn markdown(t: &Ticket) -> String {
-    let created = jiff::Timestamp::from_second(t.created)
-        .map(|c| c.to_string())
+    ticket_markdown(&t.id, &t.title, Some(t.created), &t.components, &t.text)
+}
+
+/// A Markdown ticket (`created` in seconds, left out when `None`), as this
+/// set writes them; the scale curve's distractor tickets are written so too.
+pub fn ticket_markdown(
+    id: &str,
+    title: &str,
+    created: Option<i64>,
+    labels: &[String],
+    text: &str,
+) -> String {
+    let created = created
+        .and_then(|c| jiff::Timestamp::from_second(c).ok())
+        .map(|c| format!("created: {c}\n"))
         .unwrap_or_default();
     format!(
-        "---\nid: {}\ntitle: {}\ncreated: {created}\nlabels: {}\n---\n\n{}\n",
-        json!(t.id),
-        json!(t.title),
-        json!(t.components),
-        t.text
+        "---\nid: {}\ntitle: {}\n{created}labels: {}\n---\n\n{text}\n",
+        json!(id),
+        json!(title),
+        json!(labels),
     )
 }
 
-fn ensure_indexed(ws: &Workspace, recall: &Recall, corpus: &[Ticket], reindex: bool) -> Result<()> {
-    if !reindex && ws.is_indexed("jira-dups", SIGNATURE) {
+/// The tickets as distractors for the other sets' scale curves.
+pub fn distractors(corpus: &[Ticket]) -> Vec<Doc> {
+    corpus
+        .iter()
+        .map(|t| {
+            Doc::ticket(
+                t.id.clone(),
+                t.title.clone(),
+                t.text.clone(),
+                t.components.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Characters of the corpus's text (titles and descriptions): its size on
+/// the scale curve.
+fn chars(corpus: &[Ticket]) -> usize {
+    corpus
+        .iter()
+        .map(|t| t.title.chars().count() + t.text.chars().count())
+        .sum()
+}
+
+/// Convert and index the corpus into `project`, with `draw`'s distractors
+/// (none when the set is alone), unless the workspace already has them.
+fn ensure_indexed(
+    ws: &Workspace,
+    recall: &Recall,
+    corpus: &[Ticket],
+    (project, draw): (&str, &Draw),
+    reindex: bool,
+) -> Result<()> {
+    let signature = match draw.is_empty() {
+        true => SIGNATURE.to_string(),
+        false => format!("{SIGNATURE} distractors {}", draw.digest()),
+    };
+    if !reindex && ws.is_indexed(project, &signature) {
         eprintln!(
-            "eval: reusing the jira-dups index in {}",
+            "eval: reusing the {project} index in {}",
             ws.root().display()
         );
         return Ok(());
     }
-    ws.unmark("jira-dups");
+    ws.unmark(project);
     let data = ws.data("jira-dups");
     fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
     for t in corpus {
@@ -140,20 +191,26 @@ fn ensure_indexed(ws: &Workspace, recall: &Recall, corpus: &[Ticket], reindex: b
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let t0 = Instant::now();
-    let summary = recall.index(PROJECT, &data, "ticket", reindex)?;
+    let mut summary = json!({ "tickets": recall.index(project, &data, "ticket", reindex)? });
+    if !draw.is_empty() {
+        let dir = ws.data("scale").join(project);
+        summary["distractors"] = draw.index(&dir, recall, project, reindex)?;
+    }
     eprintln!(
-        "eval: indexed {} tickets in {:.1}s",
+        "eval: indexed {} tickets ({} distractor chars) into {project} in {:.1}s",
         corpus.len(),
+        draw.chars(),
         t0.elapsed().as_secs_f64()
     );
-    ws.mark_indexed("jira-dups", SIGNATURE, summary)
+    ws.mark_indexed(project, &signature, summary)
 }
 
-/// The ticket of a hit: `source.ticket_id`, else the hit id before `#`.
+/// The item a hit counts as: its ticket (`source.ticket_id`), else its
+/// session (a distractor's), else the hit id before `#`.
 fn ticket_of(h: &Hit) -> Option<String> {
-    Some(match &h.ticket_id {
-        Some(t) => t.clone(),
-        None => h.id.split('#').next().unwrap_or_default().to_string(),
+    Some(match (&h.ticket_id, &h.session_id) {
+        (Some(t), _) | (None, Some(t)) => t.clone(),
+        (None, None) => h.id.split('#').next().unwrap_or_default().to_string(),
     })
 }
 
@@ -204,14 +261,34 @@ fn until(q: &Query) -> Vec<String> {
 
 /// Run `jira-dups` from `dir` in `ws` with `recall`.
 pub fn run(dir: &Path, common: &Common, ws: &Workspace, recall: &Recall) -> Result<Run> {
-    let corpus = load_corpus(dir)?;
+    run_loaded(&load_corpus(dir)?, dir, &Scale::alone(), common, ws, recall)
+}
+
+/// Run `jira-dups` on its loaded corpus (the queries are read from `dir`)
+/// at the size `scale` says. Distractors are dated over the corpus's time
+/// span, and every one dated before a query competes in its ranking as a
+/// ticket that is not gold (a session counts as one item).
+pub fn run_loaded(
+    corpus: &[Ticket],
+    dir: &Path,
+    scale: &Scale,
+    common: &Common,
+    ws: &Workspace,
+    recall: &Recall,
+) -> Result<Run> {
     let (queries, skipped) = load_queries(dir, common.limit_questions)?;
-    ensure_indexed(ws, recall, &corpus, common.reindex)?;
-    let created: HashMap<&str, i64> = corpus.iter().map(|t| (t.id.as_str(), t.created)).collect();
+    let project = scale.project(PROJECT);
+    let span = Span::of(corpus.iter().map(|t| t.created));
+    let draw = scale.draw(&project, chars(corpus), span);
+    ensure_indexed(ws, recall, corpus, (&project, &draw), common.reindex)?;
+    let mut created: HashMap<&str, i64> =
+        corpus.iter().map(|t| (t.id.as_str(), t.created)).collect();
+    let times: Vec<(String, i64)> = draw.times().collect();
+    created.extend(times.iter().map(|(id, at)| (id.as_str(), *at)));
     let limit = common.limit.unwrap_or(DEFAULT_LIMIT);
     let t0 = Instant::now();
     let ours = par_map(&queries, common.workers, |q| {
-        recall.query_with(PROJECT, &q.text, limit, &until(q))
+        recall.query_with(&project, &q.text, limit, &until(q))
     });
     let wall_s = t0.elapsed().as_secs_f64();
     let floor = if common.no_floor {
@@ -220,18 +297,28 @@ pub fn run(dir: &Path, common: &Common, ws: &Workspace, recall: &Recall) -> Resu
         let rows = corpus
             .iter()
             .map(|t| (t.id.clone(), format!("{} {}", t.title, t.text)));
-        let floor = Floor::new(rows)?;
-        eprintln!("eval: jira-dups floor");
-        Some(
-            queries
-                .iter()
-                .map(|q| {
-                    let past =
-                        |id: &str| id != q.id && created.get(id).is_some_and(|&c| c < q.created);
-                    floor.search_keys(&q.text, DEPTH, past)
-                })
-                .collect::<Vec<_>>(),
-        )
+        // A distractor session's messages are rows of one item.
+        let extra = draw.rows().map(|r| (r.session.unwrap_or(r.key), r.body));
+        let t0 = Instant::now();
+        let floor = Floor::new(rows.chain(extra))?;
+        let built_s = t0.elapsed().as_secs_f64();
+        let out: Vec<Outcome> = queries
+            .iter()
+            .map(|q| {
+                let mut seen = HashSet::new();
+                let past = |id: &str| {
+                    id != q.id
+                        && created.get(id).is_some_and(|&c| c < q.created)
+                        && seen.insert(id.to_string())
+                };
+                floor.search_keys(&q.text, DEPTH, past)
+            })
+            .collect();
+        eprintln!(
+            "eval: jira-dups floor built in {built_s:.1}s, queried in {:.1}s",
+            t0.elapsed().as_secs_f64() - built_s
+        );
+        Some(out)
     };
     let results: Vec<QueryResult> = queries
         .iter()
@@ -300,7 +387,7 @@ mod tests {
     fn jira_dates_parse() {
         assert_eq!(
             parse_created("2013-10-17T22:13:40.000+0000"),
-            Some(1_382_047_620)
+            Some(1_382_048_020)
         );
         assert_eq!(parse_created("yesterday"), None);
     }
@@ -327,5 +414,43 @@ mod tests {
         assert_eq!(s.tickets, ["X", "G"]);
         assert_eq!(s.mrr, 0.5);
         assert_eq!(s.recall10, 1.0);
+    }
+
+    /// On the scale curve a distractor session is one item, ranked like a
+    /// ticket that is not gold, when it is dated before the query.
+    #[test]
+    fn a_distractor_session_is_one_item() {
+        let session = |s: &str| Hit {
+            id: format!("{s}#3"),
+            session_id: Some(s.into()),
+            ..Hit::default()
+        };
+        let ticket = |t: &str| Hit {
+            ticket_id: Some(t.into()),
+            ..Hit::default()
+        };
+        let q = Query {
+            id: "Q".into(),
+            text: String::new(),
+            created: 100,
+            gold: vec!["G".into()],
+        };
+        let created = HashMap::from([("x:beam:s1", 10), ("x:beam:late", 200), ("G", 50)]);
+        let hits = vec![
+            session("x:beam:s1"),
+            session("x:beam:late"),
+            session("x:beam:s1"),
+            ticket("G"),
+        ];
+        let s = score(
+            &Outcome {
+                hits,
+                ..Outcome::default()
+            },
+            &q,
+            &created,
+        );
+        assert_eq!(s.tickets, ["x:beam:s1", "G"]);
+        assert_eq!(s.mrr, 0.5);
     }
 }

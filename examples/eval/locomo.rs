@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::Common;
+use crate::distract::{Doc, Draw, Scale, Span};
 use crate::evidence::{self, Gold, Scores, Summary, BUDGET};
 use crate::floor::{Floor, Row};
 use crate::report::{Run, Table};
@@ -75,7 +76,8 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-fn load(path: &Path) -> Result<Vec<Conversation>> {
+/// The conversations of `locomo10.json`.
+pub fn load(path: &Path) -> Result<Vec<Conversation>> {
     let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let doc: Value = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not JSON", path.display()))?;
@@ -207,8 +209,9 @@ pub fn month_number(name: &str) -> Option<i8> {
     i8::try_from(pos + 1).ok()
 }
 
-/// The neutral transcript lines of one session.
-fn transcript(conv: &Conversation, s: &Session, all_user: bool) -> String {
+/// One session as a neutral transcript: its `session` object and one
+/// object per turn.
+fn neutral(conv: &Conversation, s: &Session, all_user: bool) -> (Value, Vec<Value>) {
     let title = match &s.date {
         Some(d) => format!("Session {}, {d}", s.n),
         None => format!("Session {}", s.n),
@@ -217,8 +220,7 @@ fn transcript(conv: &Conversation, s: &Session, all_user: bool) -> String {
     if let Some(t) = s.date.as_deref().and_then(parse_date) {
         meta["started_at"] = json!(t);
     }
-    let mut out = json!({ "session": meta }).to_string() + "\n";
-    for t in &s.turns {
+    let turns = s.turns.iter().map(|t| {
         let role = if all_user || t.speaker == conv.speaker_a {
             "user"
         } else {
@@ -228,10 +230,52 @@ fn transcript(conv: &Conversation, s: &Session, all_user: bool) -> String {
         if !t.id.is_empty() {
             line["id"] = json!(t.id);
         }
+        line
+    });
+    (meta, turns.collect())
+}
+
+/// The neutral transcript lines of one session.
+fn transcript(conv: &Conversation, s: &Session, all_user: bool) -> String {
+    let (meta, turns) = neutral(conv, s, all_user);
+    let mut out = json!({ "session": meta }).to_string() + "\n";
+    for line in turns {
         out.push_str(&line.to_string());
         out.push('\n');
     }
     out
+}
+
+/// Every session as a distractor for the other sets' scale curves.
+pub fn distractors(convs: &[Conversation]) -> Vec<Doc> {
+    convs
+        .iter()
+        .flat_map(|c| {
+            c.sessions.iter().map(move |s| {
+                let (meta, turns) = neutral(c, s, false);
+                Doc::session(c.session_id(s.n), meta, turns)
+            })
+        })
+        .collect()
+}
+
+impl Conversation {
+    /// Characters of its turns (captions included): its size on the scale
+    /// curve.
+    fn chars(&self) -> usize {
+        let turns = self.sessions.iter().flat_map(|s| &s.turns);
+        turns.map(|t| t.text.chars().count()).sum()
+    }
+
+    /// The span of its sessions' dates.
+    fn span(&self) -> Option<Span> {
+        let dates = self.sessions.iter().filter_map(|s| s.date.as_deref());
+        let times = dates.filter_map(parse_date).filter_map(|t| {
+            let t: jiff::Timestamp = t.parse().ok()?;
+            Some(t.as_second())
+        });
+        Span::of(times)
+    }
 }
 
 /// Write every session of `conv` under `dir/<sample_id>/`.
@@ -247,34 +291,51 @@ fn write_conversation(conv: &Conversation, dir: &Path, all_user: bool) -> Result
     Ok(())
 }
 
-/// Convert and index every conversation unless the workspace already has it.
+/// Convert and index every conversation into its project at `scale`, with
+/// its distractors (`draws`, in the order of `convs`), unless the workspace
+/// already has them.
 fn ensure_indexed(
     ws: &Workspace,
     recall: &Recall,
-    convs: &[Conversation],
-    all_user: bool,
+    (convs, draws): (&[Conversation], &[Draw]),
+    (all_user, scale): (bool, &Scale),
     reindex: bool,
 ) -> Result<()> {
-    let signature = format!("locomo v1 all_user={all_user}");
-    if !reindex && ws.is_indexed("locomo", &signature) {
-        eprintln!("eval: reusing the index in {}", ws.root().display());
+    let mut signature = format!("locomo v1 all_user={all_user}");
+    if !scale.is_alone() {
+        let digests: Vec<String> = draws.iter().map(Draw::digest).collect();
+        signature.push_str(&format!(" distractors {}", digests.join(",")));
+    }
+    let marker = scale.project("locomo");
+    if !reindex && ws.is_indexed(&marker, &signature) {
+        eprintln!(
+            "eval: reusing the {marker} index in {}",
+            ws.root().display()
+        );
         return Ok(());
     }
-    ws.unmark("locomo");
+    ws.unmark(&marker);
     let data = ws.data("locomo");
     let t0 = Instant::now();
     let mut summaries = BTreeMap::new();
-    for conv in convs {
+    for (conv, draw) in convs.iter().zip(draws) {
         write_conversation(conv, &data, all_user)?;
-        let summary = recall.index(&conv.project(), &data.join(&conv.id), "session", reindex)?;
+        let project = scale.project(&conv.project());
+        let mut summary = json!({
+            "sessions": recall.index(&project, &data.join(&conv.id), "session", reindex)?
+        });
+        if !draw.is_empty() {
+            let dir = ws.data("scale").join(&project);
+            summary["distractors"] = draw.index(&dir, recall, &project, reindex)?;
+        }
         summaries.insert(conv.id.clone(), summary);
     }
     eprintln!(
-        "eval: indexed {} conversations in {:.1}s",
+        "eval: indexed {} conversations into {marker} in {:.1}s",
         convs.len(),
         t0.elapsed().as_secs_f64()
     );
-    ws.mark_indexed("locomo", &signature, json!(summaries))
+    ws.mark_indexed(&marker, &signature, json!(summaries))
 }
 
 /// One question to run.
@@ -304,18 +365,42 @@ pub fn run(
     recall: &Recall,
 ) -> Result<Run> {
     let convs = load(path)?;
-    ensure_indexed(ws, recall, &convs, all_user, common.reindex)?;
-    let (questions, skipped) = select(&convs, common.limit_questions);
+    run_loaded(&convs, all_user, &Scale::alone(), common, ws, recall)
+}
+
+/// Run LoCoMo on its loaded conversations at the size `scale` says: each
+/// conversation's project gets its own distractors, dated over the
+/// conversation's span.
+pub fn run_loaded(
+    convs: &[Conversation],
+    all_user: bool,
+    scale: &Scale,
+    common: &Common,
+    ws: &Workspace,
+    recall: &Recall,
+) -> Result<Run> {
+    let draws: Vec<Draw> = convs
+        .iter()
+        .map(|c| scale.draw(&scale.project(&c.project()), c.chars(), c.span()))
+        .collect();
+    ensure_indexed(
+        ws,
+        recall,
+        (convs, &draws),
+        (all_user, scale),
+        common.reindex,
+    )?;
+    let (questions, skipped) = select(convs, common.limit_questions);
     let limit = common.limit.unwrap_or(DEFAULT_LIMIT);
     let t0 = Instant::now();
     let ours = par_map(&questions, common.workers, |q| {
-        recall.query(&q.conv.project(), &q.qa.question, limit)
+        recall.query(&scale.project(&q.conv.project()), &q.qa.question, limit)
     });
     let wall_s = t0.elapsed().as_secs_f64();
     let floor = if common.no_floor {
         None
     } else {
-        Some(run_floor(&convs, &questions)?)
+        Some(run_floor(convs, &draws, &questions)?)
     };
     let results = score_all(&questions, &ours, floor.as_deref());
     let mut run = report(&results, &ours, floor.as_deref(), skipped, wall_s);
@@ -334,10 +419,15 @@ fn select(convs: &[Conversation], limit: Option<usize>) -> (Vec<Question<'_>>, u
     (with, without.len())
 }
 
-/// The floor's outcome for every question.
-fn run_floor(convs: &[Conversation], questions: &[Question]) -> Result<Vec<Outcome>> {
+/// The floor's outcome for every question: one table per conversation,
+/// its distractors' rows (`draws`, in the order of `convs`) with it.
+fn run_floor(
+    convs: &[Conversation],
+    draws: &[Draw],
+    questions: &[Question],
+) -> Result<Vec<Outcome>> {
     let mut floors = BTreeMap::new();
-    for conv in convs {
+    for (conv, draw) in convs.iter().zip(draws) {
         let rows = conv.sessions.iter().flat_map(|s| {
             s.turns.iter().map(|t| Row {
                 key: t.id.clone(),
@@ -345,7 +435,8 @@ fn run_floor(convs: &[Conversation], questions: &[Question]) -> Result<Vec<Outco
                 body: format!("{}: {}", t.speaker, t.text),
             })
         });
-        floors.insert(conv.id.as_str(), Floor::with_sessions(rows)?);
+        let floor = Floor::with_sessions(rows.chain(draw.rows()))?;
+        floors.insert(conv.id.as_str(), floor);
     }
     Ok(questions
         .iter()

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::args::{Common, SuitePaths};
 use crate::beam::{self, Target};
+use crate::distract::Scale;
 use crate::report::{suite_markdown, write_json, Headline, Run};
 use crate::runner::Recall;
 use crate::workspace::Workspace;
@@ -52,7 +53,7 @@ pub fn run(paths: &SuitePaths, common: &Common, ws: &Workspace, recall: &Recall)
             ] {
                 c.add(
                     key,
-                    beam_eval::run_loaded(&convs, target, common, ws, recall),
+                    beam_eval::run_loaded(&convs, target, &Scale::alone(), common, ws, recall),
                 );
             }
         }

@@ -9,10 +9,11 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::args::Common;
 use crate::data::{jsonl, load_qrels, str_field};
+use crate::distract::{Doc, Draw, Scale};
 use crate::floor::{Floor, Row};
 use crate::metrics::{distinct, hit_at, mean, reciprocal_rank};
 use crate::report::{f3, opt3, Headline, Run, Table};
@@ -68,12 +69,13 @@ struct Query {
 }
 
 /// One line of `sessions.jsonl.gz`, already in the neutral document form.
-struct Session {
+pub struct Session {
     id: String,
     line: Value,
 }
 
-fn load_sessions(dir: &Path) -> Result<Vec<Session>> {
+/// The sessions of `sessions.jsonl.gz` that have an id.
+pub fn load_sessions(dir: &Path) -> Result<Vec<Session>> {
     Ok(jsonl(&dir.join("sessions.jsonl.gz"))?
         .into_iter()
         .map(|v| Session {
@@ -102,20 +104,55 @@ fn load_queries(dir: &Path, form: Form, limit: Option<usize>) -> Result<Vec<Quer
     Ok(out)
 }
 
+/// The messages of a session line.
+fn messages(s: &Session) -> &[Value] {
+    s.line["messages"].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// The sessions as distractors for the other sets' scale curves.
+pub fn distractors(sessions: &[Session]) -> Vec<Doc> {
+    sessions
+        .iter()
+        .map(|s| {
+            Doc::session(
+                s.id.clone(),
+                s.line["session"].clone(),
+                messages(s).to_vec(),
+            )
+        })
+        .collect()
+}
+
+/// Characters of the sessions' messages: the set's size on the scale curve.
+fn chars(sessions: &[Session]) -> usize {
+    let content = |m: &Value| m["content"].as_str().map_or(0, |c| c.chars().count());
+    sessions
+        .iter()
+        .flat_map(|s| messages(s).iter().map(content))
+        .sum()
+}
+
+/// Convert and index the sessions into `project`, with `draw`'s
+/// distractors, unless the workspace already has them.
 fn ensure_indexed(
     ws: &Workspace,
     recall: &Recall,
     sessions: &[Session],
+    (project, draw): (&str, &Draw),
     reindex: bool,
 ) -> Result<()> {
-    if !reindex && ws.is_indexed("swe-sessions", SIGNATURE) {
+    let signature = match draw.is_empty() {
+        true => SIGNATURE.to_string(),
+        false => format!("{SIGNATURE} distractors {}", draw.digest()),
+    };
+    if !reindex && ws.is_indexed(project, &signature) {
         eprintln!(
-            "eval: reusing the swe-sessions index in {}",
+            "eval: reusing the {project} index in {}",
             ws.root().display()
         );
         return Ok(());
     }
-    ws.unmark("swe-sessions");
+    ws.unmark(project);
     let data = ws.data("swe-sessions");
     fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
     for s in sessions {
@@ -124,13 +161,18 @@ fn ensure_indexed(
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let t0 = Instant::now();
-    let summary = recall.index(PROJECT, &data, "session", reindex)?;
+    let mut summary = json!({ "sessions": recall.index(project, &data, "session", reindex)? });
+    if !draw.is_empty() {
+        let dir = ws.data("scale").join(project);
+        summary["distractors"] = draw.index(&dir, recall, project, reindex)?;
+    }
     eprintln!(
-        "eval: indexed {} sessions in {:.1}s",
+        "eval: indexed {} sessions ({} distractor chars) into {project} in {:.1}s",
         sessions.len(),
+        draw.chars(),
         t0.elapsed().as_secs_f64()
     );
-    ws.mark_indexed("swe-sessions", SIGNATURE, summary)
+    ws.mark_indexed(project, &signature, summary)
 }
 
 #[derive(Serialize)]
@@ -143,9 +185,11 @@ struct Scored {
     error: Option<String>,
 }
 
-/// Distinct sessions in rank order, each ranked by its best hit.
+/// Distinct sessions in rank order, each ranked by its best hit (a
+/// distractor ticket counts as one more item).
 fn score(o: &Outcome, gold: &str) -> Scored {
-    let ranked = distinct(&o.hits, |h: &Hit| h.session_id.clone(), DEPTH);
+    let item = |h: &Hit| h.session_id.clone().or_else(|| h.ticket_id.clone());
+    let ranked = distinct(&o.hits, item, DEPTH);
     let gold = HashSet::from([gold]);
     Scored {
         hit1: f64::from(u8::from(hit_at(&ranked, &gold, 1))),
@@ -165,17 +209,17 @@ struct QueryResult {
     floor: Option<Scored>,
 }
 
-/// The floor: one row per message, its session named.
-fn floor_of(sessions: &[Session]) -> Result<Floor> {
+/// The floor: one row per message, its session named; then the
+/// distractors' rows (a ticket's hit is an item of its own: its key).
+fn floor_of(sessions: &[Session], draw: &Draw) -> Result<Floor> {
     let rows = sessions.iter().flat_map(|s| {
-        let messages = s.line["messages"].as_array().cloned().unwrap_or_default();
-        messages.into_iter().map(|m| Row {
-            key: str_field(&m, "id"),
+        messages(s).iter().map(|m| Row {
+            key: str_field(m, "id"),
             session: Some(s.id.clone()),
-            body: str_field(&m, "content"),
+            body: str_field(m, "content"),
         })
     });
-    Floor::with_sessions(rows)
+    Floor::with_sessions(rows.chain(draw.rows()))
 }
 
 /// Run `swe-sessions` from `dir` in `ws` with `recall`, once per form in
@@ -188,10 +232,27 @@ pub fn run(
     recall: &Recall,
 ) -> Result<Vec<Run>> {
     let sessions = load_sessions(dir)?;
-    ensure_indexed(ws, recall, &sessions, common.reindex)?;
+    run_loaded(&sessions, dir, forms, &Scale::alone(), common, ws, recall)
+}
+
+/// Run `swe-sessions` on its loaded sessions (the queries are read from
+/// `dir`) at the size `scale` says; the sessions are undated, and so are
+/// their distractors.
+pub fn run_loaded(
+    sessions: &[Session],
+    dir: &Path,
+    forms: &[Form],
+    scale: &Scale,
+    common: &Common,
+    ws: &Workspace,
+    recall: &Recall,
+) -> Result<Vec<Run>> {
+    let project = scale.project(PROJECT);
+    let draw = scale.draw(&project, chars(sessions), None);
+    ensure_indexed(ws, recall, sessions, (&project, &draw), common.reindex)?;
     let floor = match common.no_floor {
         true => None,
-        false => Some(floor_of(&sessions)?),
+        false => Some(floor_of(sessions, &draw)?),
     };
     let limit = common.limit.unwrap_or(DEFAULT_LIMIT);
     let mut runs = Vec::new();
@@ -199,7 +260,7 @@ pub fn run(
         let queries = load_queries(dir, form, common.limit_questions)?;
         let t0 = Instant::now();
         let ours = par_map(&queries, common.workers, |q| {
-            recall.query(PROJECT, &q.text, limit)
+            recall.query(&project, &q.text, limit)
         });
         let wall_s = t0.elapsed().as_secs_f64();
         let floor_out: Option<Vec<Outcome>> = floor.as_ref().map(|f| {
@@ -288,5 +349,25 @@ mod tests {
         assert_eq!(s.sessions, ["a", "b", "g"]);
         assert_eq!((s.hit1, s.hit5), (0.0, 1.0));
         assert!((s.mrr - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    /// On the scale curve a distractor ticket is one more item.
+    #[test]
+    fn a_distractor_ticket_is_one_item() {
+        let ticket = Hit {
+            ticket_id: Some("x:jira:HDFS-1".into()),
+            ..Hit::default()
+        };
+        let gold = Hit {
+            session_id: Some("g".into()),
+            ..Hit::default()
+        };
+        let o = Outcome {
+            hits: vec![ticket.clone(), ticket, gold],
+            ..Outcome::default()
+        };
+        let s = score(&o, "g");
+        assert_eq!(s.sessions, ["x:jira:HDFS-1", "g"]);
+        assert_eq!(s.hit1, 0.0);
     }
 }
