@@ -10,7 +10,8 @@
 //! target/release/examples/eval beam ../shared/data/beam/beam_100k_500k.json.gz --merged --home HOME --project NAME [--summary OUT]
 //! target/release/examples/eval jira [../shared/data/jira-dups] [--keep-home DIR] [--json OUT]
 //! target/release/examples/eval swe [../shared/data/swe-sessions] [--titles | --full] [--keep-home DIR] [--json OUT]
-//! target/release/examples/eval all [--locomo PATH] [--beam PATH] [--scifact DIR] [--jira DIR] [--swe DIR] [--keep-home DIR] [--json OUT]
+//! target/release/examples/eval all [--locomo PATH] [--beam PATH] [--scifact DIR] [--jira DIR] [--swe DIR] [--scale] [--keep-home DIR] [--json OUT]
+//! target/release/examples/eval scale [--sizes 1,4,16] [--sets locomo,beam,beam-merged,jira,swe] [set paths as for all] [--keep-home DIR] [--json OUT]
 //! ```
 //!
 //! The harness builds nothing: it runs the `recall` binary given by
@@ -183,6 +184,62 @@
 //! `{"locomo","beam","beam_merged","scifact","jira","swe_titles","swe_full"}`, each the per-question
 //! results of that set. A set that fails is reported and skipped; the run
 //! then exits 2 after printing the others.
+//!
+//! `--scale` then runs the scale curve (below) with its defaults, in the
+//! same workspace, its `--json` going to `OUT` with the extension
+//! `.scale.json`. It is not run by default: it takes longer than every
+//! other set together (see `docs/benchmarks.md` for its wall time).
+//!
+//! # Scale curve (`scale`)
+//!
+//! Quality as history grows (issue #24 item 4): each set is run alone,
+//! then inside more unrelated history, and recall and the floor are
+//! printed at each size. `--sizes` (default `1,4,16`) counts characters
+//! (Unicode scalar values) of indexed text: the messages' contents of a
+//! session, the title and text of a ticket. Size `n` means each of the
+//! set's projects holds `n` times the set's own characters: the set and
+//! `n - 1` times as much distractor text (1 = the set alone, its usual
+//! projects and index). `--sets` (default all five:
+//! `locomo,beam,beam-merged,jira,swe`) chooses the sets: LoCoMo and BEAM
+//! (one project per conversation, each drawing its own distractors), BEAM
+//! merged (one project), jira-dups, and swe-sessions with title queries. Each set is
+//! run by its own code (conversion, queries, floor, metrics, per-set
+//! table on stderr) into the projects `<project>-x<n>`.
+//!
+//! Distractors come from every other set of the five (LoCoMo, BEAM,
+//! swe-sessions as sessions; jira-dups and SciFact as tickets), each in
+//! the form its set's converter writes. Each source is put in a fixed
+//! order (a seeded blake3 hash of its ids); a project draws from the
+//! source with the fewest characters drawn so far, starting at a place
+//! hashed from the project's name, taking each document that still fits
+//! what is left of the budget, never one twice. When the pool runs out
+//! (jira-dups reaches about 8x, swe-sessions about 4x, BEAM merged about
+//! 1.75x) the ratio reached is printed and the larger sizes are not run,
+//! being the same corpus. Every id a distractor carries (session,
+//! message, ticket) is written `x:<source>:<id>`, which no gold id starts
+//! with; each distractor is dated at an instant hashed from its id inside
+//! the set's own time span (a LoCoMo or BEAM conversation's session
+//! dates, jira-dups' creation dates; undated for swe-sessions), so that
+//! `--until` does not hide it and recency does not single it out.
+//!
+//! The floor indexes the same distractors beside the set's rows, by its
+//! usual rule: one row per message (its session named), one per ticket
+//! (title and text). In jira-dups and swe-sessions rankings a distractor
+//! session or ticket is one item that is not gold (jira-dups keeps those
+//! dated before the query, like its tickets); in LoCoMo and BEAM a
+//! distractor hit takes its share of the budget and of the top 5 hits,
+//! and a distractor session one of the first 5 sessions (a ticket hit has
+//! no session).
+//!
+//! Stdout gets one table `set | size | reached | metric | recall | floor |
+//! margin` (budget recall and session any@5 for LoCoMo and BEAM; nDCG@10,
+//! recall@10 and MRR for jira-dups; hit@1 and MRR for swe-sessions), then
+//! one row per set and size with the set's and the distractors'
+//! characters, the distractors' sessions and tickets, the characters each
+//! source gave, and the wall time (indexing, queries and floor). `--json
+//! OUT` writes `{"points": [...], "notes", "wall_s", "results":
+//! {"<set>": {"<size>": per-question results}}}`, each point holding its
+//! headlines and what its draws added.
 //!
 //! Every query is asked `--at` one fixed time (`--at WHEN`, by default
 //! 2026-11-25T12:00:00Z): recency and relative times ("last week") are

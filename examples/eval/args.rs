@@ -105,7 +105,7 @@ pub enum Dataset {
         #[arg(
             long,
             value_delimiter = ',',
-            default_value = "locomo,beam,jira,swe",
+            default_value = "locomo,beam,beam-merged,jira,swe",
             value_name = "SET,..."
         )]
         sets: Vec<Set>,

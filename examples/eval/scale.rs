@@ -41,7 +41,7 @@ pub enum Set {
 /// What `eval scale` (and `eval all --scale`) runs by default; `--sizes`
 /// and `--sets` say the same in their help.
 pub const DEFAULT_SIZES: &[u32] = &[1, 4, 16];
-pub const DEFAULT_SETS: &[Set] = &[Set::Locomo, Set::Beam, Set::Jira, Set::Swe];
+pub const DEFAULT_SETS: &[Set] = &[Set::Locomo, Set::Beam, Set::BeamMerged, Set::Jira, Set::Swe];
 
 /// A metric: its name in the table and its field in the per-question
 /// results (`ours.<field>`, `floor.<field>`).
