@@ -114,8 +114,10 @@ fn plan(
 }
 
 /// Weigh the terms of the question's title line (`sanitize::title_line`)
-/// `factor` times, in every plan: in the passage scores and the judge.
-/// Which terms are searched was chosen before, on their idf alone.
+/// `factor` times in every plan's passage scores, and search each of them
+/// twice (`Plan::stressed`), so bm25 counts them twice. Which terms are
+/// searched was chosen before, on their idf alone; the judge (`pooled`)
+/// weighs terms afresh, so calibration across lists is unchanged.
 fn emphasise_title(plans: &mut [Vec<(Table, Plan)>], query: &str, factor: f64) {
     let Some(title) = title_line(query) else {
         return;
