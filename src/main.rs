@@ -23,6 +23,9 @@ fn main() -> ExitCode {
         // time it took (`time.busy`).
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
+    // Test builds only (the dev-dependency turns fail points on): the
+    // `FAILPOINTS` variable stops a run where a crash would.
+    let _failpoints = fail::has_failpoints().then(fail::FailScenario::setup);
     match recall::cli::run() {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

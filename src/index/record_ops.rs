@@ -34,6 +34,10 @@ pub enum SecretPolicy {
     Redact,
 }
 
+/// Statements run with the hash a record file is about to have, committed
+/// before the file changes ([`RecordStore::save_journaled`]).
+pub type Journal<'j> = &'j dyn Fn(&Connection, &str) -> Result<()>;
+
 /// A record as found in a scope: its parsed content and its file.
 #[derive(Debug, Clone)]
 pub struct Located {
@@ -72,19 +76,55 @@ impl RecordStore<'_> {
     /// the record now lives. `previous` is the file it replaces, if any.
     pub fn save(
         &mut self,
+        record: Record,
+        previous: Option<&PathBuf>,
+        policy: SecretPolicy,
+    ) -> Result<Located> {
+        self.write(record, previous, policy, None)
+    }
+
+    /// [`save`](Self::save), first running `journal` with the hash the file
+    /// is about to have, in a transaction of its own that commits before
+    /// the file changes. Sync notes there what a pull writes, so a crash
+    /// after the file changed and before the pull noted it is not taken
+    /// for an edit made on this host.
+    pub fn save_journaled(
+        &mut self,
+        record: Record,
+        previous: Option<&PathBuf>,
+        policy: SecretPolicy,
+        journal: Journal,
+    ) -> Result<Located> {
+        self.write(record, previous, policy, Some(journal))
+    }
+
+    fn write(
+        &mut self,
         mut record: Record,
         previous: Option<&PathBuf>,
         policy: SecretPolicy,
+        journal: Option<Journal>,
     ) -> Result<Located> {
         screen_secrets(&mut record, policy)?;
         validate(&record, &self.limits).map_err(|(_, e)| e)?;
         let path = record_path(self.dir, record.meta.category, &record.meta.id);
         let text = render_record(&record)?;
         let moved = previous.filter(|p| **p != path);
+        if let Some(note) = journal {
+            // The same hash `upsert_record` computes from the file.
+            let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+            let tx = crate::store::begin_in_turn(self.conn)?;
+            note(&tx, &hash)?;
+            tx.commit()?;
+            fail::fail_point!("record-journaled");
+        }
         let tx = begin(self.conn, self.gate)?;
         let undo = Undo::before(&[&path], moved.map(PathBuf::as_path))?;
         let written = (|| {
             atomic_write(&path, text.as_bytes())?;
+            if journal.is_some() {
+                fail::fail_point!("record-file-written");
+            }
             // A reclassified record moves: the new file exists before the
             // old one is removed, so a crash in between never loses it.
             if let Some(old) = moved {

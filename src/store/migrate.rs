@@ -27,6 +27,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../schema/0006_fts_hashsize.sql"),
     ),
     ("0007_sync", include_str!("../../schema/0007_sync.sql")),
+    (
+        "0008_sync_journal",
+        include_str!("../../schema/0008_sync_journal.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

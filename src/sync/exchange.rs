@@ -8,7 +8,13 @@
 //! changed here and not yet pushed is not overwritten: it is pushed next and
 //! takes its place after the other version in the server's order, so every
 //! host ends with the same value. An agent's version never replaces a
-//! record a person wrote.
+//! record a person wrote. A pulled record's file hash is noted before the
+//! file is written ([`local::journal_pull`]), so a sync killed between the
+//! file and the note of the exchange does not take the pulled file for a
+//! change made here and push it back over newer versions. A push is noted
+//! the same way, with a token the server transaction stores as this host's
+//! receipt, so a sync killed after the server took a push and before this
+//! index noted it does not send that push again later ([`settle_push`]).
 //!
 //! Push sends each changed item as one row per (project, kind, key),
 //! replacing the older version (or becoming a tombstone) under the
@@ -96,6 +102,9 @@ pub fn pull(
     me: &Me,
     report: &mut ScopeReport,
 ) -> Result<()> {
+    // Before anything is compared: a record a killed pull had written is
+    // not an edit made here.
+    local::settle_pulls(conn)?;
     let mut cursor = local::cursor(conn)?;
     let first = cursor == 0;
     loop {
@@ -160,6 +169,7 @@ fn apply_batch(
                 Applied::State(h) => local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?,
                 Applied::Kept => report.kept_local += 1,
             }
+            local::forget_pull(&tx, &row.key)?;
             local::set_cursor(&tx, row.id)?;
             tx.commit()?;
             report.pulled += 1;
@@ -270,7 +280,9 @@ fn apply_record(
             .or_insert_with(|| a.clone().into());
     }
     let previous = here.as_ref().map(|h| dir.root.join(&h.path));
-    store.save(record, previous.as_ref(), SecretPolicy::Redact)?;
+    let journal = |c: &Connection, hash: &str| local::journal_pull(c, &row.key, hash);
+    store.save_journaled(record, previous.as_ref(), SecretPolicy::Redact, &journal)?;
+    fail::fail_point!("sync-pull-saved");
     let now_hash = local::record_by_key(conn, &row.key)?.map(|r| r.hash);
     Ok(Applied::State(now_hash))
 }
@@ -374,6 +386,14 @@ fn send(
     let hashes: Vec<&str> = batch.iter().map(|o| o.hash.as_str()).collect();
     let deleted: Vec<bool> = batch.iter().map(|o| o.body.is_none()).collect();
     let bodies: Vec<Option<&str>> = batch.iter().map(|o| o.body.as_deref()).collect();
+    let token = uuid::Uuid::new_v4().to_string();
+    local::journal_push(
+        conn,
+        &token,
+        batch
+            .iter()
+            .map(|o| (o.kind, o.key.as_str(), o.state.as_deref())),
+    )?;
     let mut tx = client.transaction().map_err(err)?;
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
@@ -394,11 +414,162 @@ fn send(
         ],
     )
     .map_err(err)?;
+    tx.execute(
+        "INSERT INTO recall_hosts(project, host, push_token) VALUES($1, $2, $3)
+         ON CONFLICT (project, host) DO UPDATE SET push_token = excluded.push_token",
+        &[&t.project, &me.host, &token],
+    )
+    .map_err(err)?;
     tx.commit().map_err(err)?;
-    let local_tx = begin_in_turn(conn)?;
-    for o in &batch {
-        local::set_state(&local_tx, o.kind, &o.key, o.state.as_deref())?;
-    }
-    local_tx.commit()?;
+    fail::fail_point!("sync-push-committed");
+    local::settle_push(conn, true)?;
     Ok(batch.len())
+}
+
+/// Settle a push a killed sync left noted: the server holds this host's
+/// receipt for it exactly when it committed.
+pub fn settle_push(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+) -> Result<()> {
+    let Some(token) = local::push_token(conn)? else {
+        return Ok(());
+    };
+    let receipt: Option<String> = client
+        .query_opt(
+            "SELECT push_token FROM recall_hosts WHERE project=$1 AND host=$2",
+            &[&t.project, &me.host],
+        )
+        .map_err(|e| describe(&e, url))?
+        .and_then(|r| r.get(0));
+    let took = receipt.as_deref() == Some(token.as_str());
+    let sent = local::settle_push(conn, took)?;
+    tracing::debug!(took, sent, "settled a push a killed sync left");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    use super::*;
+    use crate::index::{sync_records, Progress};
+    use crate::records::{render_record, Category, Record};
+    use crate::store::{Db, OpenMode, Scope};
+
+    const KEY: &str = "deploy-port";
+
+    /// Host b's version `n` of the record, as the server row `id`.
+    fn pulled(id: i64, n: usize) -> Row {
+        let now = jiff::Timestamp::from_second(1_767_225_600).unwrap();
+        let body = format!("Deploys listen on port 80{n:02}.");
+        let r = Record::new(
+            KEY,
+            Category::Decisions,
+            Scope::Project,
+            Source::Manual,
+            &body,
+            now,
+        );
+        let text = render_record(&r).unwrap();
+        Row {
+            id,
+            kind: Kind::Record,
+            key: KEY.into(),
+            host: "b".into(),
+            author: None,
+            hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+            deleted: false,
+            body: Some(text),
+        }
+    }
+
+    fn body_on_disk(dir: &ScopeDir) -> String {
+        let folder = dir.records_dir().join("decisions");
+        let file = std::fs::read_dir(&folder).unwrap().next().unwrap().unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        text.rsplit("---\n").next().unwrap().trim().to_string()
+    }
+
+    /// A sync killed at each point of a pulled record's write must not
+    /// leave the pulled file looking like an edit made here: pushed back
+    /// with a newer id, it would replace newer versions on every host.
+    #[test]
+    fn a_pull_killed_mid_write_is_not_taken_for_a_local_edit() {
+        let scenario = fail::FailScenario::setup();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = ScopeDir {
+            scope: Scope::Project,
+            root: tmp.path().join("scope"),
+        };
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
+        let conn = db.writer().unwrap();
+        let t = Target {
+            dir: &dir,
+            project: "p".into(),
+            sessions: false,
+            tickets: false,
+        };
+        let me = Me {
+            host: "a",
+            author: None,
+            limits: Limits::default(),
+            now: 1_767_225_600,
+        };
+        let mut report = ScopeReport::default();
+        apply_batch(conn, &t, &me, vec![pulled(1, 0)], true, &mut report).unwrap();
+        assert!(local::pending_records(conn).unwrap().is_empty());
+
+        let mut id = 1;
+        for point in ["record-journaled", "record-file-written", "sync-pull-saved"] {
+            id += 1;
+            fail::cfg(point, "panic").unwrap();
+            let killed = catch_unwind(AssertUnwindSafe(|| {
+                apply_batch(
+                    conn,
+                    &t,
+                    &me,
+                    vec![pulled(id, id as usize)],
+                    false,
+                    &mut report,
+                )
+            }));
+            fail::remove(point);
+            assert!(killed.is_err(), "{point}: the fail point was not reached");
+
+            // The next sync: the index reads the files, then pulls (here a
+            // newer version of the same row) and pushes what changed.
+            sync_records(conn, &dir, &me.limits, false, &Progress::hidden()).unwrap();
+            local::settle_pulls(conn).unwrap();
+            assert_eq!(
+                local::pending_records(conn).unwrap(),
+                vec![],
+                "{point}: the killed pull's file would be pushed back"
+            );
+            id += 1;
+            let kept = report.kept_local;
+            apply_batch(
+                conn,
+                &t,
+                &me,
+                vec![pulled(id, id as usize)],
+                false,
+                &mut report,
+            )
+            .unwrap();
+            assert_eq!(
+                report.kept_local, kept,
+                "{point}: the newer version was refused"
+            );
+            assert_eq!(
+                body_on_disk(&dir),
+                format!("Deploys listen on port 80{id:02}.")
+            );
+            assert!(local::pending_records(conn).unwrap().is_empty(), "{point}");
+        }
+        scenario.teardown();
+    }
 }

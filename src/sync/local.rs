@@ -7,6 +7,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::error::Result;
+use crate::store::begin_in_turn;
 
 /// What a change is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +107,99 @@ pub fn set_state(conn: &Connection, kind: Kind, key: &str, hash: Option<&str>) -
     Ok(())
 }
 
+/// Note the hash a pulled record's file is about to have, before the file
+/// is written (see `schema/0008_sync_journal.sql`).
+pub fn journal_pull(conn: &Connection, key: &str, hash: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO sync_pulling(key, hash) VALUES(?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET hash=excluded.hash",
+    )?
+    .execute(params![key, hash])?;
+    Ok(())
+}
+
+/// Drop a pull's note, in the transaction that records its outcome.
+pub fn forget_pull(conn: &Connection, key: &str) -> Result<()> {
+    conn.prepare_cached("DELETE FROM sync_pulling WHERE key=?1")?
+        .execute([key])?;
+    Ok(())
+}
+
+/// Settle what a killed pull left noted, once the index has read the record
+/// files again: a record whose file has the noted hash was written by that
+/// pull, so it counts as exchanged; any other note is stale (the pull died
+/// before its write, or the file was edited since, which is then a change
+/// to push). Returns how many records the pull had written.
+pub fn settle_pulls(conn: &mut Connection) -> Result<usize> {
+    let tx = begin_in_turn(conn)?;
+    let written = tx.execute(
+        "INSERT INTO sync_state(kind, key, hash)
+         SELECT 'record', p.key, p.hash FROM sync_pulling p
+         JOIN records r ON r.key = p.key AND r.file_hash = p.hash WHERE true
+         ON CONFLICT(kind, key) DO UPDATE SET hash=excluded.hash",
+        [],
+    )?;
+    tx.execute("DELETE FROM sync_pulling", [])?;
+    tx.commit()?;
+    Ok(written)
+}
+
+/// Note a batch about to be pushed under `token`, before the server
+/// transaction that stores the same token as this host's receipt.
+pub fn journal_push<'a>(
+    conn: &mut Connection,
+    token: &str,
+    items: impl IntoIterator<Item = (Kind, &'a str, Option<&'a str>)>,
+) -> Result<()> {
+    let tx = begin_in_turn(conn)?;
+    tx.execute("DELETE FROM sync_pushing", [])?;
+    {
+        let mut st =
+            tx.prepare_cached("INSERT INTO sync_pushing(kind, key, hash) VALUES(?1, ?2, ?3)")?;
+        for (kind, key, hash) in items {
+            st.execute(params![kind.as_str(), key, hash])?;
+        }
+    }
+    tx.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES('sync.push_token', ?1)
+         ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+    )?
+    .execute([token])?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The token of a push noted and not yet settled, if any.
+pub fn push_token(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM meta WHERE key='sync.push_token'")?
+        .query_row([], |r| r.get(0))
+        .optional()?)
+}
+
+/// Settle the noted push: when the server `took` it, what it sent counts as
+/// exchanged; either way the note goes. Returns the items settled as sent.
+pub fn settle_push(conn: &mut Connection, took: bool) -> Result<usize> {
+    let tx = begin_in_turn(conn)?;
+    let mut sent = 0;
+    if took {
+        let items: Vec<(String, String, Option<String>)> = tx
+            .prepare("SELECT kind, key, hash FROM sync_pushing")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (kind, key, hash) in items {
+            if let Some(kind) = Kind::parse(&kind) {
+                set_state(&tx, kind, &key, hash.as_deref())?;
+                sent += 1;
+            }
+        }
+    }
+    tx.execute("DELETE FROM sync_pushing", [])?;
+    tx.execute("DELETE FROM meta WHERE key='sync.push_token'", [])?;
+    tx.commit()?;
+    Ok(sent)
+}
+
 /// A record as the index holds it now.
 #[derive(Debug, Clone)]
 pub struct LocalRecord {
@@ -155,7 +249,9 @@ pub fn pending_records(conn: &Connection) -> Result<Vec<Pending>> {
     let mut st = conn.prepare(
         "SELECT r.key, r.file_hash, r.path FROM records r
          LEFT JOIN sync_state s ON s.kind='record' AND s.key=r.key
-         WHERE s.hash IS NULL OR s.hash <> r.file_hash ORDER BY r.rowid",
+         WHERE (s.hash IS NULL OR s.hash <> r.file_hash)
+           AND NOT EXISTS (SELECT 1 FROM sync_pulling p WHERE p.key=r.key AND p.hash=r.file_hash)
+         ORDER BY r.rowid",
     )?;
     for row in st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))? {
         let (key, hash, path): (String, String, String) = row?;

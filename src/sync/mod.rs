@@ -57,6 +57,7 @@ pub fn sync_scope(
         ..ScopeReport::default()
     };
     let t0 = std::time::Instant::now();
+    exchange::settle_push(client, url, conn, target, me)?;
     exchange::pull(client, url, conn, target, me, &mut report)?;
     report.pull_ms = t0.elapsed().as_millis() as u64;
     if pull_only {

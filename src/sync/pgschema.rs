@@ -11,8 +11,13 @@ use super::remote::{describe, RemoteUrl};
 use crate::error::{Error, Result};
 
 /// Every migration, in order; index `i` moves the schema to version `i + 1`.
-pub const PG_MIGRATIONS: &[(&str, &str)] =
-    &[("0001_init", include_str!("../../schema/pg/0001_init.sql"))];
+pub const PG_MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_init", include_str!("../../schema/pg/0001_init.sql")),
+    (
+        "0002_push_receipts",
+        include_str!("../../schema/pg/0002_push_receipts.sql"),
+    ),
+];
 
 /// The schema version this build reads and writes.
 pub const PG_SCHEMA_VERSION: i32 = PG_MIGRATIONS.len() as i32;

@@ -360,3 +360,46 @@ fn sessions_can_stay_local_while_records_are_shared() {
     let st = a.run(&["sync", "--status"]);
     assert!(st.contains("shares:     records, tickets"), "{st}");
 }
+
+/// A sync stopped after the server took its push and before this host
+/// noted it must not send that version again on its next sync: by then
+/// another host may have replaced it, and the older version would win.
+#[test]
+fn r_a_push_stopped_before_it_was_noted_is_not_sent_again() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    // Each host has pulled something, so neither is on its first sync
+    // (which takes the server's version of every key).
+    b.add("owner", "The platform team owns deploys");
+    b.sync();
+    a.sync();
+    a.add("port", "The API listens on port 8080");
+    let out = a
+        .cmd()
+        .env("FAILPOINTS", "sync-push-committed=panic")
+        .args(["sync"])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "the fail point was not reached (a test build has fail points on)"
+    );
+    b.sync();
+    assert_eq!(
+        b.body("port").as_deref(),
+        Some("The API listens on port 8080")
+    );
+    b.add("port", "The API listens on port 9090");
+    b.sync();
+    a.sync();
+    b.sync();
+    for h in [&a, &b] {
+        assert_eq!(
+            h.body("port").as_deref(),
+            Some("The API listens on port 9090"),
+            "{}",
+            h.home.display()
+        );
+    }
+}
