@@ -238,3 +238,36 @@ fn postgres_stopping_mid_sync_loses_nothing_and_the_next_sync_finishes() {
     let (all, distinct) = n.split_once('|').unwrap();
     assert_eq!(all, distinct, "duplicated rows");
 }
+
+/// A server an older recall created (schema version 1, before push
+/// receipts): a plain sync says to run `--init`, which upgrades it in
+/// place, and what the server held is still there.
+#[test]
+fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.add("port", "The API listens on port 8080");
+    a.sync();
+    pg.sql(
+        "team",
+        "ALTER TABLE recall_hosts DROP COLUMN push_token; DELETE FROM recall_schema WHERE version > 1",
+    );
+    let out = b.out(&["sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("schema 1") && err.contains("recall sync --init"),
+        "{err}"
+    );
+    b.init(&pg);
+    assert_eq!(
+        pg.sql("team", "SELECT max(version) FROM recall_schema"),
+        "2"
+    );
+    b.sync();
+    assert_eq!(
+        b.body("port").as_deref(),
+        Some("The API listens on port 8080")
+    );
+}
