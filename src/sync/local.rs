@@ -131,6 +131,13 @@ pub fn forget_pull(conn: &Connection, key: &str) -> Result<()> {
 /// before its write, or the file was edited since, which is then a change
 /// to push). Returns how many records the pull had written.
 pub fn settle_pulls(conn: &mut Connection) -> Result<usize> {
+    // The common case, nothing noted, takes no write lock.
+    let noted: bool = conn
+        .prepare_cached("SELECT EXISTS(SELECT 1 FROM sync_pulling)")?
+        .query_row([], |r| r.get(0))?;
+    if !noted {
+        return Ok(0);
+    }
     let tx = begin_in_turn(conn)?;
     let written = tx.execute(
         "INSERT INTO sync_state(kind, key, hash)
