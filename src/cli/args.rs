@@ -1,5 +1,10 @@
 //! The command line as typed: clap structs only. [`super::context`] turns
 //! them into validated options.
+//!
+//! The doc comments below are the `--help` text, written for a terminal:
+//! `[default: …]`, `<project>` and `[REDACTED:<kind>]` there are what a
+//! user reads, not rustdoc links or HTML.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 

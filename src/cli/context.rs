@@ -1,5 +1,5 @@
 //! Stage two of argument handling: flags, environment and config meet in
-//! one [`Memory`] (the library façade every command runs on).
+//! one [`Memory`](crate::Memory) (the library façade every command runs on).
 
 use anyhow::{Context as _, Result};
 

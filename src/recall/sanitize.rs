@@ -145,7 +145,7 @@ pub fn extract_terms(query: &str) -> Vec<Term> {
 const MAX_TITLE_CHARS: usize = 200;
 
 /// The first line of a question of several lines, when it reads as a
-/// title: not empty, at most [`MAX_TITLE_CHARS`], with more text after it.
+/// title: not empty, at most `MAX_TITLE_CHARS` (200), with more text after it.
 /// A ticket pasted as a question is its title, then its description.
 pub fn title_line(query: &str) -> Option<&str> {
     let query = query.trim_start();

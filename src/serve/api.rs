@@ -1,4 +1,4 @@
-//! The REST endpoints: translate HTTP to [`Memory`](crate::Memory) calls
+//! The REST endpoints: translate HTTP to [`crate::Memory`] calls
 //! and back. Project memories live under `/api/projects/{project}/memories`
 //! (`{project}` is a name or id, as `--project` takes), the user's under
 //! `/api/user/memories`; both take the same bodies.
