@@ -12,7 +12,7 @@ use super::hit::{Explain, Hit, HitKind, HitSource};
 use super::passage::{best_window, Block, Scorer};
 use super::plan::{Plan, Table};
 use super::request::Request;
-use super::subject::user_wrote;
+use super::subject::{tool_wrote, user_wrote};
 use super::tuning::Tuning;
 use crate::error::Result;
 use crate::store::ScopeDir;
@@ -40,6 +40,9 @@ pub struct Candidate {
     /// Session hits: the matched message is the user's, in a chat whose
     /// speakers are unnamed (see `recall::subject`).
     pub by_user: bool,
+    /// Session hits: a passage of a tool's output, so its session is an
+    /// agent's work on a task (see `rank::session_coverage`).
+    pub by_tool: bool,
 }
 
 /// Candidates fetched per table: enough for the limit, at least the tuned
@@ -166,6 +169,7 @@ fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidat
         rowid: r.get(0)?,
         range: None,
         by_user: false,
+        by_tool: false,
     })
 }
 
@@ -266,6 +270,7 @@ pub fn chunks(
             rowid: r.get(0)?,
             range,
             by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
+            by_tool: tool_wrote(&r.get::<_, String>(12)?),
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -339,6 +344,7 @@ pub fn tickets(
             rowid: r.get(0)?,
             range: None,
             by_user: false,
+            by_tool: false,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -154,7 +154,9 @@ pub struct Explain {
     pub salience: f64,
     /// Answer-type lifts that applied.
     pub lifts: Vec<Lift>,
-    /// Added for the other matching messages of its session.
+    /// Added for the other matching messages of its session (scaled by the
+    /// `session_coverage` lift when there is one, so the score is still the
+    /// product of the factors and lifts plus this).
     pub session_evidence: f64,
 }
 

@@ -209,14 +209,30 @@ impl Scorer {
     /// repeats a single common word covers little. 0 without terms. Needs
     /// a scorer from [`Scorer::for_coverage`] (or with proximity).
     pub fn covered(&self, text: &str) -> f64 {
+        let mut seen = vec![false; self.family_weights.len()];
+        self.mark_seen(text, &mut seen);
+        self.share(&seen)
+    }
+
+    /// Mark in `seen` (one flag per query word, see
+    /// [`Scorer::for_coverage`]) each word `text` holds.
+    pub fn mark_seen(&self, text: &str, seen: &mut [bool]) {
+        let toks = tokens(text);
+        for (_, mi, _) in self.matches(text, &toks) {
+            seen[self.matchers[mi].family] = true;
+        }
+    }
+
+    /// Query words, for [`Scorer::mark_seen`].
+    pub fn words(&self) -> usize {
+        self.family_weights.len()
+    }
+
+    /// The share of the query's weight the words marked in `seen` hold.
+    pub fn share(&self, seen: &[bool]) -> f64 {
         let total: f64 = self.family_weights.iter().sum();
         if total <= 0.0 {
             return 0.0;
-        }
-        let toks = tokens(text);
-        let mut seen = vec![false; self.family_weights.len()];
-        for (_, mi, _) in self.matches(text, &toks) {
-            seen[self.matchers[mi].family] = true;
         }
         let held: f64 = seen
             .iter()

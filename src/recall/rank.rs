@@ -198,6 +198,64 @@ pub fn session_evidence(list: &mut [Candidate], share: f64) {
     }
 }
 
+/// Session coverage, for agents' work sessions (those with tool output):
+/// how much of the question a session's candidates hold between them (each
+/// query word once, at its weight; see
+/// [`Scorer::covered`](super::passage::Scorer::covered)). Each hit of such
+/// a session is multiplied by `(coverage / best such coverage) ^ power`.
+/// An agent's session works on one task from start to end, so the session
+/// that worked on an issue names its whole title somewhere, while another
+/// may repeat its rarest word in one short tool output. A chat's session
+/// is a stretch of talk on many things, where the message that answers
+/// often holds few of the question's words: chat sessions are left alone.
+pub fn session_coverage(list: &mut [Candidate], cover: &super::passage::Scorer, power: f64) {
+    if power <= 0.0 || cover.words() == 0 {
+        return;
+    }
+    let work: HashSet<(usize, crate::store::Scope, &str)> = list
+        .iter()
+        .filter(|c| c.by_tool)
+        .filter_map(session_key)
+        .collect();
+    if work.is_empty() {
+        return;
+    }
+    let mut seen: HashMap<(usize, crate::store::Scope, &str), Vec<bool>> = HashMap::new();
+    for c in list.iter() {
+        if let Some(k) = session_key(c).filter(|k| work.contains(k)) {
+            let flags = seen.entry(k).or_insert_with(|| vec![false; cover.words()]);
+            cover.mark_seen(&c.hit.text, flags);
+        }
+    }
+    let shares: HashMap<(usize, crate::store::Scope, String), f64> = seen
+        .into_iter()
+        .map(|((t, scope, s), flags)| ((t, scope, s.to_string()), cover.share(&flags)))
+        .collect();
+    let best = shares.values().copied().fold(0.0, f64::max);
+    if best <= 0.0 {
+        return;
+    }
+    for c in list.iter_mut() {
+        let Some((t, scope, s)) = session_key(c) else {
+            continue;
+        };
+        let Some(share) = shares.get(&(t, scope, s.to_string())) else {
+            continue;
+        };
+        let f = (share / best).powf(power);
+        c.hit.score *= f;
+        if let Some(e) = c.hit.explain.as_mut() {
+            // Scales the evidence already added too, so the breakdown
+            // still multiplies out: score = product of factors + evidence.
+            e.session_evidence *= f;
+            e.lifts.push(super::hit::Lift {
+                name: "session_coverage".into(),
+                factor: f,
+            });
+        }
+    }
+}
+
 fn session_key(c: &Candidate) -> Option<(usize, crate::store::Scope, &str)> {
     if c.hit.kind != HitKind::Session {
         return None;
@@ -437,6 +495,7 @@ mod tests {
             rowid: msg,
             range: Some((msg, msg)),
             by_user: false,
+            by_tool: false,
         }
     }
 
@@ -453,6 +512,65 @@ mod tests {
         assert_eq!(out[0].hit.source.message_ids, ["m3", "m4"]);
         assert_eq!(out[0].range, Some((3, 4)));
         assert_eq!(out[1].hit.text, "five");
+    }
+
+    /// The session that names every word of the question across its
+    /// messages outranks one whose single short message holds only the
+    /// rarest word, even when that message scored higher alone.
+    #[test]
+    fn session_coverage_lifts_the_session_that_holds_the_whole_question() {
+        use crate::recall::plan::Weighted;
+        use crate::recall::sanitize::{Term, TermKind};
+        let terms: Vec<Weighted> = [("parse_duration", 3.0), ("negative", 2.0)]
+            .iter()
+            .map(|(t, w)| Weighted {
+                term: Term {
+                    text: t.to_string(),
+                    kind: TermKind::Word,
+                },
+                df: 1,
+                exact: true,
+                weight: *w,
+            })
+            .collect();
+        let cover = super::super::passage::Scorer::for_coverage(&terms);
+        let mut list = vec![
+            message("other", 1, "def parse_duration(value):"),
+            message("gold", 2, "parse_duration fails here"),
+            message("gold", 3, "a negative value is the case"),
+            message("neither", 4, "nothing to see"),
+            message("chat", 5, "parse_duration"),
+        ];
+        // Every session but the chat has tool output somewhere.
+        for c in &mut list[..4] {
+            c.by_tool = true;
+        }
+        list[4].hit.score = 0.3;
+        list[0].hit.score = 1.0;
+        list[1].hit.score = 0.8;
+        list[2].hit.score = 0.5;
+        list[3].hit.score = 0.4;
+        session_coverage(&mut list, &cover, 1.0);
+        let score = |i: usize| list[i].hit.score;
+        assert!(
+            (score(1) - 0.8).abs() < 1e-9,
+            "the best session keeps its scores"
+        );
+        assert!(
+            (score(0) - 0.6).abs() < 1e-9,
+            "3 of 5 of the weight: {}",
+            score(0)
+        );
+        assert!(score(1) > score(0));
+        assert_eq!(score(3), 0.0, "a session holding no word of the question");
+        assert_eq!(score(4), 0.3, "a chat's session is left alone");
+        let before: Vec<f64> = list.iter().map(|c| c.hit.score).collect();
+        session_coverage(&mut list, &cover, 0.0);
+        assert_eq!(
+            before,
+            list.iter().map(|c| c.hit.score).collect::<Vec<_>>(),
+            "0 is off"
+        );
     }
 
     /// Regression (CI, proptest case `limit 8, budget 557`): the separator a

@@ -29,12 +29,13 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     timings.insert("plan".into(), ms(t0));
     // The question's weights over every table at once: they calibrate the
     // lists against each other (see `rank::calibrate`) and mark snippets.
-    let judge = Scorer::new(&pooled(plans.iter().flatten().map(|(_, p)| p)));
+    let terms_pooled = pooled(plans.iter().flatten().map(|(_, p)| p));
+    let judge = Scorer::new(&terms_pooled);
     let (mut all, fetch_ms) = fetch(targets, req, &plans, &judge)?;
     timings.insert("fetch".into(), fetch_ms);
     timings.insert("search".into(), ms(t0));
     let t1 = Instant::now();
-    lift(&mut all, req);
+    lift(&mut all, req, &terms_pooled);
     let list = select(targets, req, all, &judge);
     let (mut hits, touched) = number(list);
     if !req.explain {
@@ -187,8 +188,8 @@ fn fetch(
 
 /// Stage 3, lift: the kind weight and boosts of each candidate, the
 /// answer-type lifts the question asks for (a time, the user, a period),
-/// and session evidence.
-fn lift(all: &mut [Candidate], req: &Request) {
+/// session evidence, and session coverage (over the pooled `terms`).
+fn lift(all: &mut [Candidate], req: &Request, terms: &[Weighted]) {
     let (now, as_of) = (req.now.as_second(), req.as_of());
     for c in all.iter_mut() {
         rank::boost(c, &req.tuning, now, as_of);
@@ -215,6 +216,10 @@ fn lift(all: &mut [Candidate], req: &Request) {
         rank::answer_type(all, "period", in_period, req.tuning.period_boost);
     }
     rank::session_evidence(all, req.tuning.session_share);
+    if req.tuning.session_coverage_power > 0.0 {
+        let cover = Scorer::for_coverage(terms);
+        rank::session_coverage(all, &cover, req.tuning.session_coverage_power);
+    }
 }
 
 /// Stage 4, select: best first, one message at a time within the caps

@@ -38,6 +38,16 @@ pub struct Tuning {
     /// mean of its session's next two best hits, so a session with several
     /// matching messages outranks one lucky message.
     pub session_share: f64,
+    /// Session coverage, for agents' work sessions (those with tool
+    /// output; chat sessions are left alone): each of their hits is scaled
+    /// by `(coverage / best coverage) ^ session_coverage_power`, where a
+    /// session's coverage is the share of the question (each word once, at
+    /// its idf) its candidates hold between them. So the session that
+    /// worked on an issue, which names all of its title somewhere,
+    /// outranks one whose short tool output holds its rarest word. 0 turns
+    /// it off. 0.5 against 0: swe-sessions hit@1 +0.026 (titles) and
+    /// +0.012 (full issues); no chat set changes, having no tool output.
+    pub session_coverage_power: f64,
     /// Near-duplicate threshold (Jaccard of word sets).
     pub max_jaccard: f64,
     /// Kind weights.
@@ -169,6 +179,7 @@ impl Default for Tuning {
             context_chars: 150,
             lead_context_chars: 600,
             session_share: 0.3,
+            session_coverage_power: 0.5,
             max_jaccard: 0.8,
             weight_record: 1.0,
             weight_ticket: 0.85,
@@ -218,6 +229,12 @@ impl Tuning {
         }
         let numbers = [
             ("recall.tuning.session_share", self.session_share, 0.0, 1.0),
+            (
+                "recall.tuning.session_coverage_power",
+                self.session_coverage_power,
+                0.0,
+                4.0,
+            ),
             ("recall.tuning.max_jaccard", self.max_jaccard, 0.0, 1.0),
             (
                 "recall.tuning.weight_record",

@@ -498,3 +498,45 @@ fn explain_takes_each_score_apart() {
     assert!(plain["hits"][0].get("explain").is_none(), "{plain:#}");
     assert!(!env.run(&["query", q]).contains("why:"));
 }
+
+/// An issue's title finds the agent session that worked on it: that
+/// session names every word of the title somewhere, while another holds
+/// only its rarest word, in one short tool output that scores higher on
+/// its own (`session_coverage_power`; with it off, the short output wins).
+#[test]
+fn an_issue_title_finds_the_agent_session_that_holds_all_of_it() {
+    let env = Env::new();
+    // The title's other words are common here; parse_duration is rare.
+    index_unrelated_sessions(
+        &env,
+        &[
+            "the negative numbers",
+            "the durations chart",
+            "the fix for the build",
+        ],
+    );
+    env.index_transcript(
+        "other.jsonl",
+        &[
+            r#"{"role":"assistant","content":"Let me look for the helpers."}"#,
+            r#"{"role":"tool","content":"def parse_duration(value, fmt=None):"}"#,
+            r#"{"role":"assistant","content":"That is the helper; the bug is elsewhere, in the template filters."}"#,
+        ],
+    );
+    env.index_transcript(
+        "work.jsonl",
+        &[
+            r#"{"role":"assistant","content":"I will reproduce the bug with a negative value first, then read the regex in utils/dateparse.py that parse_duration uses to split days, hours, minutes and seconds of the input string."}"#,
+            r#"{"role":"tool","content":"python -c 'print(parse_duration(\"-1:15:30\"))' returned None, so negative durations with hours are not parsed by the pattern at all, while positive ones with the same hours, minutes and seconds come back as timedelta values."}"#,
+            r#"{"role":"assistant","content":"The lookahead in the hours group must allow the minus sign; I changed it and the fix now parses negative durations."}"#,
+        ],
+    );
+    let q = "Fix parse_duration() for some negative durations";
+    assert_lift_decides(
+        &env,
+        q,
+        "session_coverage_power = 0.0",
+        "work.jsonl",
+        "other.jsonl",
+    );
+}
