@@ -224,7 +224,10 @@ pub fn session_coverage(list: &mut [Candidate], cover: &super::passage::Scorer, 
     for c in list.iter() {
         if let Some(k) = session_key(c).filter(|k| work.contains(k)) {
             let flags = seen.entry(k).or_insert_with(|| vec![false; cover.words()]);
-            cover.mark_seen(&c.hit.text, flags);
+            // A session that holds every word already needs no more reading.
+            if !flags.iter().all(|&f| f) {
+                cover.mark_seen(&c.hit.text, flags);
+            }
         }
     }
     let shares: HashMap<(usize, crate::store::Scope, String), f64> = seen
