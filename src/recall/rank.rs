@@ -230,19 +230,21 @@ pub fn session_coverage(list: &mut [Candidate], cover: &super::passage::Scorer, 
             }
         }
     }
-    let shares: HashMap<(usize, crate::store::Scope, String), f64> = seen
+    let shares: HashMap<_, f64> = seen
         .into_iter()
-        .map(|((t, scope, s), flags)| ((t, scope, s.to_string()), cover.share(&flags)))
+        .map(|(k, flags)| (k, cover.share(&flags)))
         .collect();
     let best = shares.values().copied().fold(0.0, f64::max);
     if best <= 0.0 {
         return;
     }
-    for c in list.iter_mut() {
-        let Some((t, scope, s)) = session_key(c) else {
-            continue;
-        };
-        let Some(share) = shares.get(&(t, scope, s.to_string())) else {
+    // Each candidate's share, looked up while the list is only borrowed.
+    let each: Vec<Option<f64>> = list
+        .iter()
+        .map(|c| session_key(c).and_then(|k| shares.get(&k).copied()))
+        .collect();
+    for (c, share) in list.iter_mut().zip(each) {
+        let Some(share) = share else {
             continue;
         };
         let f = (share / best).powf(power);

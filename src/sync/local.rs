@@ -33,6 +33,9 @@ impl Kind {
     }
 }
 
+/// The `meta` key of a push noted and not yet settled (see [`journal_push`]).
+const PUSH_TOKEN: &str = "sync.push_token";
+
 /// A hash that matches no content: the item must be pushed again (a
 /// person's record kept against an agent's version from another host).
 pub const MUST_PUSH: &str = "!";
@@ -48,11 +51,14 @@ pub fn last_sync(conn: &Connection) -> Result<Option<i64>> {
 }
 
 fn meta_i64(conn: &Connection, key: &str) -> Result<Option<i64>> {
-    let v: Option<String> = conn
+    Ok(meta(conn, key)?.and_then(|v| v.parse().ok()))
+}
+
+fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    Ok(conn
         .prepare_cached("SELECT value FROM meta WHERE key=?1")?
         .query_row([key], |r| r.get(0))
-        .optional()?;
-    Ok(v.and_then(|v| v.parse().ok()))
+        .optional()?)
 }
 
 /// Store the cursor, inside the transaction that applied the change.
@@ -75,7 +81,7 @@ pub fn set_last_sync(conn: &Connection, now: i64) -> Result<()> {
     set_meta(conn, "sync.last", now)
 }
 
-fn set_meta(conn: &Connection, key: &str, v: i64) -> Result<()> {
+fn set_meta(conn: &Connection, key: &str, v: impl ToString) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO meta(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
     )?
@@ -167,21 +173,14 @@ pub fn journal_push<'a>(
             st.execute(params![kind.as_str(), key, hash])?;
         }
     }
-    tx.prepare_cached(
-        "INSERT INTO meta(key, value) VALUES('sync.push_token', ?1)
-         ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-    )?
-    .execute([token])?;
+    set_meta(&tx, PUSH_TOKEN, token)?;
     tx.commit()?;
     Ok(())
 }
 
 /// The token of a push noted and not yet settled, if any.
 pub fn push_token(conn: &Connection) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT value FROM meta WHERE key='sync.push_token'")?
-        .query_row([], |r| r.get(0))
-        .optional()?)
+    meta(conn, PUSH_TOKEN)
 }
 
 /// Settle the noted push: when the server `took` it, what it sent counts as
@@ -202,7 +201,7 @@ pub fn settle_push(conn: &mut Connection, took: bool) -> Result<usize> {
         }
     }
     tx.execute("DELETE FROM sync_pushing", [])?;
-    tx.execute("DELETE FROM meta WHERE key='sync.push_token'", [])?;
+    tx.execute("DELETE FROM meta WHERE key=?1", [PUSH_TOKEN])?;
     tx.commit()?;
     Ok(sent)
 }
