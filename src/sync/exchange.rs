@@ -254,6 +254,10 @@ fn apply_record(
         if let Some(h) = &here {
             store.delete(&h.id)?;
         }
+        // A sync killed here has not moved the cursor: the next one pulls
+        // this row (or a newer version of the key) again before it pushes,
+        // so the deletion is not taken for one made here.
+        fail::fail_point!("sync-pull-deleted");
         return Ok(Applied::State(None));
     };
     let where_ = Path::new("sync").join(&row.host).join(&row.key);
@@ -570,6 +574,65 @@ mod tests {
             );
             assert!(local::pending_records(conn).unwrap().is_empty(), "{point}");
         }
+        scenario.teardown();
+    }
+
+    /// A sync killed after a pulled deletion removed the file, before the
+    /// exchange was noted: the next sync pulls the same row again (the
+    /// cursor did not move) and nothing is left to push, not even the
+    /// deletion back as this host's own.
+    #[test]
+    fn a_pulled_deletion_killed_before_it_was_noted_is_not_sent_back() {
+        let scenario = fail::FailScenario::setup();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = ScopeDir {
+            scope: Scope::Project,
+            root: tmp.path().join("scope"),
+        };
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
+        let conn = db.writer().unwrap();
+        let t = Target {
+            dir: &dir,
+            project: "p".into(),
+            sessions: false,
+            tickets: false,
+        };
+        let me = Me {
+            host: "a",
+            author: None,
+            limits: Limits::default(),
+            now: 1_767_225_600,
+        };
+        let mut report = ScopeReport::default();
+        apply_batch(conn, &t, &me, vec![pulled(1, 0)], true, &mut report).unwrap();
+        let tombstone = || Row {
+            deleted: true,
+            body: None,
+            ..pulled(2, 0)
+        };
+
+        fail::cfg("sync-pull-deleted", "panic").unwrap();
+        let killed = catch_unwind(AssertUnwindSafe(|| {
+            apply_batch(conn, &t, &me, vec![tombstone()], false, &mut report)
+        }));
+        fail::remove("sync-pull-deleted");
+        assert!(killed.is_err(), "the fail point was not reached");
+        assert_eq!(local::cursor(conn).unwrap(), 1, "the cursor moved");
+        assert!(
+            !dir.records_dir().join("decisions").exists()
+                || std::fs::read_dir(dir.records_dir().join("decisions"))
+                    .unwrap()
+                    .next()
+                    .is_none(),
+            "the file was not deleted"
+        );
+
+        // The next sync reads the files, pulls from the cursor, then pushes.
+        sync_records(conn, &dir, &me.limits, false, &Progress::hidden()).unwrap();
+        local::settle_pulls(conn).unwrap();
+        apply_batch(conn, &t, &me, vec![tombstone()], false, &mut report).unwrap();
+        assert_eq!(local::pending_records(conn).unwrap(), vec![]);
+        assert_eq!(local::state(conn, Kind::Record, KEY).unwrap(), None);
         scenario.teardown();
     }
 }
