@@ -491,6 +491,33 @@ mod tests {
         }
     }
 
+    fn scope_dir(tmp: &tempfile::TempDir) -> ScopeDir {
+        ScopeDir {
+            scope: Scope::Project,
+            root: tmp.path().join("scope"),
+        }
+    }
+
+    /// The scope's exchange target: records only.
+    fn target(dir: &ScopeDir) -> Target<'_> {
+        Target {
+            dir,
+            project: "p".into(),
+            sessions: false,
+            tickets: false,
+        }
+    }
+
+    /// This host, pulling what host b sent.
+    fn host_a() -> Me<'static> {
+        Me {
+            host: "a",
+            author: None,
+            limits: Limits::default(),
+            now: 1_767_225_600,
+        }
+    }
+
     fn body_on_disk(dir: &ScopeDir) -> String {
         let folder = dir.records_dir().join("decisions");
         let file = std::fs::read_dir(&folder).unwrap().next().unwrap().unwrap();
@@ -505,24 +532,10 @@ mod tests {
     fn a_pull_killed_mid_write_is_not_taken_for_a_local_edit() {
         let scenario = fail::FailScenario::setup();
         let tmp = tempfile::tempdir().unwrap();
-        let dir = ScopeDir {
-            scope: Scope::Project,
-            root: tmp.path().join("scope"),
-        };
+        let dir = scope_dir(&tmp);
         let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
         let conn = db.writer().unwrap();
-        let t = Target {
-            dir: &dir,
-            project: "p".into(),
-            sessions: false,
-            tickets: false,
-        };
-        let me = Me {
-            host: "a",
-            author: None,
-            limits: Limits::default(),
-            now: 1_767_225_600,
-        };
+        let (t, me) = (target(&dir), host_a());
         let mut report = ScopeReport::default();
         apply_batch(conn, &t, &me, vec![pulled(1, 0)], true, &mut report).unwrap();
         assert!(local::pending_records(conn).unwrap().is_empty());
@@ -585,24 +598,10 @@ mod tests {
     fn a_pulled_deletion_killed_before_it_was_noted_is_not_sent_back() {
         let scenario = fail::FailScenario::setup();
         let tmp = tempfile::tempdir().unwrap();
-        let dir = ScopeDir {
-            scope: Scope::Project,
-            root: tmp.path().join("scope"),
-        };
+        let dir = scope_dir(&tmp);
         let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
         let conn = db.writer().unwrap();
-        let t = Target {
-            dir: &dir,
-            project: "p".into(),
-            sessions: false,
-            tickets: false,
-        };
-        let me = Me {
-            host: "a",
-            author: None,
-            limits: Limits::default(),
-            now: 1_767_225_600,
-        };
+        let (t, me) = (target(&dir), host_a());
         let mut report = ScopeReport::default();
         apply_batch(conn, &t, &me, vec![pulled(1, 0)], true, &mut report).unwrap();
         let tombstone = || Row {
