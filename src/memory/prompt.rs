@@ -325,6 +325,7 @@ mod tests {
             importance: 0,
             updated: None,
             explain: None,
+            stale_by: None,
         }
     }
 

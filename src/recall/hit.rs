@@ -115,6 +115,11 @@ pub struct Hit {
     /// and dropped from the response unless asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Explain>,
+    /// The id of a newer hit in the same answer that states a different
+    /// value for the same thing (`recall::stale`): this one may be out of
+    /// date.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_by: Option<String>,
 }
 
 /// One answer-type lift: `time` (the question asks when), `user` (the

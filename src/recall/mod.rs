@@ -5,7 +5,8 @@
 //! Flow: [`sanitize`](mod@sanitize) (text → terms) → [`plan`] (terms weighted and
 //! selected per table by document frequency) → `candidates` (bm25 per
 //! table, session chunks cut to their best window by `passage`) → `rank`
-//! (normalise, fuse, boost, merge, dedupe) → [`Response`].
+//! (normalise, fuse, boost, merge, dedupe) → `stale` (newer facts above
+//! the older ones they update) → [`Response`].
 
 mod candidates;
 mod context;
@@ -20,6 +21,7 @@ mod request;
 mod salience;
 pub mod sanitize;
 mod search;
+mod stale;
 mod stopwords;
 mod subject;
 pub mod summary;

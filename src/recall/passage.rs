@@ -66,6 +66,21 @@ struct Matcher {
 /// other: adjacent, or with up to two words between them.
 const NEAR: usize = 3;
 
+/// Tokens (at most) from a query word to a value after it for the value to
+/// be stated about that word: "port 8080", "Node is 20", "the port is now
+/// 9090".
+const NEAR_VALUE: usize = 3;
+
+/// What a text says about a question (see [`Scorer::stated`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stated {
+    /// The query words it holds, as family numbers, sorted.
+    pub families: Vec<usize>,
+    /// The values it states, each under the query word (family number)
+    /// nearest before it; lowercased.
+    pub values: std::collections::BTreeMap<usize, std::collections::BTreeSet<String>>,
+}
+
 /// Scores texts against a plan's terms.
 pub struct Scorer {
     matchers: Vec<Matcher>,
@@ -241,6 +256,59 @@ impl Scorer {
             .map(|(_, w)| w)
             .sum();
         held / total
+    }
+
+    /// What `text` says about the question: the query words it holds (as
+    /// family numbers, sorted) and the values it states about them. A value
+    /// is a run of tokens holding a digit, joined by `.`, `:` or `-` (a
+    /// version `3.2.1`, a port `8080`, a size `2GB`, a time `10:30`), that
+    /// starts at most [`NEAR_VALUE`] tokens after a query word; it is
+    /// stated about the nearest such word. Needs a scorer from
+    /// [`Scorer::for_coverage`].
+    pub fn stated(&self, text: &str) -> Stated {
+        let toks = tokens(text);
+        let found = self.matches(text, &toks);
+        let mut families: Vec<usize> = found
+            .iter()
+            .map(|&(_, mi, _)| self.matchers[mi].family)
+            .collect();
+        families.sort_unstable();
+        families.dedup();
+        // The query word a value at token `i` is about: the nearest one
+        // that ends before it, at most NEAR_VALUE tokens back.
+        let about = |i: usize| {
+            found
+                .iter()
+                .map(|&(at, mi, _)| (at + self.matchers[mi].words.len().max(1), mi))
+                .filter(|&(end, _)| end <= i && i - end < NEAR_VALUE)
+                .max_by_key(|&(end, _)| end)
+                .map(|(_, mi)| self.matchers[mi].family)
+        };
+        let digit = |t: &Token| text[t.start..t.end].bytes().any(|b| b.is_ascii_digit());
+        let mut values =
+            std::collections::BTreeMap::<usize, std::collections::BTreeSet<String>>::new();
+        let mut i = 0;
+        while i < toks.len() {
+            if !digit(&toks[i]) {
+                i += 1;
+                continue;
+            }
+            let first = i;
+            while i + 1 < toks.len()
+                && matches!(&text[toks[i].end..toks[i + 1].start], "." | ":" | "-")
+                && toks[i + 1].start > toks[i].end
+            {
+                i += 1;
+            }
+            if let Some(f) = about(first) {
+                values
+                    .entry(f)
+                    .or_default()
+                    .insert(text[toks[first].start..toks[i].end].to_lowercase());
+            }
+            i += 1;
+        }
+        Stated { families, values }
     }
 
     /// Group the terms by query word: a word, its stem and its other forms

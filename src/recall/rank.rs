@@ -489,6 +489,7 @@ mod tests {
                 importance: 50,
                 updated: None,
                 explain: None,
+                stale_by: None,
             },
             bm25: 1.0,
             passage: 1.0,

@@ -36,7 +36,8 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     timings.insert("search".into(), ms(t0));
     let t1 = Instant::now();
     lift(&mut all, req, &terms_pooled);
-    let list = select(targets, req, all, &judge);
+    let mut list = select(targets, req, all, &judge);
+    super::stale::newer_first(&mut list, &terms_pooled);
     let (mut hits, touched) = number(list);
     if !req.explain {
         for h in &mut hits {

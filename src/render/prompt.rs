@@ -65,15 +65,24 @@ fn shown_text(h: &Hit, named: &[String]) -> Option<String> {
 
 /// A hit as one list item; `None` for a session passage that was nothing
 /// but tool output the question names nothing in.
-fn item(h: &Hit, named: &[String]) -> Option<String> {
+/// `newer` is the hit that makes `h` possibly stale (`Hit::stale_by`).
+fn item(h: &Hit, named: &[String], newer: Option<&Hit>) -> Option<String> {
     let text = shown_text(h, named)?.replace('\n', "\n  ");
     let cat = h
         .category
         .as_deref()
         .map(|c| format!(" ({c})"))
         .unwrap_or_default();
+    let stale = newer
+        .map(|n| {
+            format!(
+                "  _possibly stale: the newer {} says otherwise_\n",
+                reference(n)
+            )
+        })
+        .unwrap_or_default();
     Some(format!(
-        "- **{}**{cat}: {text}\n  _source: {}_\n",
+        "- **{}**{cat}: {text}\n  _source: {}_\n{stale}",
         h.title.trim(),
         reference(h)
     ))
@@ -272,7 +281,11 @@ pub fn render_prompt_shown(resp: &Response, opts: PromptOptions) -> (String, Vec
             } else {
                 String::new()
             };
-            let Some(item) = item(h, &named) else {
+            let newer = h
+                .stale_by
+                .as_deref()
+                .and_then(|id| resp.hits.iter().find(|n| n.id == id));
+            let Some(item) = item(h, &named, newer) else {
                 continue;
             };
             let piece = format!("{heading}{item}");
@@ -324,6 +337,47 @@ assistant: Fixed: the borrow ends before the push now.";
         );
     }
 
+    /// An older hit a newer one updates says so under it.
+    #[test]
+    fn a_stale_hit_names_the_newer_one() {
+        use crate::recall::{HitSource, Response};
+        let hit = |id: &str, text: &str, stale_by: Option<&str>| Hit {
+            rank: 1,
+            score: 1.0,
+            kind: HitKind::Record,
+            scope: Scope::Project,
+            id: id.into(),
+            category: Some("decisions".into()),
+            title: id.into(),
+            snippet: String::new(),
+            text: text.into(),
+            source: HitSource::at(format!("{id}.md")),
+            pinned: false,
+            importance: 50,
+            updated: None,
+            explain: None,
+            stale_by: stale_by.map(str::to_string),
+        };
+        let resp = Response {
+            query: "api port".into(),
+            terms: Vec::new(),
+            hits: vec![
+                hit("port-now", "The api listens on 9090.", None),
+                hit("port-then", "The api listens on 8080.", Some("port-now")),
+            ],
+            timings_ms: Default::default(),
+            touched: Vec::new(),
+        };
+        let text = render_prompt(&resp, PromptOptions { max_tokens: 2000 });
+        assert!(
+            text.contains(
+                "The api listens on 8080.\n  _source: record port-then_\n  _possibly stale: the newer record port-now says otherwise_"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("_possibly stale:").count(), 1, "{text}");
+    }
+
     /// A passage that was nothing but unnamed tool output is not shown,
     /// and not counted as shown (the hook would not give it again).
     #[test]
@@ -348,6 +402,7 @@ assistant: Fixed: the borrow ends before the push now.";
             importance: 0,
             updated: None,
             explain: None,
+            stale_by: None,
         };
         let dump = format!("tool: {}", "fn main() {} ".repeat(40));
         let resp = Response {

@@ -56,6 +56,17 @@ pub fn render_snippets(resp: &Response, style: Style) -> String {
         );
         let _ = writeln!(out, "   {}", highlight(&h.snippet, open, close));
         let _ = writeln!(out, "   {dim}{}{reset}", source_line(h));
+        if let Some(newer) = resp
+            .hits
+            .iter()
+            .find(|n| Some(&n.id) == h.stale_by.as_ref())
+        {
+            let _ = writeln!(
+                out,
+                "   {dim}possibly stale: the newer hit {} says otherwise{reset}",
+                newer.rank
+            );
+        }
         if let Some(e) = &h.explain {
             let _ = writeln!(out, "   {dim}why: {}{reset}", why(e));
         }

@@ -540,3 +540,61 @@ fn an_issue_title_finds_the_agent_session_that_holds_all_of_it() {
         "other.jsonl",
     );
 }
+
+/// Newer facts win (issue 24 item 6): two records give the api's port,
+/// the older one ranks higher on its words alone; the newer moves above
+/// it, the older is marked in JSON and in the prompt format.
+#[test]
+fn a_newer_record_with_another_value_ranks_above_the_older() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A first fact so the project exists.");
+    let dir = env.project_dir().join("records");
+    let write = |id: &str, day: &str, body: &str| {
+        let text = format!(
+            "---\nid: {id}\nkey: {id}\ncategory: decisions\nscope: project\nsource: manual\n\
+             created: 2025-{day}T00:00:00Z\nupdated: 2025-{day}T00:00:00Z\n---\n\n{body}\n"
+        );
+        std::fs::write(dir.join("decisions").join(format!("{id}.md")), text).unwrap();
+    };
+    write(
+        "api-port-old",
+        "01-10",
+        "The api server port is 8080. The api server port is fixed in config.",
+    );
+    write(
+        "api-port-new",
+        "06-10",
+        "We moved the api server to port 9090.",
+    );
+    let args = [
+        "--kind",
+        "record",
+        "--at",
+        "2025-07-01T00:00:00Z",
+        "api server port",
+    ];
+    let (_, v) = query_json(&env, &args);
+    let got: Vec<(String, Value)> = hits(&v)
+        .iter()
+        .map(|h| (h["id"].as_str().unwrap().to_string(), h["stale_by"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("api-port-new".to_string(), Value::Null),
+            ("api-port-old".to_string(), json!("api-port-new")),
+        ],
+        "{v:#}"
+    );
+    let out = env
+        .cmd()
+        .args(["query", "--format", "prompt"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("_possibly stale: the newer record api-port-new says otherwise_"),
+        "{text}"
+    );
+}
