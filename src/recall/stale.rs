@@ -7,8 +7,8 @@
 //!
 //! "About the same thing" is read from the question: both records hold
 //! the same query words (at least [`MIN_SHARED`], and most of each one's),
-//! and both state a value about the same one of those words, each one the
-//! other does not (see `passage::Scorer::stated`). Both must
+//! and both state a value about the same one of those words, the newer one
+//! the older does not (see `passage::Scorer::stated`). Both must
 //! have a time. The selected hits are reordered, never added or dropped,
 //! so the limit and the token budget still hold.
 //!
@@ -51,13 +51,13 @@ fn supersedes(newer: (&Stated, &Candidate), older: (&Stated, &Candidate)) -> boo
     if shared < MIN_SHARED || !most(n) || !most(o) {
         return false;
     }
-    // Values stated about the same query word, each record's holding one
-    // the other's does not ("port 8080" then "port 9090"; not "port 8080"
-    // then "ports 8080 and 8443").
+    // Values stated about the same query word, the newer's holding one the
+    // older's does not: "port 8080", then "moved to port 9090 because 8080
+    // clashed".
     n.values.iter().any(|(word, values)| {
-        o.values.get(word).is_some_and(|old| {
-            values.difference(old).next().is_some() && old.difference(values).next().is_some()
-        })
+        o.values
+            .get(word)
+            .is_some_and(|old| values.difference(old).next().is_some())
     })
 }
 
@@ -189,6 +189,14 @@ mod tests {
             [("new", None), ("old", Some("new")), ("db", None)]
         );
         assert_eq!(list[0].hit.score, 1.0, "it takes the older one's score");
+    }
+
+    #[test]
+    fn an_update_that_names_the_old_value_too_still_supersedes_it() {
+        let moved = "We moved the api server to port 9090 because 8080 clashed.";
+        let mut list = vec![hit("old", Some(1), OLD), hit("new", Some(30), moved)];
+        newer_first(&mut list, &subject(Q));
+        assert_eq!(order(&list), [("new", None), ("old", Some("new"))]);
     }
 
     #[test]
