@@ -11,6 +11,8 @@
 /// query's instructions at 1,000,000 passages).
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::hit::{HL_CLOSE, HL_OPEN};
 use super::plan::Weighted;
 use super::sanitize::TermKind;
@@ -78,7 +80,7 @@ pub struct Stated {
     pub families: Vec<usize>,
     /// The values it states, each under the query word (family number)
     /// nearest before it; lowercased.
-    pub values: std::collections::BTreeMap<usize, std::collections::BTreeSet<String>>,
+    pub values: BTreeMap<usize, BTreeSet<String>>,
 }
 
 /// Scores texts against a plan's terms.
@@ -285,8 +287,7 @@ impl Scorer {
                 .map(|(_, mi)| self.matchers[mi].family)
         };
         let digit = |t: &Token| text[t.start..t.end].bytes().any(|b| b.is_ascii_digit());
-        let mut values =
-            std::collections::BTreeMap::<usize, std::collections::BTreeSet<String>>::new();
+        let mut values = BTreeMap::<usize, BTreeSet<String>>::new();
         let mut i = 0;
         while i < toks.len() {
             if !digit(&toks[i]) {
