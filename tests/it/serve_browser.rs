@@ -143,6 +143,23 @@ async fn wait_gone(c: &Client, css: &str) {
 fn panel_creates_pins_edits_and_deletes_a_memory() {
     let env = Env::new();
     env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    // The api's port, written down twice, months apart.
+    let decisions = env.project_dir().join("records").join("decisions");
+    for (id, at, body) in [
+        (
+            "api-port-old",
+            "2025-01-10T00:00:00Z",
+            "The api server port is 8080.",
+        ),
+        (
+            "api-port-new",
+            "2025-06-10T00:00:00Z",
+            "We moved the api server to port 9090.",
+        ),
+    ] {
+        let text = crate::common::dated_record_text(id, id, "decisions", at, body);
+        std::fs::write(decisions.join(format!("{id}.md")), text).unwrap();
+    }
     let server = Server::start(&env, &[]);
     server.call(
         "POST",
@@ -223,6 +240,20 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
         click(&c, "#search-form button").await;
         let hit = wait_for(&c, "#hits li").await;
         assert!(hit.text().await.unwrap().contains("db-engine"));
+
+        // Of two records giving the api's port, the newer comes first and
+        // the older says it may be stale.
+        let q = wait_for(&c, "#q").await;
+        q.clear().await.unwrap();
+        q.send_keys("api server port").await.unwrap();
+        click(&c, "#search-form button").await;
+        let note = text_of(&c, "#hits li .stale").await;
+        assert_eq!(
+            note,
+            "possibly stale: the newer api-port-new says otherwise"
+        );
+        let first = text_of(&c, "#hits li").await;
+        assert!(first.contains("port 9090"), "{first}");
 
         // Nothing shows a missing value as text.
         let page = c

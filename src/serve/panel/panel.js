@@ -376,11 +376,20 @@ async function search(ev) {
     out.replaceChildren(...r.hits.map((h) => el("li", {},
       el("strong", { text: h.title || h.id }),
       el("div", { text: h.snippet.replaceAll("**", "") }),
-      el("div", { class: "src", text: `${h.kind} · ${h.scope} · score ${h.score.toFixed(2)} · ${source(h)}` }))));
+      el("div", { class: "src", text: `${h.kind} · ${h.scope} · score ${h.score.toFixed(2)} · ${source(h)}` }),
+      staleNote(h, r.hits))));
     if (!r.hits.length) out.append(el("li", { text: "No memory matched." }));
   } catch (e) {
     say(e.message, true);
   }
+}
+
+// A record a newer one in the same answer updates (`stale_by`, see
+// docs/output.md) says so under it.
+function staleNote(h, hits) {
+  const newer = h.stale_by && hits.find((n) => n.id === h.stale_by);
+  if (!newer) return null;
+  return el("div", { class: "stale", text: `possibly stale: the newer ${newer.title || newer.id} says otherwise` });
 }
 
 function source(h) {

@@ -181,9 +181,14 @@ pub fn record_files(home: &Path) -> Vec<PathBuf> {
 /// The file of a project record written by hand (`source: manual`, created
 /// and updated at 2026-01-01), as a person or a `git pull` would leave it.
 pub fn record_text(id: &str, key: &str, category: &str, body: &str) -> String {
+    dated_record_text(id, key, category, "2026-01-01T00:00:00Z", body)
+}
+
+/// [`record_text`] created and updated at `at` (RFC 3339).
+pub fn dated_record_text(id: &str, key: &str, category: &str, at: &str, body: &str) -> String {
     format!(
         "---\nid: {id}\nkey: {key}\ncategory: {category}\nscope: project\nsource: manual\n\
-         created: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\n{body}\n"
+         created: {at}\nupdated: {at}\n---\n\n{body}\n"
     )
 }
 

@@ -550,10 +550,8 @@ fn a_newer_record_with_another_value_ranks_above_the_older() {
     env.add("decisions", "seed", "A first fact so the project exists.");
     let dir = env.project_dir().join("records");
     let write = |id: &str, day: &str, body: &str| {
-        let text = format!(
-            "---\nid: {id}\nkey: {id}\ncategory: decisions\nscope: project\nsource: manual\n\
-             created: 2025-{day}T00:00:00Z\nupdated: 2025-{day}T00:00:00Z\n---\n\n{body}\n"
-        );
+        let at = format!("2025-{day}T00:00:00Z");
+        let text = crate::common::dated_record_text(id, id, "decisions", &at, body);
         std::fs::write(dir.join("decisions").join(format!("{id}.md")), text).unwrap();
     };
     write(
