@@ -43,6 +43,10 @@ pub struct Candidate {
     /// Session hits: a passage of a tool's output, so its session is an
     /// agent's work on a task (see `rank::session_coverage`).
     pub by_tool: bool,
+    /// A record's creation time: when its text was first written (its
+    /// `updated` moves when it is pinned or reweighed too). `None` for
+    /// session passages and tickets.
+    pub created: Option<i64>,
 }
 
 /// Candidates fetched per table: enough for the limit, at least the tuned
@@ -109,7 +113,7 @@ fn record_rows(
 ) -> Result<(Vec<Candidate>, bool)> {
     let sql = format!(
         "SELECT r.rowid, r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, r.hits, r.last_hit, f.score, b.body,
-                r.status, r.expires
+                r.status, r.expires, r.created
          FROM ({}) f
          JOIN records r ON r.rowid = f.rowid
          JOIN records_fts b ON b.rowid = f.rowid",
@@ -171,6 +175,7 @@ fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidat
         range: None,
         by_user: false,
         by_tool: false,
+        created: Some(r.get(14)?),
     })
 }
 
@@ -273,6 +278,7 @@ pub fn chunks(
             range,
             by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
             by_tool: tool_wrote(&r.get::<_, String>(12)?),
+            created: None,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -348,6 +354,7 @@ pub fn tickets(
             range: None,
             by_user: false,
             by_tool: false,
+            created: None,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

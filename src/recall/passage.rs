@@ -297,7 +297,6 @@ impl Scorer {
             let first = i;
             while i + 1 < toks.len()
                 && matches!(&text[toks[i].end..toks[i + 1].start], "." | ":" | "-")
-                && toks[i + 1].start > toks[i].end
             {
                 i += 1;
             }

@@ -502,6 +502,7 @@ mod tests {
             range: Some((msg, msg)),
             by_user: false,
             by_tool: false,
+            created: None,
         }
     }
 

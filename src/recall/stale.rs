@@ -5,12 +5,14 @@
 //! older, and the older is marked with the newer's id ([`Hit::stale_by`]),
 //! which `--format prompt` shows as "possibly stale".
 //!
-//! "About the same thing" is read from the question: both records hold
-//! the same query words (at least [`MIN_SHARED`], and most of each one's),
-//! and both state a value about the same one of those words, the newer one
-//! the older does not (see `passage::Scorer::stated`). Both must
-//! have a time. The selected hits are reordered, never added or dropped,
-//! so the limit and the token budget still hold.
+//! "About the same thing" is read from the question: the newer record
+//! holds every query word the older holds (at least [`MIN_SHARED`], and
+//! most of its own), and both state a value about the same one of those
+//! words, the newer one the older does not (see `passage::Scorer::stated`).
+//! Both are of the same scope, and the newer was written (created) later:
+//! pinning or reweighing a record does not make it newer. The selected
+//! hits are reordered, never added or dropped, so the limit and the token
+//! budget still hold.
 //!
 //! Only records take part. A record is one fact a person or an extractor
 //! wrote down, so two records giving two values for the same words
@@ -23,7 +25,7 @@
 //! [`Hit::stale_by`]: super::hit::Hit::stale_by
 
 use super::candidates::Candidate;
-use super::hit::HitKind;
+use super::hit::{HitKind, Lift};
 use super::passage::{Scorer, Stated};
 use super::plan::Weighted;
 
@@ -33,22 +35,29 @@ const MIN_SHARED: usize = 2;
 /// Whether `newer` restates what `older` says with another value.
 fn supersedes(newer: (&Stated, &Candidate), older: (&Stated, &Candidate)) -> bool {
     let ((n, nc), (o, oc)) = (newer, older);
-    if nc.hit.kind != HitKind::Record || oc.hit.kind != HitKind::Record {
+    let record = |c: &Candidate| c.hit.kind == HitKind::Record;
+    // Records of one scope of one index: a person's own preference is not
+    // a project's decision, nor one project's another's.
+    if !record(nc) || !record(oc) || nc.hit.scope != oc.hit.scope || nc.target != oc.target {
         return false;
     }
-    let (Some(nt), Some(ot)) = (nc.hit.updated, oc.hit.updated) else {
+    // When each was written: pinning or reweighing a record moves its
+    // `updated`, not what it says.
+    let (Some(nt), Some(ot)) = (nc.created, oc.created) else {
         return false;
     };
     if nt <= ot {
         return false;
     }
-    let shared = n
+    // The same subject: the newer holds every query word the older holds
+    // ("the database server port" does not update "the api server port"),
+    // at least MIN_SHARED, and they are most of its own.
+    let shared = o.families.len();
+    let holds_all = o
         .families
         .iter()
-        .filter(|f| o.families.binary_search(f).is_ok())
-        .count();
-    let most = |s: &Stated| 2 * shared >= s.families.len();
-    if shared < MIN_SHARED || !most(n) || !most(o) {
+        .all(|f| n.families.binary_search(f).is_ok());
+    if !holds_all || shared < MIN_SHARED || 2 * shared < n.families.len() {
         return false;
     }
     // Values stated about the same query word, the newer's holding one the
@@ -88,8 +97,18 @@ pub fn newer_first(list: &mut Vec<Candidate>, terms: &[Weighted]) {
         if let Some(j) = newer {
             let mut c = list.remove(j);
             let s = stated.remove(j);
-            // It takes the older one's place, and its score.
-            c.hit.score = c.hit.score.max(list[i].hit.score);
+            // It takes the older one's place, and its score: a lift, so
+            // `--explain` still multiplies out.
+            let factor = list[i].hit.score / c.hit.score;
+            if factor > 1.0 {
+                c.hit.score = list[i].hit.score;
+                if let Some(e) = c.hit.explain.as_mut() {
+                    e.lifts.push(Lift {
+                        name: "newer".into(),
+                        factor,
+                    });
+                }
+            }
             list[i].hit.stale_by = Some(c.hit.id.clone());
             list.insert(i, c);
             stated.insert(i, s);
@@ -149,6 +168,7 @@ mod tests {
             range: None,
             by_user: false,
             by_tool: false,
+            created: day.map(|d| d * DAY),
         }
     }
 
@@ -211,10 +231,13 @@ mod tests {
         let same = "The api server still listens on port 8080.";
         // A new number, but about another of the question's words.
         let elsewhere = "The api server listens on port 8080; the server runs 4 workers.";
+        // Another server's port: it lacks "api", which the older holds.
+        let database = "The database server listens on port 5432.";
         let cases = [
             vec![hit("old", Some(1), OLD), hit("new", Some(30), same)],
-            // Only "port" and "listen" shared, the question's others absent.
+            // Only "port" of the question's words.
             vec![hit("old", Some(1), OLD), hit("db", Some(30), OTHER)],
+            vec![hit("old", Some(1), OLD), hit("db", Some(30), database)],
             vec![hit("old", Some(1), OLD), hit("new", Some(30), elsewhere)],
             vec![hit("old", None, OLD), hit("new", Some(30), NEW)],
             vec![hit("old", Some(30), OLD), hit("new", Some(30), NEW)],
@@ -228,12 +251,41 @@ mod tests {
         }
     }
 
+    /// Newer is when a record was written: pinning or reweighing the old
+    /// one later moves its `updated`, not what it says.
+    #[test]
+    fn a_record_touched_later_is_still_the_older() {
+        let mut list = vec![hit("new", Some(30), NEW), hit("old", Some(1), OLD)];
+        list[1].hit.updated = Some(90 * DAY);
+        newer_first(&mut list, &subject(Q));
+        assert_eq!(order(&list), [("new", None), ("old", Some("new"))]);
+    }
+
+    /// A person's own note in the user scope does not update a project's
+    /// record, nor one index's record another's.
+    #[test]
+    fn records_of_other_scopes_or_indexes_are_not_compared() {
+        let mut list = vec![hit("old", Some(1), OLD), hit("mine", Some(30), NEW)];
+        list[1].hit.scope = Scope::User;
+        newer_first(&mut list, &subject(Q));
+        assert_eq!(order(&list), [("old", None), ("mine", None)]);
+        let mut list = vec![hit("old", Some(1), OLD), hit("there", Some(30), NEW)];
+        list[1].target = 1;
+        newer_first(&mut list, &subject(Q));
+        assert_eq!(order(&list), [("old", None), ("there", None)]);
+    }
+
     #[test]
     fn session_passages_are_left_alone() {
-        let mut list = vec![hit("old", Some(1), OLD), hit("new", Some(30), NEW)];
-        list[1].hit.kind = HitKind::Session;
+        // Two records, so the comparison runs; the newest is a passage.
+        let mut list = vec![
+            hit("old", Some(1), OLD),
+            hit("db", Some(2), OTHER),
+            hit("new", Some(30), NEW),
+        ];
+        list[2].hit.kind = HitKind::Session;
         newer_first(&mut list, &subject(Q));
-        assert_eq!(order(&list), [("old", None), ("new", None)]);
+        assert_eq!(order(&list), [("old", None), ("db", None), ("new", None)]);
     }
 
     #[test]

@@ -64,22 +64,20 @@ fn shown_text(h: &Hit, named: &[String]) -> Option<String> {
 }
 
 /// A hit as one list item; `None` for a session passage that was nothing
-/// but tool output the question names nothing in.
-/// `newer` is the hit that makes `h` possibly stale (`Hit::stale_by`).
-fn item(h: &Hit, named: &[String], newer: Option<&Hit>) -> Option<String> {
+/// but tool output the question names nothing in. A record a newer one
+/// updates (`Hit::stale_by`) says so, by the newer's id: that one may not
+/// be shown (the hook leaves out what the session was given).
+fn item(h: &Hit, named: &[String]) -> Option<String> {
     let text = shown_text(h, named)?.replace('\n', "\n  ");
     let cat = h
         .category
         .as_deref()
         .map(|c| format!(" ({c})"))
         .unwrap_or_default();
-    let stale = newer
-        .map(|n| {
-            format!(
-                "  _possibly stale: the newer {} says otherwise_\n",
-                reference(n)
-            )
-        })
+    let stale = h
+        .stale_by
+        .as_deref()
+        .map(|id| format!("  _possibly stale: the newer record {id} says otherwise_\n"))
         .unwrap_or_default();
     Some(format!(
         "- **{}**{cat}: {text}\n  _source: {}_\n{stale}",
@@ -281,11 +279,7 @@ pub fn render_prompt_shown(resp: &Response, opts: PromptOptions) -> (String, Vec
             } else {
                 String::new()
             };
-            let newer = h
-                .stale_by
-                .as_deref()
-                .and_then(|id| resp.hits.iter().find(|n| n.id == id));
-            let Some(item) = item(h, &named, newer) else {
+            let Some(item) = item(h, &named) else {
                 continue;
             };
             let piece = format!("{heading}{item}");
@@ -376,6 +370,17 @@ assistant: Fixed: the borrow ends before the push now.";
             "{text}"
         );
         assert_eq!(text.matches("_possibly stale:").count(), 1, "{text}");
+
+        // The newer one left out (the hook gave it earlier): still named.
+        let resp = Response {
+            hits: resp.hits[1..].to_vec(),
+            ..resp
+        };
+        let text = render_prompt(&resp, PromptOptions { max_tokens: 2000 });
+        assert!(
+            text.contains("_possibly stale: the newer record port-now says otherwise_"),
+            "{text}"
+        );
     }
 
     /// A passage that was nothing but unnamed tool output is not shown,

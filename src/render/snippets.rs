@@ -56,15 +56,15 @@ pub fn render_snippets(resp: &Response, style: Style) -> String {
         );
         let _ = writeln!(out, "   {}", highlight(&h.snippet, open, close));
         let _ = writeln!(out, "   {dim}{}{reset}", source_line(h));
-        if let Some(newer) = resp
-            .hits
-            .iter()
-            .find(|n| Some(&n.id) == h.stale_by.as_ref())
-        {
+        if let Some(id) = &h.stale_by {
+            // The newer record by its rank when it is in this list.
+            let newer = match resp.hits.iter().find(|n| &n.id == id) {
+                Some(n) => format!("hit {}", n.rank),
+                None => format!("record {id}"),
+            };
             let _ = writeln!(
                 out,
-                "   {dim}possibly stale: the newer hit {} says otherwise{reset}",
-                newer.rank
+                "   {dim}possibly stale: the newer {newer} says otherwise{reset}"
             );
         }
         if let Some(e) = &h.explain {

@@ -387,9 +387,10 @@ async function search(ev) {
 // A record a newer one in the same answer updates (`stale_by`, see
 // docs/output.md) says so under it.
 function staleNote(h, hits) {
-  const newer = h.stale_by && hits.find((n) => n.id === h.stale_by);
-  if (!newer) return null;
-  return el("div", { class: "stale", text: `possibly stale: the newer ${newer.title || newer.id} says otherwise` });
+  if (!h.stale_by) return null;
+  const newer = hits.find((n) => n.id === h.stale_by);
+  const name = newer ? newer.title || newer.id : h.stale_by;
+  return el("div", { class: "stale", text: `possibly stale: the newer ${name} says otherwise` });
 }
 
 function source(h) {

@@ -541,28 +541,34 @@ fn an_issue_title_finds_the_agent_session_that_holds_all_of_it() {
     );
 }
 
-/// Newer facts win (issue 24 item 6): two records give the api's port,
-/// the older one ranks higher on its words alone; the newer moves above
-/// it, the older is marked in JSON and in the prompt format.
+/// Newer facts win (issue 24 item 6): two records give the api's port.
+/// The older is pinned, so it ranks first on its own; the newer moves
+/// above it with a `newer` lift (so `--explain` still multiplies out), and
+/// the older is marked in JSON and in the prompt format.
 #[test]
 fn a_newer_record_with_another_value_ranks_above_the_older() {
     let env = Env::new();
     env.add("decisions", "seed", "A first fact so the project exists.");
     let dir = env.project_dir().join("records");
-    let write = |id: &str, day: &str, body: &str| {
+    let write = |id: &str, day: &str, body: &str, pinned: bool| {
         let at = format!("2025-{day}T00:00:00Z");
-        let text = crate::common::dated_record_text(id, id, "decisions", &at, body);
+        let mut text = crate::common::dated_record_text(id, id, "decisions", &at, body);
+        if pinned {
+            text = text.replace("source: manual\n", "source: manual\npinned: true\n");
+        }
         std::fs::write(dir.join("decisions").join(format!("{id}.md")), text).unwrap();
     };
     write(
         "api-port-old",
         "01-10",
-        "The api server port is 8080. The api server port is fixed in config.",
+        "The api server port is 8080.",
+        true,
     );
     write(
         "api-port-new",
         "06-10",
         "We moved the api server to port 9090.",
+        false,
     );
     let args = [
         "--kind",
@@ -571,7 +577,7 @@ fn a_newer_record_with_another_value_ranks_above_the_older() {
         "2025-07-01T00:00:00Z",
         "api server port",
     ];
-    let (_, v) = query_json(&env, &args);
+    let (_, v) = query_json(&env, &[&args[..], &["--explain"]].concat());
     let got: Vec<(String, Value)> = hits(&v)
         .iter()
         .map(|h| (h["id"].as_str().unwrap().to_string(), h["stale_by"].clone()))
@@ -584,6 +590,16 @@ fn a_newer_record_with_another_value_ranks_above_the_older() {
         ],
         "{v:#}"
     );
+    // It ranked below the pinned one before the move: lifted to its score.
+    let (new, old) = (&hits(&v)[0], &hits(&v)[1]);
+    let lift = new["explain"]["lifts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "newer")
+        .unwrap_or_else(|| panic!("no newer lift: {new:#}"));
+    assert!(lift["factor"].as_f64().unwrap() > 1.0, "{new:#}");
+    assert_eq!(new["score"], old["score"], "{v:#}");
     let out = env
         .cmd()
         .args(["query", "--format", "prompt"])
