@@ -49,6 +49,29 @@ pub struct Candidate {
     pub created: Option<i64>,
 }
 
+#[cfg(test)]
+impl Candidate {
+    /// A candidate of `table` holding `hit`, with neutral scores: for the
+    /// ranking tests.
+    pub fn of(hit: Hit, table: Table) -> Candidate {
+        Candidate {
+            hit,
+            bm25: 1.0,
+            passage: 1.0,
+            words: 10,
+            times_hit: 0,
+            last_hit: None,
+            target: 0,
+            table,
+            rowid: 0,
+            range: None,
+            by_user: false,
+            by_tool: false,
+            created: None,
+        }
+    }
+}
+
 /// Candidates fetched per table: enough for the limit, at least the tuned
 /// number.
 fn fetch(req: &Request) -> i64 {

@@ -468,41 +468,32 @@ mod tests {
     use crate::store::{Scope, Table};
 
     fn message(session: &str, msg: i64, text: &str) -> Candidate {
-        Candidate {
-            hit: Hit {
-                rank: 0,
-                score: 1.0,
-                kind: HitKind::Session,
-                scope: Scope::Project,
-                id: format!("{session}#{msg}"),
-                category: None,
-                title: session.into(),
-                snippet: String::new(),
-                text: text.into(),
-                source: HitSource {
-                    session_id: Some(session.into()),
-                    message_ids: vec![format!("m{msg}")],
-                    message_range: Some([msg, msg]),
-                    ..HitSource::default()
-                },
-                pinned: false,
-                importance: 50,
-                updated: None,
-                explain: None,
-                stale_by: None,
+        let hit = Hit {
+            rank: 0,
+            score: 1.0,
+            kind: HitKind::Session,
+            scope: Scope::Project,
+            id: format!("{session}#{msg}"),
+            category: None,
+            title: session.into(),
+            snippet: String::new(),
+            text: text.into(),
+            source: HitSource {
+                session_id: Some(session.into()),
+                message_ids: vec![format!("m{msg}")],
+                message_range: Some([msg, msg]),
+                ..HitSource::default()
             },
-            bm25: 1.0,
-            passage: 1.0,
-            words: 10,
-            times_hit: 0,
-            last_hit: None,
-            target: 0,
-            table: Table::Chunks,
+            pinned: false,
+            importance: 50,
+            updated: None,
+            explain: None,
+            stale_by: None,
+        };
+        Candidate {
             rowid: msg,
             range: Some((msg, msg)),
-            by_user: false,
-            by_tool: false,
-            created: None,
+            ..Candidate::of(hit, Table::Chunks)
         }
     }
 

@@ -139,36 +139,26 @@ mod tests {
     const DAY: i64 = 86_400;
 
     fn hit(id: &str, day: Option<i64>, text: &str) -> Candidate {
+        let hit = Hit {
+            rank: 0,
+            score: 1.0,
+            kind: HitKind::Record,
+            scope: Scope::Project,
+            id: id.into(),
+            category: None,
+            title: id.into(),
+            snippet: String::new(),
+            text: text.into(),
+            source: HitSource::default(),
+            pinned: false,
+            importance: 50,
+            updated: day.map(|d| d * DAY),
+            explain: None,
+            stale_by: None,
+        };
         Candidate {
-            hit: Hit {
-                rank: 0,
-                score: 1.0,
-                kind: HitKind::Record,
-                scope: Scope::Project,
-                id: id.into(),
-                category: None,
-                title: id.into(),
-                snippet: String::new(),
-                text: text.into(),
-                source: HitSource::default(),
-                pinned: false,
-                importance: 50,
-                updated: day.map(|d| d * DAY),
-                explain: None,
-                stale_by: None,
-            },
-            bm25: 1.0,
-            passage: 1.0,
-            words: 10,
-            times_hit: 0,
-            last_hit: None,
-            target: 0,
-            table: Table::Records,
-            rowid: 0,
-            range: None,
-            by_user: false,
-            by_tool: false,
             created: day.map(|d| d * DAY),
+            ..Candidate::of(hit, Table::Records)
         }
     }
 
