@@ -192,12 +192,14 @@ fn insert_chunks(db: &mut Db, v: &Vocab, seed: u64, total: usize) -> ChunkStats 
                 })
                 .expect("insert source");
                 let source_id = tx.last_insert_rowid();
+                // An agent's work on a task, as `recall index` marks it.
+                let work = s.chunks.iter().any(|r| r.chunk.roles.contains(&Role::Tool));
                 tx.prepare_cached(
-                    "INSERT INTO sessions(source_id, session_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages)
-                     VALUES(?1, ?2, 'claude-code', NULL, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO sessions(source_id, session_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work)
+                     VALUES(?1, ?2, 'claude-code', NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .and_then(|mut q| {
-                    q.execute(params![source_id, s.session_id, s.title, s.cwd, s.branch, s.first_ts, s.last_ts, s.messages as i64])
+                    q.execute(params![source_id, s.session_id, s.title, s.cwd, s.branch, s.first_ts, s.last_ts, s.messages as i64, work])
                 })
                 .expect("insert session");
                 let mut ins_chunk = tx

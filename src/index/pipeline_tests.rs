@@ -317,7 +317,7 @@ fn dump(conn: &Connection) -> Vec<String> {
                 c.first_ts, c.last_ts, c.launcher, c.cwd, c.git_branch, f.title, f.body, f.aux
          FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid ORDER BY c.source_id, c.seq",
         "SELECT kind, format, size, mtime, hash, parser_version, offset, messages, state FROM sources",
-        "SELECT session_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages FROM sessions",
+        "SELECT session_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work FROM sessions",
         "SELECT term, records, chunks, tickets FROM term_df WHERE chunks != 0 ORDER BY term",
         "SELECT tbl, docs FROM table_stats ORDER BY tbl",
     ];
@@ -505,6 +505,48 @@ fn an_append_keeps_the_stored_title() {
     let whole = tmp.path().join("whole");
     index(&whole, &file, usize::MAX, &mut |_| Ok(())).unwrap();
     assert_eq!(title(&whole), "Renamed later");
+}
+
+/// A session is an agent's work once any of its messages is a tool's
+/// output: a chat stays a chat, and one whose appended part runs a tool
+/// becomes work, as the file read whole is.
+#[test]
+fn a_session_with_a_tools_output_is_work_even_when_appended() {
+    let tmp = tempfile::tempdir().unwrap();
+    let line = |role: &str, id: &str, text: &str| {
+        format!("{}\n", json!({"role": role, "content": text, "id": id}))
+    };
+    let mut text = String::from("{\"session\": {\"id\": \"s-1\"}}\n");
+    text.push_str(&line(
+        "user",
+        "m1",
+        "why does the parser drop the last line",
+    ));
+    text.push_str(&line("assistant", "m2", "it stops at the final newline"));
+    let file = write(tmp.path(), "s.jsonl", &text);
+    let dir = tmp.path().join("grown");
+    let work = |dir: &Path| -> i64 {
+        let mut db = open(dir);
+        let c = db.writer().unwrap();
+        c.query_row("SELECT work FROM sessions", [], |r| r.get(0))
+            .unwrap()
+    };
+    index(&dir, &file, usize::MAX, &mut |_| Ok(())).unwrap();
+    assert_eq!(work(&dir), 0, "a chat");
+    text.push_str(&line("tool", "m3", "src/parse.rs:41: fn last_line"));
+    text.push_str(&line("assistant", "m4", "the loop ends one line early"));
+    std::fs::write(&file, &text).unwrap();
+    let (report, _) = index(&dir, &file, usize::MAX, &mut |_| Ok(())).unwrap();
+    assert_eq!(report.appended, 1, "{}", report.summary());
+    assert_eq!(work(&dir), 1, "the appended part ran a tool");
+    // A later part without tool output leaves it work.
+    text.push_str(&line("assistant", "m5", "fixed and tested"));
+    std::fs::write(&file, &text).unwrap();
+    index(&dir, &file, usize::MAX, &mut |_| Ok(())).unwrap();
+    assert_eq!(work(&dir), 1);
+    let whole = tmp.path().join("whole");
+    index(&whole, &file, usize::MAX, &mut |_| Ok(())).unwrap();
+    assert_eq!(work(&whole), 1);
 }
 
 /// A source's stored state: (size, offset, messages), and its passages.

@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::error::Result;
 use crate::ingest::chunk::Chunk;
+use crate::ingest::model::Role;
 use crate::ingest::{Action, Continuation, Prepared, SessionOut, SourceState, TicketOut};
 use crate::store::{RowTerms, Table, TermDeltas};
 
@@ -246,12 +247,15 @@ fn write_session(
     let session_id = cont.session_id.clone().unwrap_or_else(|| s.meta.id.clone());
     let first = s.chunks.iter().filter_map(|c| c.chunk.first_ts).min();
     let last = s.chunks.iter().filter_map(|c| c.chunk.last_ts).max();
+    // An agent's work on a task (see schema/0009_session_work.sql).
+    let work = s.chunks.iter().any(|c| c.chunk.roles.contains(&Role::Tool));
     if append {
         // The session keeps the cwd and branch of its first part (a whole
         // read keeps the first ones of the file), unless it had none.
         tx.prepare_cached(
             "UPDATE sessions SET messages = messages + ?2, last_ts = max(coalesce(last_ts, ?3), coalesce(?3, last_ts)),
-               first_ts = coalesce(first_ts, ?4), cwd = coalesce(cwd, ?5), git_branch = coalesce(git_branch, ?6)
+               first_ts = coalesce(first_ts, ?4), cwd = coalesce(cwd, ?5), git_branch = coalesce(git_branch, ?6),
+               work = max(work, ?7)
              WHERE source_id=?1",
         )?
         .execute(params![
@@ -260,7 +264,8 @@ fn write_session(
             last,
             first,
             s.meta.cwd,
-            s.meta.git_branch
+            s.meta.git_branch,
+            work
         ])?;
     } else {
         // A plain INSERT: `clear_source` removed the old row. A statement
@@ -272,8 +277,8 @@ fn write_session(
         // time merging small segments (100 MB of transcripts: 1.50 s ->
         // 1.43 s without it).
         tx.prepare_cached(
-            "INSERT INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages)
-             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+            "INSERT INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work)
+             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
         )?
         .execute(params![
             session_id,
@@ -285,7 +290,8 @@ fn write_session(
             s.meta.git_branch,
             s.meta.started_at.or(first),
             last,
-            s.new_messages as i64
+            s.new_messages as i64,
+            work
         ])?;
     }
     let (title, cwd, git_branch): (String, Option<String>, Option<String>) = tx

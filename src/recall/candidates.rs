@@ -12,7 +12,7 @@ use super::hit::{Explain, Hit, HitKind, HitSource};
 use super::passage::{best_window, Block, Scorer};
 use super::plan::{Plan, Table};
 use super::request::Request;
-use super::subject::{tool_wrote, user_wrote};
+use super::subject::user_wrote;
 use super::tuning::Tuning;
 use crate::error::Result;
 use crate::store::ScopeDir;
@@ -40,9 +40,10 @@ pub struct Candidate {
     /// Session hits: the matched message is the user's, in a chat whose
     /// speakers are unnamed (see `recall::subject`).
     pub by_user: bool,
-    /// Session hits: a passage of a tool's output, so its session is an
-    /// agent's work on a task (see `rank::session_coverage`).
-    pub by_tool: bool,
+    /// Session hits: the session is an agent's work on a task, one with
+    /// tool output (`sessions.work`; see `rank::normalise_length` and
+    /// `rank::session_coverage`).
+    pub work: bool,
     /// A record's creation time: when its text was first written (its
     /// `updated` moves when it is pinned or reweighed too). `None` for
     /// session passages and tickets.
@@ -66,7 +67,7 @@ impl Candidate {
             rowid: 0,
             range: None,
             by_user: false,
-            by_tool: false,
+            work: false,
             created: None,
         }
     }
@@ -197,7 +198,7 @@ fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidat
         rowid: r.get(0)?,
         range: None,
         by_user: false,
-        by_tool: false,
+        work: false,
         created: Some(r.get(14)?),
     })
 }
@@ -233,10 +234,17 @@ pub fn chunks(
         return Ok(vec![]);
     };
     let inner = filter::chunks(&weights(&req.tuning, Table::Chunks), req);
+    // An older index read as it is (see `SESSION_WORK_SCHEMA`) has no
+    // `sessions.work`: its sessions rank as chats.
+    let work = if crate::store::schema_version(c)? >= crate::store::SESSION_WORK_SCHEMA {
+        "ss.work"
+    } else {
+        "NULL"
+    };
     let sql = format!(
         "SELECT c.rowid, c.session_id, c.seq, c.spans,
                 coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
-                c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers
+                c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers, {work}
          FROM ({}) f
          JOIN chunks c ON c.rowid = f.rowid
          JOIN chunks_fts b ON b.rowid = f.rowid
@@ -300,7 +308,7 @@ pub fn chunks(
             rowid: r.get(0)?,
             range,
             by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
-            by_tool: tool_wrote(&r.get::<_, String>(12)?),
+            work: r.get::<_, Option<bool>>(14)?.unwrap_or(false),
             created: None,
         })
     })?;
@@ -376,7 +384,7 @@ pub fn tickets(
             rowid: r.get(0)?,
             range: None,
             by_user: false,
-            by_tool: false,
+            work: false,
             created: None,
         })
     })?;

@@ -18,13 +18,27 @@ use super::hit::HitKind;
 use super::tuning::Tuning;
 
 /// Pivoted length normalisation of the passage scores of one list: each is
-/// divided by `(1 - slope) + slope × words / mean words`, the mean taken
-/// over the list. The passage score adds up matches without regard to
-/// length, so a long text that repeats the question's words (an
-/// assistant's reply, a long abstract) would outrank the short statement
-/// that answers it; bm25's own `b` does the same for the bm25 score. 0
-/// leaves the scores as they are.
-pub fn normalise_length(list: &mut [Candidate], slope: f64) {
+/// divided by `(1 - slope) + slope × words / mean words`. The passage score
+/// adds up matches without regard to length, so a long text that repeats
+/// the question's words (an assistant's reply, a long abstract) would
+/// outrank the short statement that answers it; bm25's own `b` does the
+/// same for the bm25 score. 0 leaves the scores as they are.
+///
+/// The passages of agents' work sessions (those with tool output) are
+/// normalised among themselves, with `work_slope` and their own mean, and
+/// every other candidate with `slope` and the mean of the rest. A window
+/// of code and tool output is not a turn of a chat: the grep line that
+/// names a function is no likelier to be the session's work than the
+/// reasoning around it, while in a chat the short message is most often
+/// the statement itself. Their own mean keeps a project's chats ranked
+/// as they would be without the work sessions beside them.
+pub fn normalise_length(list: &mut [Candidate], slope: f64, work_slope: f64) {
+    for (work, slope) in [(false, slope), (true, work_slope)] {
+        pivot(list.iter_mut().filter(|c| c.work == work).collect(), slope);
+    }
+}
+
+fn pivot(list: Vec<&mut Candidate>, slope: f64) {
     let slope = slope.clamp(0.0, 1.0);
     if slope == 0.0 || list.is_empty() {
         return;
@@ -165,7 +179,7 @@ pub fn session_evidence(list: &mut [Candidate], share: f64) {
     if share <= 0.0 {
         return;
     }
-    let mut by_session: HashMap<(usize, crate::store::Scope, &str), Vec<f64>> = HashMap::new();
+    let mut by_session: HashMap<SessionKey, Vec<f64>> = HashMap::new();
     for c in list.iter() {
         if let Some(s) = session_key(c) {
             by_session.entry(s).or_default().push(c.hit.score);
@@ -212,17 +226,12 @@ pub fn session_coverage(list: &mut [Candidate], cover: &super::passage::Scorer, 
     if power <= 0.0 || cover.words() == 0 {
         return;
     }
-    let work: HashSet<(usize, crate::store::Scope, &str)> = list
-        .iter()
-        .filter(|c| c.by_tool)
-        .filter_map(session_key)
-        .collect();
-    if work.is_empty() {
+    if !list.iter().any(|c| c.work) {
         return;
     }
-    let mut seen: HashMap<(usize, crate::store::Scope, &str), Vec<bool>> = HashMap::new();
+    let mut seen: HashMap<SessionKey, Vec<bool>> = HashMap::new();
     for c in list.iter() {
-        if let Some(k) = session_key(c).filter(|k| work.contains(k)) {
+        if let Some(k) = session_key(c).filter(|_| c.work) {
             let flags = seen.entry(k).or_insert_with(|| vec![false; cover.words()]);
             // A session that holds every word already needs no more reading.
             if !flags.iter().all(|&f| f) {
@@ -261,7 +270,10 @@ pub fn session_coverage(list: &mut [Candidate], cover: &super::passage::Scorer, 
     }
 }
 
-fn session_key(c: &Candidate) -> Option<(usize, crate::store::Scope, &str)> {
+/// A session hit's session: its index, scope and id.
+type SessionKey<'a> = (usize, crate::store::Scope, &'a str);
+
+fn session_key(c: &Candidate) -> Option<SessionKey<'_>> {
     if c.hit.kind != HitKind::Session {
         return None;
     }
@@ -541,7 +553,7 @@ mod tests {
         ];
         // Every session but the chat has tool output somewhere.
         for c in &mut list[..4] {
-            c.by_tool = true;
+            c.work = true;
         }
         list[4].hit.score = 0.3;
         list[0].hit.score = 1.0;
@@ -628,22 +640,54 @@ mod tests {
         // Mean 20 words: the 10-word text gets 2 / 0.5, the 30-word one
         // 2 / 1.5.
         let mut list = vec![sized(30), sized(10)];
-        normalise_length(&mut list, 1.0);
+        normalise_length(&mut list, 1.0, 0.0);
         assert_eq!(passages(&list), [2.0 / 1.5, 4.0]);
         // Halfway: 2 / (0.5 + 0.5 × 1.5) and 2 / (0.5 + 0.5 × 0.5).
         let mut half = vec![sized(30), sized(10)];
-        normalise_length(&mut half, 0.5);
+        normalise_length(&mut half, 0.5, 0.0);
         assert_eq!(passages(&half), [2.0 / 1.25, 2.0 / 0.75]);
         let mut off = vec![sized(30), sized(10)];
-        normalise_length(&mut off, 0.0);
+        normalise_length(&mut off, 0.0, 1.0);
         assert_eq!(passages(&off), [2.0, 2.0]);
         // A text of no words cannot divide by zero.
         let mut empty = vec![sized(0), sized(0)];
-        normalise_length(&mut empty, 1.0);
+        normalise_length(&mut empty, 1.0, 1.0);
         assert_eq!(passages(&empty), [2.0, 2.0]);
         let mut one_empty = vec![sized(0), sized(20)];
-        normalise_length(&mut one_empty, 1.0);
+        normalise_length(&mut one_empty, 1.0, 1.0);
         assert!(passages(&one_empty).iter().all(|p| p.is_finite()));
+    }
+
+    /// The passages of a work session (one with tool output) take the work
+    /// slope and their own mean; a chat's passages in the same list are
+    /// normalised as they would be alone.
+    #[test]
+    fn work_sessions_are_normalised_apart_with_their_own_slope() {
+        let sized = |session: &str, msg: i64, words: usize| {
+            let mut c = message(session, msg, "x");
+            c.passage = 2.0;
+            c.words = words;
+            c
+        };
+        let passages = |l: &[Candidate]| l.iter().map(|c| c.passage).collect::<Vec<_>>();
+        let mut list = vec![
+            sized("chat", 1, 30),
+            sized("chat", 2, 10),
+            sized("work", 3, 300),
+            sized("work", 4, 100),
+        ];
+        for c in &mut list[2..] {
+            c.work = true;
+        }
+        normalise_length(&mut list, 1.0, 0.5);
+        // The chat's mean is 20 words, as without the work session; the
+        // work session's is 200, at slope 0.5.
+        assert_eq!(passages(&list), [2.0 / 1.5, 4.0, 2.0 / 1.25, 2.0 / 0.75]);
+        // Work slope 0 leaves the work session alone.
+        let mut off = vec![sized("chat", 1, 30), sized("work", 2, 100)];
+        off[1].work = true;
+        normalise_length(&mut off, 1.0, 0.0);
+        assert_eq!(passages(&off), [2.0, 2.0]);
     }
 
     #[test]

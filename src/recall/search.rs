@@ -176,7 +176,7 @@ fn fetch(
             Ok(out)
         })?;
         for (mut list, slope) in fetched {
-            rank::normalise_length(&mut list, slope);
+            rank::normalise_length(&mut list, slope, req.tuning.work_length_norm);
             rank::normalise(&mut list, req.tuning.bm25_share);
             let coverage = coverage(&list, judge);
             let list = list.into_iter().map(|c| Candidate { target: ti, ..c });

@@ -50,13 +50,6 @@ pub fn user_wrote(roles: &str, speakers: &str) -> bool {
     unnamed && parse(roles).is_some_and(|r| r.first().is_some_and(|r| r == user))
 }
 
-/// Whether a stored passage is a tool's output (its `roles` JSON column):
-/// the transcript of an agent working on a task, not a chat.
-pub fn tool_wrote(roles: &str) -> bool {
-    let tool = crate::ingest::model::Role::Tool.as_str();
-    serde_json::from_str::<Vec<String>>(roles).is_ok_and(|r| r.iter().any(|r| r == tool))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

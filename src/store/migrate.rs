@@ -31,10 +31,24 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0008_sync_journal",
         include_str!("../../schema/0008_sync_journal.sql"),
     ),
+    (
+        "0009_session_work",
+        include_str!("../../schema/0009_session_work.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The first schema with `sessions.work` (`0009_session_work.sql`). An
+/// older index is only read as it is where it cannot be upgraded (a
+/// read-only folder); its sessions then rank as chats.
+pub const SESSION_WORK_SCHEMA: i64 = 9;
+
+/// The schema version of the index `conn` reads (one header read).
+pub fn schema_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
+}
 
 /// Bring `conn` up to [`SCHEMA_VERSION`]. Returns the version found before.
 /// The caller has already checked that the found version is not newer.
@@ -74,6 +88,14 @@ pub(crate) fn migrate_for_tests(conn: &mut Connection) {
 mod tests {
     use super::*;
     use rusqlite::OptionalExtension;
+
+    #[test]
+    fn session_work_arrives_with_its_migration() {
+        assert_eq!(
+            MIGRATIONS[SESSION_WORK_SCHEMA as usize - 1].0,
+            "0009_session_work"
+        );
+    }
 
     #[test]
     fn all_migrations_apply_to_an_empty_database() -> Result<()> {
@@ -126,6 +148,42 @@ mod tests {
             |r| r.get(0),
         )?;
         assert_eq!(old, 0);
+        Ok(())
+    }
+
+    /// 0009 marks the sessions of an upgraded index that hold a tool's
+    /// output as work, and leaves chats alone.
+    #[test]
+    fn sessions_with_a_tools_output_are_marked_as_work_on_upgrade() -> Result<()> {
+        let mut c = Connection::open_in_memory()?;
+        for (i, (_, sql)) in MIGRATIONS.iter().take(8).enumerate() {
+            c.execute_batch(sql)?;
+            c.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        for (id, roles) in [(1, ["user", "assistant"]), (2, ["assistant", "tool"])] {
+            c.execute(
+                "INSERT INTO sources(id, path, kind, format, size, mtime, hash, parser_version, offset, indexed_at)
+                 VALUES(?1, ?2, 'session', 'neutral', 0, 0, '', 1, 0, 0)",
+                rusqlite::params![id, format!("s{id}.jsonl")],
+            )?;
+            c.execute(
+                "INSERT INTO sessions(source_id, session_id, launcher) VALUES(?1, ?2, 'neutral')",
+                rusqlite::params![id, format!("s{id}")],
+            )?;
+            for (seq, role) in roles.iter().enumerate() {
+                c.execute(
+                    "INSERT INTO chunks(source_id, session_id, seq, msg_first, msg_last, message_ids, spans, roles, speakers, launcher)
+                     VALUES(?1, ?2, ?3, ?3, ?3, '[]', '[]', ?4, '[\"\"]', 'neutral')",
+                    rusqlite::params![id, format!("s{id}"), seq as i64, format!("[\"{role}\"]")],
+                )?;
+            }
+        }
+        assert_eq!(migrate(&mut c)?, 8);
+        let mut st = c.prepare("SELECT session_id, work FROM sessions ORDER BY source_id")?;
+        let rows: Vec<(String, i64)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        assert_eq!(rows, [("s1".to_string(), 0), ("s2".to_string(), 1)]);
         Ok(())
     }
 

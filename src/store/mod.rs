@@ -29,7 +29,9 @@ pub use hits::{fold_hits, hits_log, note_hits};
 pub use home::{resolve_home, user_home};
 #[cfg(test)]
 pub(crate) use migrate::migrate_for_tests;
-pub use migrate::{empty_in_memory, MIGRATIONS, SCHEMA_VERSION};
+pub use migrate::{
+    empty_in_memory, schema_version, MIGRATIONS, SCHEMA_VERSION, SESSION_WORK_SCHEMA,
+};
 pub use project::{canonical_root, project_id, Project, ProjectInfo, Sharing};
 pub use readers::ReadPools;
 pub use terms::{

@@ -93,6 +93,56 @@ fn r_a_read_only_home_still_answers_queries_and_hooks() {
     );
 }
 
+/// An index from before `sessions.work` (schema 8) in a read-only home
+/// cannot be upgraded: it is read as it is, its sessions ranked as chats,
+/// instead of failing on the missing column. Where it can be written, the
+/// next read upgrades it and marks the agent's session as work.
+#[test]
+fn an_index_from_before_session_work_is_read_as_it_is_in_a_read_only_home() {
+    let env = Env::new();
+    env.index_transcript(
+        "work.jsonl",
+        &[
+            r#"{"role":"assistant","content":"look for the heron queue consumer"}"#,
+            r#"{"role":"tool","content":"queue/heron.py:8: def drain(): slow heron queue"}"#,
+        ],
+    );
+    let db = env.project_dir().join("index.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;")
+            .unwrap();
+    }
+    let version = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let hits = |home: &std::path::Path| {
+        let out = env
+            .cmd_with(home, &env.project)
+            .args(["query", "--format", "json", "heron queue"])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["hits"].as_array().unwrap().len()
+    };
+    let ro = env.tmp.path().join("ro-home");
+    if let Some(_mount) = ReadOnlyMount::new(&env.home(), &ro) {
+        assert!(hits(&ro) > 0);
+        assert_eq!(version(), 8, "a read-only home is not upgraded");
+    }
+    assert!(hits(&env.home()) > 0);
+    assert_eq!(version(), recall::store::SCHEMA_VERSION);
+    let work: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT work FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(work, 1);
+}
+
 /// Regression (issue 26 item 17): a write the disk refuses printed
 /// "sqlite: disk I/O error: disk I/O error: Error code 778: disk I/O
 /// error", with no path and no fix. A file size limit (`ulimit -f`, with

@@ -207,6 +207,86 @@ fn a_long_ticket_that_covers_the_question_keeps_its_rank() {
     assert_eq!(first(&v), "SH-1", "{v:#}");
 }
 
+/// The passages of an agent's work session (one with a tool's output) are
+/// normalised by length apart from a chat's, with `work_length_norm`: the
+/// chat's passages get the same pivots with or without the work session
+/// in the project, and a work slope of 0 leaves the pivot of every work
+/// passage at one, the agent's reasoning included (it is not itself tool
+/// output). So the session's kind comes from the index (`sessions.work`),
+/// not from the passage.
+#[test]
+fn an_agents_work_session_is_normalised_apart_from_chats() {
+    let chat = |env: &Env| {
+        env.index_transcript(
+            "chat.jsonl",
+            &[
+                r#"{"role":"user","content":"The nightly export job times out on large tables."}"#,
+                r#"{"role":"assistant","content":"A nightly export of large tables can time out when the job reads every table in one transaction; split the export job by table and give each part its own timeout."}"#,
+            ],
+        );
+    };
+    let q = "nightly export job timeout on large tables";
+    let pivots = |env: &Env| -> Vec<(String, f64)> {
+        let out = env
+            .cmd()
+            .args(["query", "--format", "json", "--explain", q])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut p: Vec<(String, f64)> = v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let path = h["source"]["path"].as_str().unwrap_or_default();
+                let name = path.rsplit('/').next().unwrap_or_default();
+                let pivot = h["explain"]["length_pivot"].as_f64().unwrap();
+                (format!("{name} {}", h["id"].as_str().unwrap()), pivot)
+            })
+            .collect();
+        p.sort_by(|a, b| a.0.cmp(&b.0));
+        p
+    };
+    let alone = Env::new();
+    chat(&alone);
+    let both = Env::new();
+    chat(&both);
+    both.index_transcript(
+        "work.jsonl",
+        &[
+            r#"{"role":"assistant","content":"THOUGHT: find where the nightly export job sets its timeout for large tables, then read the export loop."}"#,
+            r#"{"role":"tool","content":"jobs/export.py:12: TIMEOUT = 30  # nightly export job"}"#,
+            r#"{"role":"assistant","content":"THOUGHT: the export job reads all large tables in one transaction, so the nightly timeout of 30 seconds is too short for them; I will export table by table."}"#,
+        ],
+    );
+    let chat_only = |p: Vec<(String, f64)>| -> Vec<(String, f64)> {
+        p.into_iter()
+            .filter(|(k, _)| k.starts_with("chat"))
+            .collect()
+    };
+    let a = pivots(&alone);
+    assert!(!a.is_empty() && a.iter().all(|(_, p)| *p != 1.0), "{a:?}");
+    assert_eq!(chat_only(pivots(&both)), a, "the chat's pivots move");
+    std::fs::write(
+        both.home().join("config.toml"),
+        "[recall.tuning]\nwork_length_norm = 0.0\n",
+    )
+    .unwrap();
+    let b = pivots(&both);
+    let work: Vec<&(String, f64)> = b.iter().filter(|(k, _)| k.starts_with("work")).collect();
+    assert!(
+        !work.is_empty() && work.iter().all(|(_, p)| *p == 1.0),
+        "{b:?}"
+    );
+    // Passages 0 and 2 are the agent's reasoning, 1 the tool's output.
+    assert!(
+        work.iter()
+            .any(|(k, _)| k.ends_with("#0") || k.ends_with("#2")),
+        "{b:?}"
+    );
+    assert_eq!(chat_only(b), a);
+}
+
 /// A question that asks when is answered by a text that says when: among
 /// messages that match it alike, the one that mentions a time ("last
 /// week") comes first (`temporal_boost`); with the lift off, the message
