@@ -1,6 +1,7 @@
 //! Failure modes: bad stdin, unknown events, a missing home or one that is
 //! a file, a corrupt or locked index, a passed deadline. Each exits 0 with
-//! valid or empty output and a message on stderr.
+//! valid or empty output and a message on stderr. And an index from an
+//! older schema, read as it is.
 
 use super::{
     hook, in_project, make_project, ok, payload, populated, recall, recall_with, run_hook,
@@ -295,4 +296,40 @@ fn a_passed_deadline_exits_0_with_nothing_or_valid_output() {
     c.env("RECALL_HOOK_DEADLINE_MS", "1");
     let r = run_hook(c, "claude-code", p.to_string(), &[]);
     r.empty_or_valid("UserPromptSubmit");
+}
+
+/// An index from before `sessions.work` (schema 8) is read as it is by
+/// the prompt hook, which never upgrades (a migration could outlast its
+/// deadline): the past session is still recalled, instead of the hook
+/// failing on the missing column, and the index stays at schema 8 until a
+/// command upgrades it.
+#[test]
+fn the_prompt_hook_reads_an_index_from_before_session_work_as_it_is() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let db = store_dir(&env, &proj).join("index.db");
+    let version = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;")
+        .unwrap();
+    let p = payload(
+        "UserPromptSubmit",
+        &proj,
+        json!({"prompt": "checkout requests time out again - is the redis pool exhausted?"}),
+    );
+    let r = hook(&env, "claude-code", &p);
+    let ctx = r.context("UserPromptSubmit");
+    assert!(
+        ctx.contains("_source: session sess-redis-hang messages "),
+        "{r:?}"
+    );
+    assert_eq!(version(), 8);
+    ok(in_project(&env, &proj).args(["query", "redis pool"]));
+    assert_eq!(version(), recall::store::SCHEMA_VERSION);
 }
