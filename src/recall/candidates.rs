@@ -4,6 +4,8 @@
 //! (`recall::filter`). Snippets are left empty here: only the hits that
 //! survive selection get one (`search::recall`).
 
+use std::collections::HashSet;
+
 use rusqlite::types::ToSql;
 use rusqlite::{Connection, Row};
 
@@ -235,11 +237,13 @@ pub fn chunks(
     };
     let inner = filter::chunks(&weights(&req.tuning, Table::Chunks), req);
     // An older index read as it is (see `SESSION_WORK_SCHEMA`) has no
-    // `sessions.work`: its sessions rank as chats.
-    let work = if crate::store::schema_version(c)? >= crate::store::SESSION_WORK_SCHEMA {
+    // `sessions.work`: there, whether the passage is a tool's output, and
+    // its session is work when one of its candidates is (below).
+    let current = crate::store::schema_version(c)? >= crate::store::SESSION_WORK_SCHEMA;
+    let work = if current {
         "ss.work"
     } else {
-        "NULL"
+        r#"c.roles LIKE '%"tool"%'"#
     };
     let sql = format!(
         "SELECT c.rowid, c.session_id, c.seq, c.spans,
@@ -312,7 +316,23 @@ pub fn chunks(
             created: None,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut list: Vec<Candidate> = rows.collect::<rusqlite::Result<_>>()?;
+    if !current {
+        let work: HashSet<String> = list
+            .iter()
+            .filter(|c| c.work)
+            .filter_map(|c| c.hit.source.session_id.clone())
+            .collect();
+        for c in &mut list {
+            c.work = c
+                .hit
+                .source
+                .session_id
+                .as_ref()
+                .is_some_and(|s| work.contains(s));
+        }
+    }
+    Ok(list)
 }
 
 /// Ticket parts of one scope.

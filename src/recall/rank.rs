@@ -248,9 +248,15 @@ pub fn session_coverage(list: &mut [Candidate], cover: &super::passage::Scorer, 
         return;
     }
     // Each candidate's share, looked up while the list is only borrowed.
+    // Only work passages: a chat file may carry a work session's id
+    // (session ids are not unique across files).
     let each: Vec<Option<f64>> = list
         .iter()
-        .map(|c| session_key(c).and_then(|k| shares.get(&k).copied()))
+        .map(|c| {
+            session_key(c)
+                .filter(|_| c.work)
+                .and_then(|k| shares.get(&k).copied())
+        })
         .collect();
     for (c, share) in list.iter_mut().zip(each) {
         let Some(share) = share else {
@@ -550,12 +556,16 @@ mod tests {
             message("gold", 3, "a negative value is the case"),
             message("neither", 4, "nothing to see"),
             message("chat", 5, "parse_duration"),
+            // Regression (review): a chat file that carries a work
+            // session's id (ids are not unique across files).
+            message("neither", 6, "parse_duration in a chat"),
         ];
-        // Every session but the chat has tool output somewhere.
+        // Every session but the chats has tool output somewhere.
         for c in &mut list[..4] {
             c.work = true;
         }
         list[4].hit.score = 0.3;
+        list[5].hit.score = 0.2;
         list[0].hit.score = 1.0;
         list[1].hit.score = 0.8;
         list[2].hit.score = 0.5;
@@ -574,6 +584,7 @@ mod tests {
         assert!(score(1) > score(0));
         assert_eq!(score(3), 0.0, "a session holding no word of the question");
         assert_eq!(score(4), 0.3, "a chat's session is left alone");
+        assert_eq!(score(5), 0.2, "so is a chat with a work session's id");
         let before: Vec<f64> = list.iter().map(|c| c.hit.score).collect();
         session_coverage(&mut list, &cover, 0.0);
         assert_eq!(

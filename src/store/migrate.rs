@@ -41,8 +41,9 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The first schema with `sessions.work` (`0009_session_work.sql`). An
-/// older index is only read as it is where it cannot be upgraded (a
-/// read-only folder); its sessions then rank as chats.
+/// older index is read as it is by the hooks, which never migrate, and
+/// where it cannot be upgraded (a read-only folder): a session then counts
+/// as work when one of its candidates is a tool's output.
 pub const SESSION_WORK_SCHEMA: i64 = 9;
 
 /// The schema version of the index `conn` reads (one header read).

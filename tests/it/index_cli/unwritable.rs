@@ -94,9 +94,11 @@ fn r_a_read_only_home_still_answers_queries_and_hooks() {
 }
 
 /// An index from before `sessions.work` (schema 8) in a read-only home
-/// cannot be upgraded: it is read as it is, its sessions ranked as chats,
-/// instead of failing on the missing column. Where it can be written, the
-/// next read upgrades it and marks the agent's session as work.
+/// cannot be upgraded: it is read as it is, instead of failing on the
+/// missing column, and a session with a tool's output among its
+/// candidates still counts as work (its hits get the `session_coverage`
+/// lift). Where it can be written, the next read upgrades it and marks
+/// the agent's session as work.
 #[test]
 fn an_index_from_before_session_work_is_read_as_it_is_in_a_read_only_home() {
     let env = Env::new();
@@ -119,22 +121,31 @@ fn an_index_from_before_session_work_is_read_as_it_is_in_a_read_only_home() {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap()
     };
-    let hits = |home: &std::path::Path| {
+    // Whether every hit has the lift only work sessions get.
+    let as_work = |home: &std::path::Path| {
         let out = env
             .cmd_with(home, &env.project)
-            .args(["query", "--format", "json", "heron queue"])
+            .args(["query", "--format", "json", "--explain", "heron queue"])
             .output()
             .unwrap();
         assert_success(&out);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["hits"].as_array().unwrap().len()
+        let hits = v["hits"].as_array().unwrap();
+        assert!(!hits.is_empty(), "{v}");
+        hits.iter().all(|h| {
+            h["explain"]["lifts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["name"] == "session_coverage")
+        })
     };
     let ro = env.tmp.path().join("ro-home");
     if let Some(_mount) = ReadOnlyMount::new(&env.home(), &ro) {
-        assert!(hits(&ro) > 0);
+        assert!(as_work(&ro));
         assert_eq!(version(), 8, "a read-only home is not upgraded");
     }
-    assert!(hits(&env.home()) > 0);
+    assert!(as_work(&env.home()));
     assert_eq!(version(), recall::store::SCHEMA_VERSION);
     let work: i64 = rusqlite::Connection::open(&db)
         .unwrap()
