@@ -55,13 +55,13 @@ pub fn schema_version(conn: &Connection) -> Result<i64> {
 /// The caller has already checked that the found version is not newer.
 #[tracing::instrument(level = "debug", skip_all)]
 pub(crate) fn migrate(conn: &mut Connection) -> Result<i64> {
-    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let found = schema_version(conn)?;
     if found >= SCHEMA_VERSION {
         return Ok(found);
     }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     // Re-read inside the write lock: another process may have migrated.
-    let current: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let current = schema_version(&tx)?;
     for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
         tracing::debug!(migration = name, "applying");
         tx.execute_batch(sql)?;
@@ -89,6 +89,17 @@ pub(crate) fn migrate_for_tests(conn: &mut Connection) {
 mod tests {
     use super::*;
     use rusqlite::OptionalExtension;
+
+    /// A database with the first `n` migrations applied, as an index of
+    /// schema `n` was left.
+    fn at_version(n: usize) -> Result<Connection> {
+        let c = Connection::open_in_memory()?;
+        for (i, (_, sql)) in MIGRATIONS.iter().take(n).enumerate() {
+            c.execute_batch(sql)?;
+            c.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        Ok(c)
+    }
 
     #[test]
     fn session_work_arrives_with_its_migration() {
@@ -119,11 +130,7 @@ mod tests {
     /// `term_df` (by term), summing nothing away.
     #[test]
     fn term_counts_survive_the_move_to_one_row_per_term() -> Result<()> {
-        let mut c = Connection::open_in_memory()?;
-        for (i, (_, sql)) in MIGRATIONS.iter().take(4).enumerate() {
-            c.execute_batch(sql)?;
-            c.pragma_update(None, "user_version", (i + 1) as i64)?;
-        }
+        let mut c = at_version(4)?;
         c.execute_batch(
             "INSERT INTO term_stats(tbl, term, df) VALUES
                ('records', 'alpha', 3), ('chunks', 'alpha', 7),
@@ -156,11 +163,7 @@ mod tests {
     /// output as work, and leaves chats alone.
     #[test]
     fn sessions_with_a_tools_output_are_marked_as_work_on_upgrade() -> Result<()> {
-        let mut c = Connection::open_in_memory()?;
-        for (i, (_, sql)) in MIGRATIONS.iter().take(8).enumerate() {
-            c.execute_batch(sql)?;
-            c.pragma_update(None, "user_version", (i + 1) as i64)?;
-        }
+        let mut c = at_version(8)?;
         for (id, roles) in [(1, ["user", "assistant"]), (2, ["assistant", "tool"])] {
             c.execute(
                 "INSERT INTO sources(id, path, kind, format, size, mtime, hash, parser_version, offset, indexed_at)
@@ -200,11 +203,7 @@ mod tests {
             )
             .optional()?)
         };
-        let mut upgraded = Connection::open_in_memory()?;
-        for (i, (_, sql)) in MIGRATIONS.iter().take(5).enumerate() {
-            upgraded.execute_batch(sql)?;
-            upgraded.pragma_update(None, "user_version", (i + 1) as i64)?;
-        }
+        let mut upgraded = at_version(5)?;
         assert_eq!(hashsize(&upgraded, "chunks_fts")?, None);
         assert_eq!(migrate(&mut upgraded)?, 5);
         let mut fresh = Connection::open_in_memory()?;

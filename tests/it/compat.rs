@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::Env;
+use crate::common::{user_version, Env};
 
 #[test]
 fn a_version_1_index_is_migrated_and_searchable() {
@@ -14,11 +14,7 @@ fn a_version_1_index_is_migrated_and_searchable() {
     std::fs::create_dir_all(&dir).unwrap();
     let frozen = crate::common::testdata("compat/index-v1.db");
     std::fs::copy(&frozen, dir.join("index.db")).unwrap();
-    let before: i64 = rusqlite::Connection::open(dir.join("index.db"))
-        .unwrap()
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(before, 1);
+    assert_eq!(user_version(&dir.join("index.db")), 1);
 
     let v = env.query_json("alpha", "ledger postgres migration");
     let kinds: Vec<&str> = v["hits"]
@@ -32,11 +28,11 @@ fn a_version_1_index_is_migrated_and_searchable() {
         "{v}"
     );
 
+    assert_eq!(
+        user_version(&dir.join("index.db")),
+        recall::store::SCHEMA_VERSION
+    );
     let c = rusqlite::Connection::open(dir.join("index.db")).unwrap();
-    let after: i64 = c
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(after, recall::store::SCHEMA_VERSION);
     let vocab: i64 = c
         .query_row(
             "SELECT count(*) FROM chunks_vocab WHERE term = 'ledger'",
@@ -46,9 +42,5 @@ fn a_version_1_index_is_migrated_and_searchable() {
         .unwrap();
     assert_eq!(vocab, 1);
     // The frozen file itself is untouched.
-    let frozen_version: i64 = rusqlite::Connection::open(&frozen)
-        .unwrap()
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(frozen_version, 1);
+    assert_eq!(user_version(&frozen), 1);
 }

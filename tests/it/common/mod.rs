@@ -208,6 +208,22 @@ pub fn assert_success(out: &std::process::Output) {
     );
 }
 
+/// The schema version (`PRAGMA user_version`) of the index at `db`.
+pub fn user_version(db: &Path) -> i64 {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Set the index at `db` back to schema 8, from before `sessions.work`.
+pub fn set_back_before_session_work(db: &Path) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute_batch("ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;")
+        .unwrap();
+}
+
 /// `<crate>/testdata/<sub>`: the fixed corpora, fixtures and fake
 /// extractors the tests read.
 pub fn testdata(sub: &str) -> PathBuf {

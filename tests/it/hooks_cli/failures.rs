@@ -8,7 +8,7 @@ use super::{
     store_dir, LAUNCHERS,
 };
 use crate::common::wait::until;
-use crate::common::{assert_success, testdata, Env};
+use crate::common::{assert_success, set_back_before_session_work, testdata, user_version, Env};
 use serde_json::json;
 
 #[test]
@@ -308,16 +308,7 @@ fn the_prompt_hook_reads_an_index_from_before_session_work_as_it_is() {
     let env = Env::new();
     let proj = populated(&env);
     let db = store_dir(&env, &proj).join("index.db");
-    let version = || -> i64 {
-        rusqlite::Connection::open(&db)
-            .unwrap()
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap()
-    };
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .execute_batch("ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;")
-        .unwrap();
+    set_back_before_session_work(&db);
     let p = payload(
         "UserPromptSubmit",
         &proj,
@@ -329,7 +320,7 @@ fn the_prompt_hook_reads_an_index_from_before_session_work_as_it_is() {
         ctx.contains("_source: session sess-redis-hang messages "),
         "{r:?}"
     );
-    assert_eq!(version(), 8);
+    assert_eq!(user_version(&db), 8);
     ok(in_project(&env, &proj).args(["query", "redis pool"]));
-    assert_eq!(version(), recall::store::SCHEMA_VERSION);
+    assert_eq!(user_version(&db), recall::store::SCHEMA_VERSION);
 }

@@ -2,7 +2,7 @@
 //! queries and hooks, a refused write names the index and the fix, and a
 //! full disk answers from the index as it is.
 
-use crate::common::{assert_success, Env};
+use crate::common::{assert_success, set_back_before_session_work, user_version, Env};
 
 /// A read-only bind mount of `src` at `dst`, unmounted on drop.
 struct ReadOnlyMount(std::path::PathBuf);
@@ -110,17 +110,7 @@ fn an_index_from_before_session_work_is_read_as_it_is_in_a_read_only_home() {
         ],
     );
     let db = env.project_dir().join("index.db");
-    {
-        let c = rusqlite::Connection::open(&db).unwrap();
-        c.execute_batch("ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;")
-            .unwrap();
-    }
-    let version = || -> i64 {
-        rusqlite::Connection::open(&db)
-            .unwrap()
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap()
-    };
+    set_back_before_session_work(&db);
     // Whether every hit has the lift only work sessions get.
     let as_work = |home: &std::path::Path| {
         let out = env
@@ -143,10 +133,10 @@ fn an_index_from_before_session_work_is_read_as_it_is_in_a_read_only_home() {
     let ro = env.tmp.path().join("ro-home");
     if let Some(_mount) = ReadOnlyMount::new(&env.home(), &ro) {
         assert!(as_work(&ro));
-        assert_eq!(version(), 8, "a read-only home is not upgraded");
+        assert_eq!(user_version(&db), 8, "a read-only home is not upgraded");
     }
     assert!(as_work(&env.home()));
-    assert_eq!(version(), recall::store::SCHEMA_VERSION);
+    assert_eq!(user_version(&db), recall::store::SCHEMA_VERSION);
     let work: i64 = rusqlite::Connection::open(&db)
         .unwrap()
         .query_row("SELECT work FROM sessions", [], |r| r.get(0))
