@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::hit::{HL_CLOSE, HL_OPEN};
 use super::plan::Weighted;
 use super::sanitize::TermKind;
+use super::tuning::{STEM_WEIGHT, WORD_WEIGHT};
 use crate::text::with_stem;
 
 /// A word of a text: its byte range.
@@ -62,6 +63,12 @@ struct Matcher {
     /// Terms of one family are forms of one query word (the word and its
     /// stem): two of them side by side are not two words near each other.
     family: usize,
+    /// A stem matcher for the other forms of a query word that is its own
+    /// stem (see [`Scorer::new`]): the word's exact form is left to the
+    /// word's matcher.
+    other_forms: bool,
+    /// The term it was made from (its index in [`Scorer::new`]'s terms).
+    term: usize,
 }
 
 /// Tokens apart (at most) for two matched words to count as near each
@@ -162,19 +169,75 @@ impl StemKeys {
 }
 
 impl Scorer {
+    /// A scorer for `terms`. A query word that is its own stem ("deploy")
+    /// has no stem term (the sanitizer adds one only for a word it
+    /// changes), yet FTS5 finds its other forms ("deploys") through the
+    /// `aux` column: such a word also matches its other forms, at the
+    /// weight a stem term would have, as "deploying" matches "deploys"
+    /// through its stem. Without it a text that holds only another form of
+    /// a word scores nothing for it, and a list whose best hit says
+    /// "Deploys" judged against one that says "deploy" covered nothing.
     pub fn new(terms: &[Weighted]) -> Scorer {
-        let matchers: Vec<Matcher> = terms
+        Scorer::build(terms, true)
+    }
+
+    /// A scorer for [`Scorer::stated`]: the terms grouped by query word,
+    /// each word matching its own form and the forms the question's stem
+    /// terms match, not the other forms of a word that is its own stem.
+    /// Whether two records are about the same thing is read from the
+    /// question's words they hold; "the api server listens" and "Postgres
+    /// listens" share "listen" as a verb, which does not make them one
+    /// subject.
+    pub fn for_statements(terms: &[Weighted]) -> Scorer {
+        let mut s = Scorer::build(terms, false);
+        s.assign_families();
+        s
+    }
+
+    fn build(terms: &[Weighted], other_forms: bool) -> Scorer {
+        let kinds_and_matchers: Vec<(TermKind, Matcher)> = terms
             .iter()
-            .map(|w| Matcher {
-                words: crate::text::words(&w.term.text)
-                    .map(str::to_lowercase)
-                    .collect(),
-                stem: w.term.kind == TermKind::Stem,
-                weight: w.weight,
-                family: 0,
+            .enumerate()
+            .map(|(term, w)| {
+                let m = Matcher {
+                    words: crate::text::words(&w.term.text)
+                        .map(str::to_lowercase)
+                        .collect(),
+                    stem: w.term.kind == TermKind::Stem,
+                    weight: w.weight,
+                    family: 0,
+                    other_forms: false,
+                    term,
+                };
+                (w.term.kind, m)
             })
-            .filter(|m| !m.words.is_empty())
+            .filter(|(_, m)| !m.words.is_empty())
             .collect();
+        let stems: std::collections::HashSet<&str> = kinds_and_matchers
+            .iter()
+            .filter(|(_, m)| m.stem)
+            .map(|(_, m)| m.words[0].as_str())
+            .collect();
+        let own_stems: Vec<Matcher> = kinds_and_matchers
+            .iter()
+            .filter(|(kind, m)| {
+                other_forms
+                    && *kind == TermKind::Word
+                    && m.words.len() == 1
+                    && !stems.contains(m.words[0].as_str())
+                    && with_stem(&m.words[0], |s| s == m.words[0])
+            })
+            .map(|(_, m)| Matcher {
+                words: m.words.clone(),
+                stem: true,
+                weight: m.weight * STEM_WEIGHT / WORD_WEIGHT,
+                family: 0,
+                other_forms: true,
+                term: m.term,
+            })
+            .collect();
+        let mut matchers: Vec<Matcher> = kinds_and_matchers.into_iter().map(|(_, m)| m).collect();
+        matchers.extend(own_stems);
         let mut by_word: HashMap<String, Vec<usize>> = HashMap::default();
         let mut by_stem: HashMap<String, Vec<usize>> = HashMap::default();
         let mut first_bytes = [false; 256];
@@ -231,6 +294,32 @@ impl Scorer {
         self.share(&seen)
     }
 
+    /// The query's weight that `text` holds (each query word once, at the
+    /// weight of its heaviest form) and the query's whole weight; see
+    /// [`Scorer::covered`].
+    pub fn held(&self, text: &str) -> (f64, f64) {
+        let mut seen = vec![false; self.family_weights.len()];
+        self.mark_seen(text, &mut seen);
+        let total: f64 = self.family_weights.iter().sum();
+        (self.share(&seen) * total, total)
+    }
+
+    /// The terms `text` matches, grouped by query word: for each word it
+    /// holds, the indices (in [`Scorer::new`]'s terms) of its forms found.
+    /// Needs a scorer from [`Scorer::for_coverage`].
+    pub fn matched_words(&self, text: &str) -> Vec<Vec<usize>> {
+        let toks = tokens(text);
+        let mut by_family: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+        for (_, mi, _) in self.matches(text, &toks) {
+            let m = &self.matchers[mi];
+            by_family.entry(m.family).or_default().insert(m.term);
+        }
+        by_family
+            .into_values()
+            .map(|t| t.into_iter().collect())
+            .collect()
+    }
+
     /// Mark in `seen` (one flag per query word, see
     /// [`Scorer::for_coverage`]) each word `text` holds.
     pub fn mark_seen(&self, text: &str, seen: &mut [bool]) {
@@ -266,7 +355,7 @@ impl Scorer {
     /// version `3.2.1`, a port `8080`, a size `2GB`, a time `10:30`), that
     /// starts at most [`NEAR_VALUE`] tokens after a query word; it is
     /// stated about the nearest such word. Needs a scorer from
-    /// [`Scorer::for_coverage`].
+    /// [`Scorer::for_statements`].
     pub fn stated(&self, text: &str) -> Stated {
         let toks = tokens(text);
         let found = self.matches(text, &toks);
@@ -361,7 +450,14 @@ impl Scorer {
             if !self.by_stem.is_empty() && self.stem_keys.admit(&w) {
                 let found = with_stem(&w, |s| self.by_stem.get(s));
                 if let Some(ms) = found {
-                    out.extend(ms.iter().map(|&mi| (i, mi, self.matchers[mi].weight)));
+                    out.extend(
+                        ms.iter()
+                            .filter(|&&mi| {
+                                let m = &self.matchers[mi];
+                                !(m.other_forms && m.words[0] == w.as_ref())
+                            })
+                            .map(|&mi| (i, mi, self.matchers[mi].weight)),
+                    );
                 }
             }
         }
@@ -664,6 +760,27 @@ mod tests {
         assert!((s.covered("it retried once") - 1.5 / 4.5).abs() < 1e-9);
         assert_eq!(s.covered("nothing of the kind"), 0.0);
         assert_eq!(Scorer::for_coverage(&[]).covered("timeout"), 0.0);
+    }
+
+    /// A query word that is its own stem ("deploy") matches its other
+    /// forms ("Deploys") at a stem's weight, and its exact form once.
+    #[test]
+    fn a_word_that_is_its_own_stem_matches_its_other_forms() {
+        let s = Scorer::for_coverage(&[Weighted {
+            term: Term {
+                text: "deploy".into(),
+                kind: TermKind::Word,
+            },
+            df: 1,
+            exact: true,
+            weight: 2.0,
+        }]);
+        let exact = s.score("how do we deploy");
+        let other = s.score("Deploys go through make");
+        assert!((exact - 1.0).abs() < 1e-9, "{exact}");
+        assert!((other - 2.0 * STEM_WEIGHT / 2.0).abs() < 1e-9, "{other}");
+        assert_eq!(s.covered("Deploys go through make"), 1.0);
+        assert_eq!(s.covered("nothing here"), 0.0);
     }
 
     #[test]

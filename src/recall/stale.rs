@@ -82,7 +82,7 @@ pub fn newer_first(list: &mut Vec<Candidate>, terms: &[Weighted]) {
     {
         return;
     }
-    let subject = Scorer::for_coverage(terms);
+    let subject = Scorer::for_statements(terms);
     let mut stated: Vec<Stated> = list
         .iter()
         .map(|c| match c.hit.kind {

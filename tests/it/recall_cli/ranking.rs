@@ -60,6 +60,34 @@ fn records_matching_one_common_word_do_not_outrank_the_answer() {
     assert_eq!(first(&v)["kind"], "record", "{v:#}");
 }
 
+/// Issue 39 item 2: a record that holds another form of the question's
+/// word ("Deploys" for "deploy") keeps its place once a session holds the
+/// exact form. It was multiplied to 0 by calibration: the word had no stem
+/// term, so the judge matched only the exact form.
+#[test]
+fn a_record_matching_on_another_form_keeps_its_place_beside_a_session_with_the_exact_word() {
+    let env = Env::new();
+    env.add(
+        "decisions",
+        "deploy",
+        "Deploys go through make ship-it from the release branch.",
+    );
+    let q = "how do we deploy?";
+    let before = env.query_json("alpha", q);
+    assert_eq!(before["hits"][0]["kind"], "record", "{before:#}");
+    env.index_transcript(
+        "asked.jsonl",
+        &[
+            r#"{"role":"user","content":"how do we deploy?"}"#,
+            r#"{"role":"assistant","content":"I am not sure, let me look."}"#,
+        ],
+    );
+    let v = env.query_json("alpha", q);
+    let top = &v["hits"][0];
+    assert_eq!(top["kind"], "record", "{v:#}");
+    assert!(top["score"].as_f64().unwrap() > 0.5, "{v:#}");
+}
+
 /// One small session per topic ("Did you see {topic}?"), so that a test
 /// question's words are rare in the index.
 fn index_unrelated_sessions(env: &Env, topics: &[&str]) {
