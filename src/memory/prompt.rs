@@ -23,6 +23,10 @@ use crate::render::{
 };
 use crate::text::estimate_tokens;
 
+/// A session hit's session must cover at least this share of what the
+/// best-covering session covers.
+const RELATIVE_COVER: f64 = 0.75;
+
 /// Session files older than this are removed when another is written.
 const KEEP: Duration = Duration::from_secs(2 * 24 * 3600);
 
@@ -77,7 +81,9 @@ impl Memory {
             prompt: true,
             ..RecallOptions::default()
         };
-        let req = self.request(prompt, opts)?;
+        let mut req = self.request(prompt, opts)?;
+        req.exclude_session = session.map(str::to_string);
+        req.evidence = true;
         let mut resp = self.recall_for_hook(&req)?;
         let path = session
             .filter(|_| !self.config.recall.hook_repeats)
@@ -124,14 +130,29 @@ impl Memory {
         })
     }
 
-    /// Keep the hits that clear the relevance bar: a score of at least
-    /// `recall.hook_min_score` of the best hit's, and at least
-    /// `recall.hook_min_coverage` of the prompt's weight in the hit's
-    /// title and text (the words memory holds: a word no passage has is
-    /// not searched, so it weighs nothing). Scores are relative within one
-    /// answer, so the coverage is what lets a prompt whose hits each hold
-    /// only a small part of it (one common word of a long prompt) inject
-    /// nothing. Pinned records always pass.
+    /// Keep the hits that clear the relevance bar. Every hit must score
+    /// at least `recall.hook_min_score` of the best hit's (scores are
+    /// relative within one answer). Pinned records always pass.
+    ///
+    /// A record or a ticket must hold `recall.hook_min_coverage` of the
+    /// prompt's weight in its title and text (the words memory holds,
+    /// weighted by rarity among passages).
+    ///
+    /// A session passage is judged as evidence for its session (see
+    /// `recall::evidence`), with the prompt's words weighed by how few of
+    /// the project's sessions hold them, and the words no session holds
+    /// counted too:
+    /// - the words it holds must be rarer than chance: fewer than one
+    ///   session would hold them all were they independent;
+    /// - and few sessions (`recall.hook_max_sessions`) may have a passage
+    ///   holding them together: a prompt template's or a greeting's words
+    ///   stand together in every session, however rare each is;
+    /// - its session's matching passages must hold `hook_min_coverage` of
+    ///   the prompt's weight, and at least [`RELATIVE_COVER`] of what the
+    ///   best-covering session holds: a long ticket's words are spread over
+    ///   the session that worked on it, and a prompt whose own subject is
+    ///   nowhere in memory is not covered by sessions that share its other
+    ///   words.
     fn relevance_bar(&self, resp: &mut crate::recall::Response) {
         let (min_score, min_coverage) = (
             self.config.recall.hook_min_score,
@@ -151,15 +172,46 @@ impl Memory {
             .map(|(h, _)| h.score)
             .fold(0.0, f64::max);
         let judge = crate::recall::Scorer::for_coverage(&resp.terms);
+        let evidence = crate::recall::Scorer::for_coverage(&resp.evidence);
+        let max_sessions = i64::from(self.config.recall.hook_max_sessions);
+        let third = resp.evidence_sessions / 3;
+        let best_cover = resp.session_cover.values().copied().fold(0.0, f64::max);
         let mut shown = shown.into_iter();
         resp.hits.retain(|h| {
             let Some(text) = shown.next().flatten() else {
                 return false;
             };
-            h.pinned
-                || (h.score >= min_score * best
+            if h.pinned {
+                return true;
+            }
+            if h.score < min_score * best {
+                return false;
+            }
+            let shown_text = text.as_str();
+            if h.kind == crate::recall::HitKind::Session && !resp.evidence.is_empty() {
+                // A session is judged by the words that tell sessions
+                // apart, those memory does not hold included (see
+                // `recall::evidence`): it must hold enough of them, and
+                // enough of the prompt.
+                let (held, _) = evidence.held(&format!("{}\n{shown_text}", h.title));
+                let together = resp.together.get(&h.id).copied().unwrap_or(0);
+                let pointed = max_sessions == 0 || together <= max_sessions.min(third).max(1);
+                let covered = resp.session_cover.get(&h.id).copied().unwrap_or(0.0);
+                tracing::debug!(
+                    hit = %h.id,
+                    together,
+                    held,
+                    sessions = resp.evidence_sessions,
+                    covered,
+                    best_cover,
+                    "prompt hook: a session hit's evidence"
+                );
+                return pointed
+                    && crate::recall::evidence::beyond_chance(held, resp.evidence_sessions)
                     && (min_coverage <= 0.0
-                        || judge.covered(&format!("{}\n{}", h.title, text)) >= min_coverage))
+                        || (covered >= min_coverage && covered >= RELATIVE_COVER * best_cover));
+            }
+            min_coverage <= 0.0 || judge.covered(&format!("{}\n{}", h.title, text)) >= min_coverage
         });
     }
 
@@ -354,7 +406,7 @@ mod tests {
                 session_hit("s2", 0.4, "assistant: the walrus migration is done"),
             ],
             timings_ms: Default::default(),
-            touched: Vec::new(),
+            ..Default::default()
         };
         mem.relevance_bar(&mut resp);
         let ids: Vec<&str> = resp.hits.iter().map(|h| h.id.as_str()).collect();

@@ -109,6 +109,15 @@ pub fn chunks(w: &str, req: &Request) -> Ranked {
         conds.push("+chunks_fts.rowid IN (SELECT rowid FROM chunks WHERE session_id = :session)");
         args.push((":session", Value::Text(s.clone())));
     }
+    if let Some(s) = &req.exclude_session {
+        conds.push(
+            "+chunks_fts.rowid NOT IN (SELECT rowid FROM chunks WHERE session_id = :exclude
+               OR (session_id >= :exclude_sub AND session_id < :exclude_end))",
+        );
+        args.push((":exclude", Value::Text(s.clone())));
+        args.push((":exclude_sub", Value::Text(format!("{s}/agent-"))));
+        args.push((":exclude_end", Value::Text(format!("{s}/agent."))));
+    }
     let timed = req.since.is_some() || req.until.is_some();
     if timed {
         conds.push(
@@ -176,6 +185,17 @@ mod tests {
             );
             assert!(r.args.is_empty());
         }
+    }
+
+    /// The session a prompt is asked in, and its subagents', are left out
+    /// as a set read once, like a session filter.
+    #[test]
+    fn an_excluded_session_is_a_plus_rowid_set() {
+        let mut req = request();
+        req.exclude_session = Some("s".into());
+        let r = chunks("1.0", &req);
+        assert!(r.sql.contains("+chunks_fts.rowid NOT IN"), "{}", r.sql);
+        assert_eq!(r.args.len(), 3);
     }
 
     /// A session filter never becomes a rowid constraint of the FTS table

@@ -10,6 +10,7 @@
 
 mod candidates;
 mod context;
+pub mod evidence;
 mod filter;
 mod hit;
 mod passage;
@@ -30,7 +31,7 @@ pub mod tuning;
 
 pub use hit::{Explain, Hit, HitKind, HitSource, Lift, HL_CLOSE, HL_OPEN};
 pub(crate) use passage::Scorer;
-pub use request::{Request, Response, Target, Touched};
+pub use request::{Request, Response, Target, Touched, TOGETHER_CAP};
 pub use salience::record_hits;
 pub use sanitize::{extract_terms, sanitize, Term, TermKind};
 pub use search::recall;

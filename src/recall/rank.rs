@@ -432,7 +432,14 @@ pub fn select(list: Vec<Candidate>, caps: Caps, expand: &mut Expand) -> Vec<Cand
         if fits(&c).is_none() {
             continue;
         }
-        let session = c.hit.source.session_id.clone().map(|s| (c.hit.scope, s));
+        // A subagent's or a compaction's transcript is part of its parent
+        // session: they share its cap (a compaction repeats its summary).
+        let session = c
+            .hit
+            .source
+            .session_id
+            .as_deref()
+            .map(|s| (c.hit.scope, super::evidence::root_of(s).to_string()));
         if session
             .as_ref()
             .is_some_and(|k| per.get(k).copied().unwrap_or(0) >= caps.per_session)
@@ -513,6 +520,30 @@ mod tests {
             range: Some((msg, msg)),
             ..Candidate::of(hit, Table::Chunks)
         }
+    }
+
+    /// Issue 39 item 3: a compaction's transcript (`<id>/agent-acompact-…`)
+    /// is part of its parent session, and shares its per-session cap.
+    #[test]
+    fn a_compaction_transcript_shares_its_parents_cap() {
+        let list = vec![
+            message("s1", 4, "the parent's summary of the deploy work"),
+            message(
+                "s1/agent-acompact-7",
+                1,
+                "a compaction: deploy work summarised",
+            ),
+            message("s2", 2, "another session on deploys"),
+        ];
+        let caps = Caps {
+            per_session: 1,
+            max_jaccard: 1.0,
+            limit: 10,
+            max_tokens: None,
+        };
+        let out = select(list, caps, &mut |_, _| None);
+        let ids: Vec<&str> = out.iter().map(|c| c.hit.id.as_str()).collect();
+        assert_eq!(ids, ["s1#4", "s2#2"]);
     }
 
     #[test]

@@ -32,6 +32,13 @@ pub struct Request {
     pub until: Option<i64>,
     /// Only chunks of this session.
     pub session: Option<String>,
+    /// Never chunks of this session, nor of its subagents
+    /// (`<id>/agent-…`): the session a prompt is asked in is not its own
+    /// evidence.
+    pub exclude_session: Option<String>,
+    /// Weigh the question's words as evidence for sessions
+    /// ([`Response::evidence`]), for the prompt hook's relevance bar.
+    pub evidence: bool,
     /// Cap on the summed text of the hits, in estimated tokens.
     pub max_tokens: Option<usize>,
     /// Injected so ranking and expiry are deterministic in tests.
@@ -52,6 +59,8 @@ impl Request {
             since: None,
             until: None,
             session: None,
+            exclude_session: None,
+            evidence: false,
             max_tokens: None,
             now,
             tuning: Tuning::default(),
@@ -87,7 +96,7 @@ pub struct Touched {
 }
 
 /// The result of a recall.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Response {
     pub query: String,
     /// The terms searched (the union over tables), with weights.
@@ -96,7 +105,30 @@ pub struct Response {
     pub timings_ms: BTreeMap<String, f64>,
     #[serde(skip)]
     pub touched: Vec<Touched>,
+    /// Every term of the question, those memory does not hold included,
+    /// weighed by how few sessions hold it (see `recall::evidence`); empty
+    /// unless [`Request::evidence`].
+    #[serde(skip)]
+    pub evidence: Vec<Weighted>,
+    /// The sessions those weights were counted over.
+    #[serde(skip)]
+    pub evidence_sessions: i64,
+    /// For each session hit (by id), the sessions with a passage that
+    /// holds every question word the hit holds (counted up to
+    /// [`TOGETHER_CAP`] + 1; see `recall::evidence::sessions_together`);
+    /// empty unless [`Request::evidence`].
+    #[serde(skip)]
+    pub together: std::collections::HashMap<String, i64>,
+    /// For each session hit (by id), the share of the question's evidence
+    /// weight ([`Response::evidence`]) that its whole session holds; empty
+    /// unless [`Request::evidence`].
+    #[serde(skip)]
+    pub session_cover: std::collections::HashMap<String, f64>,
 }
+
+/// Sessions counted, at most, by [`Response::together`] (one more is
+/// counted, to tell "more").
+pub const TOGETHER_CAP: i64 = 16;
 
 #[cfg(test)]
 mod tests {

@@ -178,6 +178,17 @@ pub fn to_match(terms: &[Term]) -> Option<String> {
     )
 }
 
+/// The FTS5 expression that holds every group of `groups`: each group's
+/// terms quoted and OR-ed, the groups AND-ed. `None` when a group is
+/// empty or there is none.
+pub fn to_match_all(groups: &[Vec<Term>]) -> Option<String> {
+    let parts: Option<Vec<String>> = groups
+        .iter()
+        .map(|g| to_match(g).map(|m| format!("({m})")))
+        .collect();
+    parts.filter(|p| !p.is_empty()).map(|p| p.join(" AND "))
+}
+
 /// Sanitize arbitrary text straight to a MATCH expression.
 pub fn sanitize(query: &str) -> Option<String> {
     to_match(&extract_terms(query))
@@ -205,6 +216,29 @@ mod tests {
             None => Ok(0),
             Some(m) => c.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [m], |r| r.get(0)),
         }
+    }
+
+    #[test]
+    fn to_match_all_ands_groups_of_quoted_terms() {
+        let t = |s: &str| Term {
+            text: s.into(),
+            kind: TermKind::Word,
+        };
+        assert_eq!(
+            to_match_all(&[vec![t("deploy"), t("deploys")], vec![t("a\"b")]]).as_deref(),
+            Some(r#"("deploy" OR "deploys") AND ("a""b")"#)
+        );
+        assert_eq!(to_match_all(&[]), None);
+        assert_eq!(to_match_all(&[vec![]]), None);
+        let c = db();
+        let n: i64 = c
+            .query_row(
+                "SELECT count(*) FROM t WHERE t MATCH ?1",
+                [to_match_all(&[vec![t("hashmap")], vec![t("loader")]]).unwrap()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 1);
     }
 
     #[test]

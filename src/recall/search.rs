@@ -36,6 +36,18 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     timings.insert("search".into(), ms(t0));
     let t1 = Instant::now();
     lift(&mut all, req, &terms_pooled);
+    let weighed = if req.evidence && all.iter().any(|c| c.hit.kind == HitKind::Session) {
+        let t2 = Instant::now();
+        let e = evidence(targets, &terms, &plans)?;
+        timings.insert("evidence".into(), ms(t2));
+        Some(e)
+    } else {
+        None
+    };
+    let by_session = weighed
+        .as_ref()
+        .map(|e| covered_by_sessions(&all, &e.terms))
+        .unwrap_or_default();
     let mut list = select(targets, req, all, &judge);
     super::stale::newer_first(&mut list, &terms_pooled);
     let (mut hits, touched) = number(list);
@@ -45,6 +57,21 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         }
     }
     timings.insert("rank".into(), ms(t1));
+    let mut together = std::collections::HashMap::new();
+    let mut session_cover = std::collections::HashMap::new();
+    let (mut evidence_sessions, mut evidence) = (0, Vec::new());
+    if let Some(e) = weighed {
+        let t2 = Instant::now();
+        together = sessions_together(targets, &hits, &e.terms)?;
+        for h in hits.iter().filter(|h| h.kind == HitKind::Session) {
+            let session = h.source.session_id.as_deref().map(super::evidence::root_of);
+            if let Some(share) = session.and_then(|s| by_session.get(&(h.scope, s.to_string()))) {
+                session_cover.insert(h.id.clone(), *share);
+            }
+        }
+        *timings.entry("evidence".into()).or_default() += ms(t2);
+        (evidence_sessions, evidence) = (e.sessions, e.terms);
+    }
     timings.insert("total".into(), ms(t0));
     let mut shown: Vec<Weighted> = Vec::new();
     for (_, p) in plans.iter().flatten() {
@@ -61,7 +88,96 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         hits,
         timings_ms: timings,
         touched,
+        evidence,
+        evidence_sessions,
+        together,
+        session_cover,
     })
+}
+
+/// For each session hit, the sessions with a passage that holds every
+/// question word it holds (see `recall::evidence::sessions_together`),
+/// summed over the targets.
+fn sessions_together(
+    targets: &[Target],
+    hits: &[Hit],
+    terms: &[Weighted],
+) -> Result<std::collections::HashMap<String, i64>> {
+    let words = Scorer::for_coverage(terms);
+    let mut out = std::collections::HashMap::new();
+    for h in hits.iter().filter(|h| h.kind == HitKind::Session) {
+        let groups: Vec<Vec<super::Term>> = words
+            .matched_words(&format!("{}\n{}", h.title, h.text))
+            .into_iter()
+            .map(|g| g.into_iter().map(|i| terms[i].term.clone()).collect())
+            .collect();
+        let Some(expr) = super::sanitize::to_match_all(&groups) else {
+            continue;
+        };
+        let mut n = 0;
+        for t in targets {
+            n += t.db.with_conn(|c| {
+                super::evidence::sessions_together(c, &expr, super::request::TOGETHER_CAP)
+            })?;
+        }
+        out.insert(h.id.clone(), n);
+    }
+    Ok(out)
+}
+
+/// For each session (by scope and root id, see
+/// `recall::evidence::root_of`), the share of the question's evidence
+/// weight its candidates hold between them: a long ticket's words are
+/// spread over the passages of the session that worked on it, and no one
+/// passage holds enough of them. Only the passages that matched are read,
+/// so a long session is not credited with every word it holds somewhere.
+fn covered_by_sessions(
+    all: &[Candidate],
+    terms: &[Weighted],
+) -> std::collections::HashMap<(crate::store::Scope, String), f64> {
+    let words = Scorer::for_coverage(terms);
+    let mut seen: std::collections::HashMap<(crate::store::Scope, String), Vec<bool>> =
+        std::collections::HashMap::new();
+    for c in all.iter().filter(|c| c.hit.kind == HitKind::Session) {
+        let Some(id) = c.hit.source.session_id.as_deref() else {
+            continue;
+        };
+        let key = (c.hit.scope, super::evidence::root_of(id).to_string());
+        let flags = seen
+            .entry(key)
+            .or_insert_with(|| vec![false; words.words()]);
+        if !flags.iter().all(|&f| f) {
+            words.mark_seen(&format!("{}\n{}", c.hit.title, c.hit.text), flags);
+        }
+    }
+    seen.into_iter()
+        .map(|(k, flags)| (k, words.share(&flags)))
+        .collect()
+}
+
+/// Every term of the question weighed as evidence for sessions (see
+/// `recall::evidence`), over every target's sessions. A term's passage
+/// count in a target comes from its plan for the chunks (a term the plan
+/// does not score is in no passage there).
+fn evidence(
+    targets: &[Target],
+    terms: &[super::Term],
+    plans: &[Vec<(Table, Plan)>],
+) -> Result<super::evidence::Weighed> {
+    let mut per_scope = Vec::with_capacity(targets.len());
+    for (ti, t) in targets.iter().enumerate() {
+        let scoring = plans[ti]
+            .iter()
+            .find(|(table, _)| *table == Table::Chunks)
+            .map(|(_, p)| p.scoring.as_slice())
+            .unwrap_or_default();
+        let dfs: Vec<i64> = terms
+            .iter()
+            .map(|term| scoring.iter().find(|w| w.term == *term).map_or(0, |w| w.df))
+            .collect();
+        per_scope.push(t.db.with_conn(|c| super::evidence::session_counts(c, terms, &dfs))?);
+    }
+    Ok(super::evidence::weigh(terms, &per_scope))
 }
 
 /// Stage 1, plan: each wanted table of each scope, its terms chosen within

@@ -360,7 +360,7 @@ assistant: Fixed: the borrow ends before the push now.";
                 hit("port-then", "The api listens on 8080.", Some("port-now")),
             ],
             timings_ms: Default::default(),
-            touched: Vec::new(),
+            ..Default::default()
         };
         let text = render_prompt(&resp, PromptOptions { max_tokens: 2000 });
         assert!(
@@ -418,7 +418,7 @@ assistant: Fixed: the borrow ends before the push now.";
                 hit("s2", "assistant: the build fails on a stale lock file"),
             ],
             timings_ms: Default::default(),
-            touched: Vec::new(),
+            ..Default::default()
         };
         let (text, shown) = render_prompt_shown(&resp, PromptOptions { max_tokens: 2000 });
         assert!(

@@ -1,0 +1,205 @@
+//! What a question's words say about which past session it is about: each
+//! word weighed by how few of the project's sessions hold it.
+//!
+//! bm25 and the passage scores weigh a word by the passages that hold it.
+//! That is right for ranking, and wrong for judging whether a session is
+//! evidence at all: a team's prompt template ("Work on bead X. Run bd show
+//! X to see the issue details …") is a few passages in every session, so
+//! its words look rare among passages and match every session's opening
+//! equally well. A word every session holds tells nothing about which one a
+//! prompt is about; a word one session holds points at it. So the prompt
+//! hook judges session hits by these weights (see
+//! `memory::prompt::relevance_bar`): `ln((S + 1) / (s + 0.5))` for a word
+//! held by `s` of the `S` sessions, times the kind's weight. A word no
+//! session holds gets the highest weight: a prompt whose own subject
+//! (a new ticket's id, the function it names) is nowhere in memory is not
+//! covered by a session that shares only its other words.
+
+use rusqlite::Connection;
+
+use super::plan::{Table, Weighted};
+use super::sanitize::{to_match, Term};
+use crate::error::Result;
+
+/// Passages of one word read at most to count its sessions; past it the
+/// count is extrapolated from the word's passage count. Bounds the hook's
+/// cost on a large index: a word that common weighs little anyway.
+const ROWS_CAP: i64 = 2_000;
+
+/// Sessions in one scope's index, and the sessions holding each of
+/// `terms`. `dfs` holds each term's passage count in that index (0: none
+/// holds it, and it is not looked up).
+pub fn session_counts(conn: &Connection, terms: &[Term], dfs: &[i64]) -> Result<(i64, Vec<f64>)> {
+    let sessions: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT count(DISTINCT {}) FROM sessions",
+            root("session_id")
+        ))?
+        .query_row([], |r| r.get(0))?;
+    let mut out = Vec::with_capacity(terms.len());
+    let fts = Table::Chunks.fts();
+    let sql = format!(
+        "SELECT count(*), count(DISTINCT {})
+         FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2) f
+         JOIN chunks c ON c.rowid = f.rowid",
+        root("c.session_id")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    for (t, &df) in terms.iter().zip(dfs) {
+        let Some(expr) = (df > 0)
+            .then(|| to_match(std::slice::from_ref(t)))
+            .flatten()
+        else {
+            out.push(0.0);
+            continue;
+        };
+        let (rows, distinct): (i64, i64) = stmt
+            .query_row(rusqlite::params![expr, ROWS_CAP], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        let count = if rows >= ROWS_CAP && df > rows {
+            distinct as f64 * df as f64 / rows as f64
+        } else {
+            distinct as f64
+        };
+        out.push(count.min(sessions as f64));
+    }
+    Ok((sessions, out))
+}
+
+/// The root session of a session id: the parent's for a subagent's or a
+/// compaction's transcript (see [`root`]).
+pub fn root_of(session_id: &str) -> &str {
+    session_id
+        .split_once("/agent-")
+        .map_or(session_id, |(parent, _)| parent)
+}
+
+/// The SQL for the session a `column` of session ids belongs to: a
+/// subagent's or a compaction's transcript (`<id>/agent-…`) is part of its
+/// parent's session, which its prompt and summary repeat.
+fn root(column: &str) -> String {
+    format!(
+        "CASE WHEN instr({column}, '/agent-') > 0 \
+         THEN substr({column}, 1, instr({column}, '/agent-') - 1) ELSE {column} END"
+    )
+}
+
+/// Sessions (at most `cap + 1` are counted) with a passage that holds
+/// every word of `expr`, an AND of the words a hit matched (see
+/// [`to_match_all`](super::sanitize::to_match_all)). A session whose
+/// matched words stand together in many sessions (a prompt template, a
+/// greeting) points at none of them, however rare each word is alone.
+pub fn sessions_together(conn: &Connection, expr: &str, cap: i64) -> Result<i64> {
+    let fts = Table::Chunks.fts();
+    let sql = format!(
+        "SELECT count(*) FROM (SELECT DISTINCT {} FROM
+           (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2) f
+           JOIN chunks c ON c.rowid = f.rowid LIMIT ?3)",
+        root("c.session_id")
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row(rusqlite::params![expr, ROWS_CAP, cap + 1], |r| r.get(0))?)
+}
+
+/// A word's weight as evidence for a session: see the module doc.
+pub fn weight(sessions: f64, holding: f64, kind_weight: f64) -> f64 {
+    (((sessions + 1.0) / (holding + 0.5)).ln()).max(0.0) * kind_weight
+}
+
+/// The question's terms with their evidence weights over every scope:
+/// the sessions holding each, summed over the scopes, against all their
+/// sessions.
+pub struct Weighed {
+    pub sessions: i64,
+    pub terms: Vec<Weighted>,
+}
+
+pub fn weigh(terms: &[Term], per_scope: &[(i64, Vec<f64>)]) -> Weighed {
+    let sessions: i64 = per_scope.iter().map(|(s, _)| s).sum();
+    let terms = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let holding: f64 = per_scope.iter().map(|(_, h)| h[i]).sum();
+            Weighted {
+                term: t.clone(),
+                df: holding.round() as i64,
+                exact: true,
+                weight: weight(sessions as f64, holding, super::plan::kind_weight(t.kind)),
+            }
+        })
+        .collect();
+    Weighed { sessions, terms }
+}
+
+/// Whether a session holding `held` of the evidence weights is more than
+/// chance: were the words independent, `sessions × e^-held` sessions would
+/// hold them all, and that must be at most one. One word that a third of
+/// the sessions hold is not evidence; two that one session in ten holds
+/// each, in a project of ten sessions, are.
+pub fn beyond_chance(held: f64, sessions: i64) -> bool {
+    sessions.max(1) as f64 * (-held).exp() <= 1.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chance_is_the_sessions_that_would_hold_the_words_at_random() {
+        // One word held by 3 of 10 sessions: 10 x 3.5/11 = 3.2 sessions.
+        assert!(!beyond_chance(weight(10.0, 3.0, 1.0), 10));
+        // Two words, each held by 1 of 10: 10 x (1.5/11)^2 = 0.19.
+        assert!(beyond_chance(2.0 * weight(10.0, 1.0, 1.0), 10));
+    }
+
+    #[test]
+    fn a_word_every_session_holds_weighs_nearly_nothing() {
+        let every = weight(9.0, 9.0, 1.0);
+        let one = weight(9.0, 1.0, 1.0);
+        let none = weight(9.0, 0.0, 1.0);
+        assert!(every < 0.06, "{every}");
+        assert!(one > 1.8 && one < none, "{one} {none}");
+    }
+
+    #[test]
+    fn sessions_are_counted_with_their_subagents() -> Result<()> {
+        let mut c = Connection::open_in_memory()?;
+        crate::store::migrate_for_tests(&mut c);
+        c.execute_batch("PRAGMA foreign_keys=OFF;")?;
+        let mut rowid = 0;
+        let sources = [
+            (1, "s1", ["bead template", "bead alpha"]),
+            (2, "s2", ["bead template", "beta"]),
+            (3, "s2/agent-acompact-1", ["bead template", "alpha summary"]),
+        ];
+        for (source, session, texts) in sources {
+            c.execute(
+                "INSERT INTO sessions(source_id, session_id, launcher) VALUES(?1, ?2, 'x')",
+                rusqlite::params![source, session],
+            )?;
+            for text in texts {
+                rowid += 1;
+                c.execute(
+                    "INSERT INTO chunks(rowid, source_id, session_id, seq, msg_first, msg_last, message_ids, spans, roles, speakers, launcher)
+                     VALUES(?1, ?2, ?3, ?1, 0, 0, '[]', '[]', '[]', '[]', 'x')",
+                    rusqlite::params![rowid, source, session],
+                )?;
+                c.execute(
+                    "INSERT INTO chunks_fts(rowid, title, body, aux) VALUES(?1, '', ?2, '')",
+                    rusqlite::params![rowid, text],
+                )?;
+            }
+        }
+        let terms = crate::recall::sanitize::extract_terms("bead alpha gamma");
+        // A compaction's transcript is its parent's session: "bead" is in
+        // both sessions, "alpha" in both too (s2 through its compaction).
+        let (sessions, holding) = session_counts(&c, &terms, &[5, 2, 0])?;
+        assert_eq!(sessions, 2);
+        assert_eq!(holding, [2.0, 2.0, 0.0]);
+        assert_eq!(root_of("s2/agent-acompact-1"), "s2");
+        Ok(())
+    }
+}
