@@ -122,3 +122,112 @@ fn a_session_is_not_given_the_same_context_twice() {
         "the session id is hashed"
     );
 }
+
+/// One session per bead, each opened with the team's prompt template and
+/// then worked on its own subject (neutral transcript lines).
+fn index_beads(env: &Env, proj: &std::path::Path) {
+    let subjects = [
+        ("spot-a1", "The xterm scrollback buffer drops lines past 5000; raise scrollback_limit in terminal.ex."),
+        ("spot-b2", "Transcript sync now upserts messages by uuid, so a second sync adds nothing."),
+        ("spot-c3", "OpenTelemetry spans wrap every hook controller action; the exporter is stdout in dev."),
+        ("spot-d4", "Annotations gained a state field, open or closed, with a close action."),
+        ("spot-e5", "The review page lists open annotations of every session in the project."),
+        ("spot-f6", "Credo runs in strict mode; nesting depth is at most two."),
+    ];
+    let dir = env.tmp.path().join("beads");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (bead, work) in subjects {
+        let lines = [
+            json!({"role": "user", "content": format!("Work on bead {bead}. Run bd show {bead} to see the issue details and bd ready to find available subtasks. Start with the first ready task.")}),
+            json!({"role": "assistant", "content": format!("Running bd show {bead} and bd ready to see the issue details and available subtasks.")}),
+            json!({"role": "assistant", "content": work}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(dir.join(format!("{bead}.jsonl")), text).unwrap();
+    }
+    super::ok(super::in_project(env, proj).arg("index").arg(&dir));
+}
+
+/// Issue 39 item 3: a prompt that follows the team's template and names a
+/// bead memory knows nothing about gets nothing, though every session
+/// opens with the same words; a prompt about one bead's subject gets that
+/// bead's session.
+#[test]
+fn a_prompt_template_shared_by_every_session_is_no_evidence() {
+    let env = Env::new();
+    let proj = super::make_project(&env, "spotter");
+    index_beads(&env, &proj);
+    let ask = |prompt: &str, session: &str| {
+        let p = payload(
+            "UserPromptSubmit",
+            &proj,
+            json!({"prompt": prompt, "session_id": session}),
+        );
+        hook(&env, "claude-code", &p)
+    };
+    let r = ask(
+        "Work on bead spot-z9. Run bd show spot-z9 to see the issue details and bd ready to find available subtasks. Start with the first ready task.",
+        "new-bead",
+    );
+    assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
+    let r = ask(
+        "the xterm scrollback drops lines, where is the limit set?",
+        "scrollback",
+    );
+    let ctx = r.context("UserPromptSubmit");
+    assert!(ctx.contains("scrollback_limit"), "{ctx}");
+    assert!(!ctx.contains("spot-b2"), "{ctx}");
+}
+
+/// Issue 39 item 3: the session being prompted is never its own evidence,
+/// nor are its subagents'; another session asking the same gets it.
+#[test]
+fn the_asking_session_is_not_its_own_evidence() {
+    let env = Env::new();
+    let proj = super::make_project(&env, "walrus");
+    let dir = env.tmp.path().join("own");
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = |role: &str, text: &str| json!({"role": role, "content": text}).to_string();
+    std::fs::write(
+        dir.join("asking.jsonl"),
+        format!(
+            "{}\n{}\n",
+            json!({"session": {"id": "sess-asking"}}),
+            [
+                line(
+                    "user",
+                    "Plan the walrus ledger migration to the narwhal store."
+                ),
+                line(
+                    "assistant",
+                    "The walrus ledger migration copies rows in batches of 500 into narwhal."
+                ),
+            ]
+            .join("\n")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("other.jsonl"),
+        [
+            line("user", "What is the weather like?"),
+            line("assistant", "Sunny, with a light breeze."),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    super::ok(super::in_project(&env, &proj).arg("index").arg(&dir));
+    let ask = |session: &str| {
+        let p = payload(
+            "UserPromptSubmit",
+            &proj,
+            json!({"prompt": "how does the walrus ledger migration to narwhal batch rows?", "session_id": session}),
+        );
+        hook(&env, "claude-code", &p)
+    };
+    let r = ask("sess-asking");
+    assert!(!r.out.contains("batches of 500"), "{r:?}");
+    let ctx = ask("another-session").context("UserPromptSubmit");
+    assert!(ctx.contains("batches of 500"), "{ctx}");
+}
