@@ -1,35 +1,42 @@
-//! Replay real sessions through the prompt hook and measure what it
-//! injects (issue 25 part 2).
+//! Replay real prompts through the prompt hook, with the asking session
+//! not indexed, and measure whether what it injects helps (issue 39 item 1).
 //!
 //! ```text
 //! cargo build --release --bin recall --example hook_replay
 //! target/release/examples/hook_replay [--data ../shared/data/agent-transcripts]
-//!     [--swe ../shared/data/swe-sessions] [--swe-queries 100] [--recall-bin PATH]
+//!     [--labels testdata/hook-replay/labels.jsonl]
+//!     [--swe ../shared/data/swe-sessions] [--swe-queries 200]
+//!     [--recall-bin PATH] [--dump FILE] [--config TOML]
 //! ```
 //!
-//! Every Claude Code and Codex transcript under `--data` is indexed into
-//! one project of a temporary home. Then each session's user prompts are
-//! fed, in order, to `recall hook claude-code` as `UserPromptSubmit`
-//! payloads of that session, twice: once with `recall.hook_repeats = true`
-//! (the hook as it was: every prompt gets its full context) and once with
-//! the default (a session is not given a hit twice). For each mode the
-//! table gives the tokens injected per session (estimated, characters / 4,
-//! mean and total), the share of injected hits that the session had
-//! already been given, and the share of injected characters that are raw
-//! tool output (passage lines a `tool:` speaker wrote). Prompts are typed
-//! prompts only: tool results and command wrappers (`<command-name>`) are
-//! not prompts. A session's own transcript is in the index too (in real
-//! use it would be indexed when it ends), so its own earlier messages can
-//! come back: the replay measures repetition, not novelty.
+//! **Real transcripts, leave one session out.** Every Claude Code and Codex
+//! transcript under `--data` is indexed into its project (`codemie-code`:
+//! the Claude Code and Codex sessions of that repository; `marot-spotter`;
+//! `daaain-claude-code-log`). Then, one session at a time (the session's
+//! files, its subagents' and compaction files, and an earlier capture of
+//! the same session, are taken out of the index with `index --prune`,
+//! as they are in life: the past is indexed, the present is not), each
+//! prompt the user typed is fed in order to `recall hook claude-code` as a
+//! `UserPromptSubmit` of that session. Each prompt was labelled once, by
+//! reading, with the other sessions that would help it (`--labels`; how
+//! they were made is in `testdata/hook-replay/README.md`). The table gives
+//! the share of injected characters that come from sessions labelled
+//! helpful, the share of prompts labelled "nothing helps" that get
+//! nothing, and the share of prompts with help whose helpful session was
+//! injected.
 //!
-//! Then the same two modes on `swe-sessions`: its 500 agent sessions are
-//! indexed into a second project, and each of the first `--swe-queries`
-//! tickets is a session of two prompts, the ticket's title and then its
-//! full text. These sessions hold mostly tool output, and each ticket has
-//! one gold session (the one that worked on it): the table adds the share
-//! of tickets whose gold session was injected, the help the tokens buy.
+//! **swe-sessions, help exists and nothing relevant exists.** The set's
+//! 500 agent sessions are indexed into a project; each of the first
+//! `--swe-queries` tickets is a session of one prompt, the ticket's text,
+//! asked twice: with its gold session in the index, and with the gold
+//! session taken out (`index --prune`), where nothing in the index is
+//! about the ticket. The table gives the share of tickets whose gold
+//! session is injected, and, when nothing relevant exists, the share that
+//! get nothing and the median and p90 tokens injected.
+//!
+//! `--dump FILE` writes every prompt with what it was given, to be read.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -46,42 +53,84 @@ struct Opts {
     /// The real transcripts: `claude-code/` and `codex/` below it
     #[arg(long, default_value = "../shared/data/agent-transcripts")]
     data: PathBuf,
-    /// The swe-sessions set (`sessions.jsonl.gz`, `queries*.jsonl`,
+    /// Which sessions help which prompt, labelled by reading
+    #[arg(long, default_value = "testdata/hook-replay/labels.jsonl")]
+    labels: PathBuf,
+    /// The swe-sessions set (`sessions.jsonl.gz`, `queries.jsonl`,
     /// `qrels.tsv`)
     #[arg(long, default_value = "../shared/data/swe-sessions")]
     swe: PathBuf,
     /// Tickets of swe-sessions to replay (0: skip the set)
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 200)]
     swe_queries: usize,
+    /// Skip the real transcripts
+    #[arg(long)]
+    no_real: bool,
     /// The recall binary [default: next to this executable]
     #[arg(long)]
     recall_bin: Option<PathBuf>,
+    /// Write every prompt and what it was given to this file
+    #[arg(long)]
+    dump: Option<PathBuf>,
+    /// `config.toml` lines for the replay's home (`[recall]` knobs, for
+    /// one measurement)
+    #[arg(long)]
+    config: Option<String>,
 }
 
-/// One session to replay: its prompts in order.
-struct Session {
-    name: String,
+/// The projects of the real transcripts: (project, folders under `--data`).
+const PROJECTS: [(&str, &[&str]); 3] = [
+    (
+        "codemie-code",
+        &["claude-code/codemie-code", "codex/codemie-code"],
+    ),
+    ("marot-spotter", &["claude-code/marot-spotter"]),
+    (
+        "daaain-claude-code-log",
+        &["claude-code/daaain-claude-code-log"],
+    ),
+];
+
+/// One transcript file of a project.
+struct File {
+    /// Relative to the project's copy.
+    rel: PathBuf,
+    /// The session it belongs to: the parent's id for a subagent's file.
+    root: String,
+    /// Whether the user typed its prompts (not a subagent's file).
+    main: bool,
     prompts: Vec<String>,
-    /// The session that holds the answer, where the set says so.
-    gold: Option<String>,
 }
 
-/// What one mode injected into one session.
-#[derive(Default)]
-struct Tally {
-    tokens: usize,
-    hits: usize,
-    repeated: usize,
+/// A labelled prompt: the sessions that help it.
+#[derive(serde::Deserialize)]
+struct Label {
+    session: String,
+    prompt: String,
+    helpful: Vec<String>,
+}
+
+/// What one prompt got.
+#[derive(Default, Clone)]
+struct Given {
+    /// Characters injected, header included.
     chars: usize,
-    tool_chars: usize,
-    /// Whether the gold session was among the injected hits.
-    gold_given: bool,
+    /// Each item: its source (a session's root id, `record <id>` or
+    /// `ticket <id>`) and its characters.
+    items: Vec<(String, usize)>,
+    text: String,
+}
+
+impl Given {
+    fn tokens(&self) -> usize {
+        self.chars.div_ceil(4)
+    }
 }
 
 fn main() -> Result<()> {
     let o = Opts::parse();
-    let bin = match o.recall_bin {
-        Some(b) => b,
+    let bin = match &o.recall_bin {
+        Some(b) => b.clone(),
         None => std::env::current_exe()?
             .parent()
             .and_then(Path::parent)
@@ -91,124 +140,264 @@ fn main() -> Result<()> {
     if !bin.exists() {
         bail!("no recall binary at {}: build it first", bin.display());
     }
-    let files = transcripts(&o.data)?;
-    let sessions: Vec<Session> = files
-        .iter()
-        .filter_map(|(path, format)| prompts(path, *format).transpose())
-        .collect::<Result<_>>()?;
-    let prompts: usize = sessions.iter().map(|s| s.prompts.len()).sum();
-    eprintln!(
-        "hook_replay: {} transcripts, {} sessions with prompts, {prompts} prompts",
-        files.len(),
-        sessions.len()
-    );
     let tmp = tempfile::tempdir()?;
     let home = tmp.path().join("home");
-    for (path, format) in &files {
-        let out = recall(&bin, &home, "replay")
-            .args(["index", "--format", format.as_str()])
-            .arg(path)
-            .output()?;
-        check_indexed(&out, path)?;
+    if let Some(c) = &o.config {
+        std::fs::create_dir_all(&home)?;
+        std::fs::write(home.join("config.toml"), c.replace("\\n", "\n"))?;
     }
-    let title = format!(
-        "Prompt hook replay: {} sessions, {prompts} prompts",
-        sessions.len()
-    );
-    table(
-        &title,
-        &modes(&bin, &home, tmp.path(), "replay", &sessions)?,
-        false,
-    )?;
+    let mut dump = match &o.dump {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
+        )),
+        None => None,
+    };
+    if !o.no_real {
+        real(&o, &bin, &home, tmp.path(), dump.as_mut())?;
+    }
     if o.swe_queries > 0 {
-        let swe = swe_sessions(&o.swe, o.swe_queries, &tmp.path().join("swe"))?;
-        let out = recall(&bin, &home, "swe")
-            .args(["index", "--kind", "session"])
-            .arg(tmp.path().join("swe"))
-            .output()?;
-        check_indexed(&out, &o.swe)?;
-        let title = format!(
-            "Prompt hook replay on swe-sessions: {} tickets (title, then full text)",
-            swe.len()
-        );
-        table(&title, &modes(&bin, &home, tmp.path(), "swe", &swe)?, true)?;
+        swe(&o, &bin, &home, tmp.path(), dump.as_mut())?;
     }
     Ok(())
 }
 
-fn check_indexed(out: &std::process::Output, path: &Path) -> Result<()> {
-    if !matches!(out.status.code(), Some(0 | 3)) {
-        bail!(
-            "indexing {} failed: {}",
-            path.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(())
-}
+type Dump<'a> = Option<&'a mut std::io::BufWriter<std::fs::File>>;
 
-/// Replay every session in both modes: (mode, one tally per session).
-fn modes(
-    bin: &Path,
-    home: &Path,
-    cwd: &Path,
-    project: &str,
-    sessions: &[Session],
-) -> Result<Vec<(&'static str, Vec<Tally>)>> {
-    let mut rows = Vec::new();
-    for (mode, repeats) in [("before (hook_repeats = true)", true), ("after", false)] {
-        std::fs::write(
-            home.join("config.toml"),
-            format!("[recall]\nhook_repeats = {repeats}\n"),
+fn write_dump(dump: &mut Dump, head: &str, prompt: &str, given: &Given) -> Result<()> {
+    if let Some(d) = dump.as_mut() {
+        let cut: String = prompt.chars().take(600).collect();
+        writeln!(
+            d,
+            "\n======== {head}\n--- prompt\n{cut}\n--- given ({} tokens)\n{}",
+            given.tokens(),
+            given.text
         )?;
-        let mut per_session = Vec::new();
-        for (i, s) in sessions.iter().enumerate() {
-            let id = format!("replay-{repeats}-{i}-{}", s.name);
-            per_session.push(replay(bin, home, cwd, project, &id, s)?);
-        }
-        rows.push((mode, per_session));
     }
-    Ok(rows)
+    Ok(())
 }
 
-fn table(title: &str, rows: &[(&str, Vec<Tally>)], gold: bool) -> Result<()> {
-    println!("\n## {title}\n");
-    let gold_head = if gold { " gold session injected |" } else { "" };
-    let gold_rule = if gold { "---:|" } else { "" };
-    println!("| mode | tokens per session (mean) | tokens (total) | hits repeated in their session | tool output share of injected chars |{gold_head}");
-    println!("|---|---:|---:|---:|---:|{gold_rule}");
-    let mut totals = Vec::new();
-    for (mode, tallies) in rows {
-        let tokens: usize = tallies.iter().map(|t| t.tokens).sum();
-        let hits: usize = tallies.iter().map(|t| t.hits).sum();
-        let repeated: usize = tallies.iter().map(|t| t.repeated).sum();
-        let chars: usize = tallies.iter().map(|t| t.chars).sum();
-        let tool: usize = tallies.iter().map(|t| t.tool_chars).sum();
-        let given = tallies.iter().filter(|t| t.gold_given).count();
-        let gold_cell = if gold {
-            format!(" {:.3} |", ratio(given, tallies.len()))
-        } else {
-            String::new()
-        };
-        println!(
-            "| {mode} | {:.0} | {tokens} | {:.3} | {:.3} |{gold_cell}",
-            tokens as f64 / tallies.len().max(1) as f64,
-            ratio(repeated, hits),
-            ratio(tool, chars)
-        );
-        totals.push(tokens);
+/// The real transcripts, leave one session out.
+fn real(o: &Opts, bin: &Path, home: &Path, tmp: &Path, mut dump: Dump) -> Result<()> {
+    let labels: Vec<Label> = read_jsonl(&o.labels)?;
+    let mut by_prompt: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for l in labels {
+        by_prompt.insert((l.session, prefix(&l.prompt)), l.helpful);
     }
+    let mut rows = Vec::new();
+    let (mut unlabelled, mut labelled_used) = (0usize, 0usize);
+    for (project, dirs) in PROJECTS {
+        let root = tmp.join("real").join(project);
+        let stash = tmp.join("stash").join(project);
+        let mut files = Vec::new();
+        for dir in dirs {
+            let from = o.data.join(dir);
+            if !from.is_dir() {
+                bail!("no {} (see ../shared/data/README.md)", from.display());
+            }
+            let format = if dir.starts_with("codex") {
+                Format::Codex
+            } else {
+                Format::ClaudeCode
+            };
+            let to = root.join(dir.split('/').next().unwrap_or(dir));
+            for e in walkdir::WalkDir::new(&from).sort_by_file_name() {
+                let e = e?;
+                if !(e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "jsonl"))
+                {
+                    continue;
+                }
+                let rel_in = e.path().strip_prefix(&from)?;
+                let dest = to.join(rel_in);
+                std::fs::create_dir_all(dest.parent().context("no parent")?)?;
+                std::fs::copy(e.path(), &dest)?;
+                files.push(read_file(&root, &dest, format)?);
+            }
+        }
+        index(bin, home, project, &root)?;
+        // Sessions in file order; a session captured twice is replayed from
+        // its longest capture.
+        let mut sessions: Vec<String> = Vec::new();
+        for f in &files {
+            if f.main && !f.prompts.is_empty() && !sessions.contains(&f.root) {
+                sessions.push(f.root.clone());
+            }
+        }
+        for sid in sessions {
+            let mine: Vec<&File> = files.iter().filter(|f| f.root == sid).collect();
+            let asking = mine
+                .iter()
+                .filter(|f| f.main)
+                .max_by_key(|f| f.prompts.len())
+                .context("a session without its main file")?;
+            for f in &mine {
+                let (from, to) = (root.join(&f.rel), stash.join(&f.rel));
+                std::fs::create_dir_all(to.parent().context("no parent")?)?;
+                std::fs::rename(from, to)?;
+            }
+            index(bin, home, project, &root)?;
+            let hook_session = format!("replay-{sid}");
+            for (i, p) in asking.prompts.iter().enumerate() {
+                let helpful = match by_prompt.get(&(sid.clone(), prefix(p))) {
+                    Some(h) => {
+                        labelled_used += 1;
+                        Some(h.clone())
+                    }
+                    None => {
+                        unlabelled += 1;
+                        None
+                    }
+                };
+                let given = hook(bin, home, project, &hook_session, p)?;
+                let head = match &helpful {
+                    Some(h) => format!("{project} session {sid} prompt {} helpful {h:?}", i + 1),
+                    None => format!("{project} session {sid} prompt {} unlabelled", i + 1),
+                };
+                write_dump(&mut dump, &head, p, &given)?;
+                rows.push((helpful, given));
+            }
+            for f in &mine {
+                std::fs::rename(stash.join(&f.rel), root.join(&f.rel))?;
+            }
+            index(bin, home, project, &root)?;
+        }
+    }
+    real_table(&rows, unlabelled, labelled_used);
+    Ok(())
+}
+
+fn real_table(rows: &[(Option<Vec<String>>, Given)], unlabelled: usize, labelled: usize) {
+    let labelled_rows: Vec<(&Vec<String>, &Given)> = rows
+        .iter()
+        .filter_map(|(h, g)| h.as_ref().map(|h| (h, g)))
+        .collect();
+    let (mut helpful_chars, mut item_chars, mut all_chars) = (0usize, 0usize, 0usize);
+    for (h, g) in &labelled_rows {
+        all_chars += g.chars;
+        for (source, n) in &g.items {
+            item_chars += n;
+            if h.contains(source) {
+                helpful_chars += n;
+            }
+        }
+    }
+    let none: Vec<&Given> = labelled_rows
+        .iter()
+        .filter(|(h, _)| h.is_empty())
+        .map(|(_, g)| *g)
+        .collect();
+    let some: Vec<(&Vec<String>, &Given)> = labelled_rows
+        .iter()
+        .filter(|(h, _)| !h.is_empty())
+        .copied()
+        .collect();
+    let silent = none.iter().filter(|g| g.chars == 0).count();
+    let reached = some
+        .iter()
+        .filter(|(h, g)| g.items.iter().any(|(s, _)| h.contains(s)))
+        .count();
+    let given = labelled_rows.iter().filter(|(_, g)| g.chars > 0).count();
+    let mut none_tokens: Vec<usize> = none.iter().map(|g| g.tokens()).collect();
     println!(
-        "\nafter / before, tokens: {:.2}x",
-        totals[1] as f64 / totals[0].max(1) as f64
+        "\n## Prompt hook, real transcripts, leave one session out: {} prompts ({labelled} labelled, {unlabelled} unlabelled)\n",
+        rows.len()
+    );
+    println!("| measure | value |");
+    println!("|---|---:|");
+    println!(
+        "| prompts given something | {given} of {} |",
+        labelled_rows.len()
+    );
+    println!(
+        "| injected characters from sessions labelled helpful | {:.3} ({helpful_chars} of {all_chars}; of the hits' own characters {:.3}) |",
+        ratio(helpful_chars, all_chars),
+        ratio(helpful_chars, item_chars)
+    );
+    println!(
+        "| \"nothing helps\" prompts given nothing | {:.3} ({silent} of {}) |",
+        ratio(silent, none.len()),
+        none.len()
+    );
+    println!(
+        "| \"nothing helps\" prompts, tokens median / p90 | {} / {} |",
+        quantile(&mut none_tokens, 0.5),
+        quantile(&mut none_tokens, 0.9)
+    );
+    println!(
+        "| prompts with help given a helpful session | {:.3} ({reached} of {}) |",
+        ratio(reached, some.len()),
+        some.len()
+    );
+}
+
+/// swe-sessions: each ticket with its gold session in the index, then
+/// without it.
+fn swe(o: &Opts, bin: &Path, home: &Path, tmp: &Path, mut dump: Dump) -> Result<()> {
+    let dir = tmp.join("swe").join("sessions");
+    let stash = tmp.join("swe").join("stash");
+    std::fs::create_dir_all(&stash)?;
+    let tickets = swe_tickets(&o.swe, o.swe_queries, &dir)?;
+    index_kind(bin, home, "swe", &dir, &["--kind", "session"])?;
+    let mut with = Vec::new();
+    for (id, text, gold) in &tickets {
+        let given = hook(bin, home, "swe", &format!("replay-with-{id}"), text)?;
+        let got = given.items.iter().any(|(s, _)| s == gold);
+        write_dump(
+            &mut dump,
+            &format!("swe {id} (gold {gold} in the index; injected: {got})"),
+            text,
+            &given,
+        )?;
+        with.push((got, given));
+    }
+    let mut without = Vec::new();
+    for (id, text, gold) in &tickets {
+        let file = format!("{gold}.json");
+        std::fs::rename(dir.join(&file), stash.join(&file))?;
+        index_kind(bin, home, "swe", &dir, &["--kind", "session"])?;
+        let given = hook(bin, home, "swe", &format!("replay-without-{id}"), text)?;
+        write_dump(
+            &mut dump,
+            &format!("swe {id} (gold {gold} taken out)"),
+            text,
+            &given,
+        )?;
+        without.push(given);
+        std::fs::rename(stash.join(&file), dir.join(&file))?;
+        index_kind(bin, home, "swe", &dir, &["--kind", "session"])?;
+    }
+    let n = tickets.len();
+    let gold = with.iter().filter(|(g, _)| *g).count();
+    let mut with_tokens: Vec<usize> = with.iter().map(|(_, g)| g.tokens()).collect();
+    let silent = without.iter().filter(|g| g.chars == 0).count();
+    let mut tokens: Vec<usize> = without.iter().map(Given::tokens).collect();
+    println!("\n## Prompt hook on swe-sessions: {n} tickets, each asked with its gold session in the index and without it\n");
+    println!("| measure | value |");
+    println!("|---|---:|");
+    println!(
+        "| help exists: gold session injected | {gold} of {n} ({:.3}) |",
+        ratio(gold, n)
+    );
+    println!(
+        "| help exists: tokens median / p90 | {} / {} |",
+        quantile(&mut with_tokens, 0.5),
+        quantile(&mut with_tokens, 0.9)
+    );
+    println!(
+        "| nothing relevant exists: tickets given nothing | {silent} of {n} ({:.3}) |",
+        ratio(silent, n)
+    );
+    println!(
+        "| nothing relevant exists: tokens median / p90 | {} / {} |",
+        quantile(&mut tokens, 0.5),
+        quantile(&mut tokens, 0.9)
     );
     Ok(())
 }
 
-/// The first `n` tickets of swe-sessions as replay sessions (title, then
-/// full text), with every session of the set written to `out`, one
-/// neutral document a file, for indexing.
-fn swe_sessions(dir: &Path, n: usize, out: &Path) -> Result<Vec<Session>> {
+/// The first `n` tickets of swe-sessions as (id, full text, gold session),
+/// with every session of the set written to `out`, one neutral document a
+/// file, for indexing.
+fn swe_tickets(dir: &Path, n: usize, out: &Path) -> Result<Vec<(String, String, String)>> {
     let unpacked = Command::new("gzip")
         .arg("-dc")
         .arg(dir.join("sessions.jsonl.gz"))
@@ -225,18 +414,9 @@ fn swe_sessions(dir: &Path, n: usize, out: &Path) -> Result<Vec<Session>> {
             .context("a session without an id")?;
         std::fs::write(out.join(format!("{id}.json")), line)?;
     }
-    let read = |name: &str| -> Result<Vec<Value>> {
-        let path = dir.join(name);
-        std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .lines()
-            .map(|l| Ok(serde_json::from_str(l)?))
-            .collect()
-    };
-    let titles = read("queries_title.jsonl")?;
-    let full = read("queries.jsonl")?;
+    let full: Vec<Value> = read_jsonl(&dir.join("queries.jsonl"))?;
     let qrels = std::fs::read_to_string(dir.join("qrels.tsv"))?;
-    let gold: std::collections::HashMap<&str, &str> = qrels
+    let gold: HashMap<&str, &str> = qrels
         .lines()
         .skip(1)
         .filter_map(|l| {
@@ -244,26 +424,47 @@ fn swe_sessions(dir: &Path, n: usize, out: &Path) -> Result<Vec<Session>> {
             Some((f.next()?, f.next()?))
         })
         .collect();
-    let text_of = |id: &str| {
-        full.iter()
-            .find(|q| q["id"] == id)
-            .and_then(|q| q["text"].as_str())
-            .map(str::to_string)
-    };
-    titles
-        .iter()
+    full.iter()
         .take(n)
         .map(|q| {
             let id = q["id"].as_str().context("a query without an id")?;
-            let title = q["text"].as_str().unwrap_or_default().to_string();
-            let text = text_of(id).with_context(|| format!("no full text for {id}"))?;
-            Ok(Session {
-                name: id.to_string(),
-                prompts: vec![title, text],
-                gold: gold.get(id).map(|g| g.to_string()),
-            })
+            let text = q["text"].as_str().unwrap_or_default().to_string();
+            let g = gold.get(id).with_context(|| format!("no gold for {id}"))?;
+            Ok((id.to_string(), text, g.to_string()))
         })
         .collect()
+}
+
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// How a prompt is matched to its label: its first 100 characters, trimmed.
+fn prefix(prompt: &str) -> String {
+    prompt
+        .trim()
+        .chars()
+        .take(100)
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+fn quantile(v: &mut [usize], q: f64) -> usize {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    let i = ((v.len() - 1) as f64 * q).round() as usize;
+    v[i]
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -285,145 +486,128 @@ fn recall(bin: &Path, home: &Path, project: &str) -> Command {
     c
 }
 
-/// Every `*.jsonl` under `data/claude-code` and `data/codex`, sorted.
-fn transcripts(data: &Path) -> Result<Vec<(PathBuf, Format)>> {
-    let mut out = Vec::new();
-    for (sub, format) in [
-        ("claude-code", Format::ClaudeCode),
-        ("codex", Format::Codex),
-    ] {
-        let dir = data.join(sub);
-        if !dir.is_dir() {
-            bail!("no {} (see ../shared/data/README.md)", dir.display());
-        }
-        for e in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-            let e = e?;
-            if e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "jsonl") {
-                out.push((e.path().to_path_buf(), format));
-            }
+/// Index a project's copy of the real transcripts, dropping what was taken
+/// out of it.
+fn index(bin: &Path, home: &Path, project: &str, root: &Path) -> Result<()> {
+    for (sub, format) in [("claude-code", "claude-code"), ("codex", "codex")] {
+        let dir = root.join(sub);
+        if dir.is_dir() {
+            index_kind(bin, home, project, &dir, &["--format", format])?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// The typed prompts of one transcript, in order; `None` when it has none.
-fn prompts(path: &Path, format: Format) -> Result<Option<Session>> {
+fn index_kind(bin: &Path, home: &Path, project: &str, dir: &Path, how: &[&str]) -> Result<()> {
+    let out = recall(bin, home, project)
+        .arg("index")
+        .args(how)
+        .arg("--prune")
+        .arg(dir)
+        .output()?;
+    if !matches!(out.status.code(), Some(0 | 3)) {
+        bail!(
+            "indexing {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// A transcript: its session and the prompts the user typed in it.
+fn read_file(root: &Path, path: &Path, format: Format) -> Result<File> {
     let parsed = parse_file(path, format, &IngestOptions::default())
         .with_context(|| format!("cannot read {}", path.display()))?;
+    let main = parsed.meta.parent_id.is_none();
     let prompts: Vec<String> = parsed
         .messages
         .iter()
         .filter(|m| m.role == Role::User)
         .map(|m| m.text.trim().to_string())
-        .filter(|t| t.chars().count() >= 8 && !t.starts_with('<'))
+        .filter(|t| typed(t))
         .collect();
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok((!prompts.is_empty()).then_some(Session {
-        name,
+    Ok(File {
+        rel: path.strip_prefix(root)?.to_path_buf(),
+        root: parsed.meta.parent_id.unwrap_or(parsed.meta.id),
+        main,
         prompts,
-        gold: None,
-    }))
-}
-
-/// Feed `prompts` to the hook as session `id`; what it injected.
-fn replay(
-    bin: &Path,
-    home: &Path,
-    cwd: &Path,
-    project: &str,
-    id: &str,
-    session: &Session,
-) -> Result<Tally> {
-    let mut t = Tally::default();
-    let mut seen = HashSet::new();
-    for prompt in &session.prompts {
-        let payload = json!({
-            "hook_event_name": "UserPromptSubmit",
-            "session_id": id,
-            "cwd": cwd,
-            "prompt": prompt,
-        });
-        let mut child = recall(bin, home, project)
-            .args(["hook", "claude-code"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()?;
-        child
-            .stdin
-            .take()
-            .context("no stdin")?
-            .write_all(payload.to_string().as_bytes())?;
-        let out = child.wait_with_output()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let Ok(v) = serde_json::from_str::<Value>(text.trim()) else {
-            continue;
-        };
-        let ctx = v["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .unwrap_or_default();
-        t.chars += ctx.chars().count();
-        t.tokens += ctx.chars().count().div_ceil(4);
-        for line in ctx.lines() {
-            if let Some(source) = line.trim().strip_prefix("_source: ") {
-                t.hits += 1;
-                if let Some(g) = &session.gold {
-                    t.gold_given |= source.starts_with(&format!("session {g} "));
-                }
-                if !seen.insert(source.to_string()) {
-                    t.repeated += 1;
-                }
-            }
-        }
-        t.tool_chars += tool_chars(ctx);
-    }
-    Ok(t)
-}
-
-/// Characters of `ctx` that are tool output: from a `tool: ` speaker
-/// label, or from the line after a Codex or Gemini CLI call, to the next
-/// speaker label or item.
-fn tool_chars(ctx: &str) -> usize {
-    let mut n = 0;
-    let mut in_tool = false;
-    for line in ctx.lines() {
-        let l = line.trim_start_matches(['-', ' ']);
-        let speaker = ["user: ", "assistant: ", "system: ", "tool: "]
-            .iter()
-            .find(|s| l.starts_with(**s) || l.contains(&format!(": {s}")));
-        if let Some(s) = speaker {
-            in_tool = *s == "tool: ";
-        }
-        // A Codex or Gemini CLI tool turn: `<tool name>: [<kind>] <call>`;
-        // the call is what the assistant did, the lines after it output.
-        let turn = l.rsplit_once("**: ").map_or(l, |(_, t)| t);
-        if speaker.is_none() && is_call(turn) {
-            in_tool = true;
-            continue;
-        }
-        if line.trim_start().starts_with("_source: ")
-            || line.starts_with("- **") && speaker.is_none()
-        {
-            in_tool = false;
-        }
-        if in_tool {
-            n += line.chars().count() + 1;
-        }
-    }
-    n
-}
-
-/// `<name>: [<kind>] …`, the first line of a tool turn labelled with the
-/// tool's name (see `render::prompt`).
-fn is_call(line: &str) -> bool {
-    line.split_once(": ").is_some_and(|(label, rest)| {
-        let rest = rest.strip_prefix("… ").unwrap_or(rest);
-        !label.is_empty()
-            && !label.contains(char::is_whitespace)
-            && rest.starts_with('[')
-            && rest.contains(']')
     })
+}
+
+/// Whether a user message is a prompt the user typed: not a command
+/// wrapper or injected context (`<command-name>`, `<environment_context>`),
+/// not a launcher's note that the user interrupted.
+fn typed(text: &str) -> bool {
+    text.chars().count() >= 8 && !text.starts_with('<') && !text.starts_with("[Request interrupted")
+}
+
+/// Feed `prompt` to the hook as session `id`; what it injected.
+fn hook(bin: &Path, home: &Path, project: &str, id: &str, prompt: &str) -> Result<Given> {
+    let payload = json!({
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": id,
+        "cwd": home,
+        "prompt": prompt,
+    });
+    let mut child = recall(bin, home, project)
+        .args(["hook", "claude-code"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .context("no stdin")?
+        .write_all(payload.to_string().as_bytes())?;
+    let out = child.wait_with_output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Ok(v) = serde_json::from_str::<Value>(text.trim()) else {
+        return Ok(Given::default());
+    };
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    Ok(Given {
+        chars: ctx.chars().count(),
+        items: items(&ctx),
+        text: ctx,
+    })
+}
+
+/// The items of an injected context: each `- **title**` block with the
+/// session (its root id), record or ticket its `_source:` line names, and
+/// its characters.
+fn items(ctx: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut chars = 0usize;
+    let mut open = false;
+    for line in ctx.lines() {
+        if line.starts_with("- **") {
+            open = true;
+            chars = 0;
+        }
+        if !open {
+            continue;
+        }
+        chars += line.chars().count() + 1;
+        if let Some(source) = line
+            .trim()
+            .strip_prefix("_source: ")
+            .map(|s| s.trim_end_matches('_'))
+        {
+            let who = match source.strip_prefix("session ") {
+                Some(rest) => {
+                    let id = rest.split(' ').next().unwrap_or(rest);
+                    id.split("/agent-").next().unwrap_or(id).to_string()
+                }
+                None => source.to_string(),
+            };
+            out.push((who, chars));
+            open = false;
+        }
+    }
+    out
 }
