@@ -255,6 +255,14 @@ pub enum RecordCmd {
         #[command(flatten)]
         scope: ScopeArg,
     },
+    /// Move a record to the other scope (a project fact filed as the
+    /// user's, or the other way round), keeping its id, key and history
+    Move {
+        id_or_key: String,
+        /// Where it goes: project or user
+        #[arg(long, value_name = "SCOPE")]
+        to: String,
+    },
     /// Leave a record out of recall, keeping its file
     Archive {
         id_or_key: String,

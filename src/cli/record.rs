@@ -27,6 +27,17 @@ pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
             };
             patch(ctx, &id_or_key, &scope, "reclassified", p)
         }
+        RecordCmd::Move { id_or_key, to } => {
+            let to = parse_scope(&to)?;
+            let moved = ctx.move_record(&id_or_key, to)?;
+            outln!(
+                "moved {} to the {} scope: {}",
+                moved.record.meta.id,
+                to.as_str(),
+                moved.path.display()
+            );
+            Ok(0)
+        }
         RecordCmd::Archive { id_or_key, scope } => {
             set_status(ctx, &id_or_key, &scope, Status::Archived)
         }

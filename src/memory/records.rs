@@ -276,6 +276,60 @@ impl Memory {
         })
     }
 
+    /// Move the record with this id or key (the project's first) to scope
+    /// `to`, keeping its id, key, times and source. The copy is written
+    /// before the original is deleted: a failure between the two leaves
+    /// the record in both scopes, never in neither. Refused when it is in
+    /// `to` already, or when `to` holds a record with its key.
+    pub fn move_record(&self, id_or_key: &str, to: Scope) -> Result<Located> {
+        let from = self.get(&self.record_dirs(None)?, id_or_key)?;
+        let record = from.record;
+        if record.meta.scope == to {
+            return Err(Error::invalid(format!(
+                "record {} is in the {} scope already ({})",
+                record.meta.id,
+                to.as_str(),
+                from.path.display()
+            )));
+        }
+        let target = self.ensure_scope(to)?;
+        let moved = self.with_store(&target, |store| {
+            for taken in [&record.meta.key, &record.meta.id] {
+                if let Some(other) = store.find(taken)? {
+                    return Err(Error::invalid(format!(
+                        "the {} scope has a record with the key or id '{taken}' already ({}): rename one of them with `recall record update`",
+                        to.as_str(),
+                        other.path.display()
+                    )));
+                }
+            }
+            let mut r = record.clone();
+            r.meta.scope = to;
+            store.save(r, None, SecretPolicy::Refuse)
+        })?;
+        let source = self.scope_dir(record.meta.scope)?;
+        self.with_store(&source, |store| store.delete(&record.meta.id))?;
+        Ok(moved)
+    }
+
+    /// The scope whose records hold `key` (the project's first), if any.
+    fn scope_holding(&self, key: &str) -> Result<Option<Scope>> {
+        for scope in [Scope::Project, Scope::User] {
+            let dir = match self.scope_dir(scope) {
+                Ok(d) => d,
+                // No project here: only the user scope can hold it.
+                Err(_) if scope == Scope::Project => continue,
+                Err(e) => return Err(e),
+            };
+            match self.get(&[dir], key) {
+                Ok(_) => return Ok(Some(scope)),
+                Err(Error::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
     /// Store one fact an agent learned (see `memory/remember.rs`).
     pub fn remember(&self, dir: &ScopeDir, fact: &Fact) -> Result<(Located, bool)> {
         if let Some(i) = fact.importance {
@@ -289,8 +343,21 @@ impl Memory {
     /// without goes where the rules classify it (a preference is the
     /// user's, anything else the project's). The scope is created if it
     /// does not exist yet.
+    ///
+    /// A fact whose key a record already holds, in either scope, updates
+    /// that record where it is: an update never files a second record under
+    /// the same key in the other scope.
     pub fn remember_in(&self, scope: Option<Scope>, fact: &Fact) -> Result<(Located, bool)> {
-        let scope = scope.unwrap_or_else(|| match fact.category {
+        let held = match scope {
+            Some(_) => None,
+            None => {
+                let key = fact
+                    .key
+                    .map_or_else(|| super::remember::agent_key(fact.text), str::to_string);
+                self.scope_holding(&key)?
+            }
+        };
+        let scope = scope.or(held).unwrap_or_else(|| match fact.category {
             Some(_) => Scope::Project,
             None => classify(fact.text).1,
         });

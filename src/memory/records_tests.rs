@@ -426,3 +426,76 @@ fn r26_an_id_holding_a_secret_is_replaced_on_save() -> Result<()> {
     assert!(!bad_path.exists(), "the old file is gone");
     Ok(())
 }
+
+/// Issue 39 item 4: `remember` by a key a project record holds updates it
+/// there, keeping its category, even when the text reads as a personal
+/// preference; no second record with the key appears in the user scope.
+#[test]
+fn r39_remember_by_key_updates_the_record_in_its_own_scope() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let mut first = new("rk", "The cache broke on friday.");
+    first.category = Some(Category::Incidents);
+    first.source = Source::Agent;
+    mem.upsert(&dir, first)?;
+    let fact = Fact {
+        text: "I prefer that the cache is fixed by restarting.",
+        category: None,
+        key: Some("rk"),
+        importance: None,
+        secrets: SecretPolicy::Refuse,
+    };
+    let (loc, created) = mem.remember_in(None, &fact)?;
+    assert!(!created);
+    assert_eq!(loc.record.meta.scope, Scope::Project);
+    assert_eq!(loc.record.meta.category, Category::Incidents);
+    let user = mem.record_dirs(Some(Scope::User))?;
+    assert!(matches!(mem.get(&user, "rk"), Err(Error::NotFound(_))));
+    // Without a key held anywhere, a first-person preference is the user's
+    // and an imperative rule the project's.
+    let pref = Fact {
+        key: None,
+        ..fact.clone()
+    };
+    assert_eq!(
+        mem.remember_in(None, &pref)?.0.record.meta.scope,
+        Scope::User
+    );
+    let rule = Fact {
+        text: "Never commit the _bmad-output folder.",
+        ..pref.clone()
+    };
+    let (loc, _) = mem.remember_in(None, &rule)?;
+    assert_eq!(
+        (loc.record.meta.scope, loc.record.meta.category),
+        (Scope::Project, Category::Principles)
+    );
+    Ok(())
+}
+
+/// Issue 39 item 4: a misfiled record moves to the other scope with its
+/// id, key and text; moving it where it is, or onto a key the target
+/// holds, is refused with the reason.
+#[test]
+fn r39_a_record_moves_to_the_other_scope() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let mut rec = new("fmt", "Always run mix format before committing.");
+    rec.category = Some(Category::Preferences);
+    let user = mem.ensure_scope(Scope::User)?;
+    let (loc, _) = mem.upsert(&user, rec)?;
+    let id = loc.record.meta.id.clone();
+    let moved = mem.move_record("fmt", Scope::Project)?;
+    assert_eq!(moved.record.meta.id, id);
+    assert_eq!(moved.record.meta.scope, Scope::Project);
+    assert!(moved.path.starts_with(dir.records_dir()));
+    assert!(!loc.path.exists(), "the user scope's file is gone");
+    assert!(matches!(
+        mem.get(&[user.clone()], "fmt"),
+        Err(Error::NotFound(_))
+    ));
+    let again = mem.move_record("fmt", Scope::Project).unwrap_err();
+    assert!(again.to_string().contains("already"), "{again}");
+    mem.upsert(&user, new("fmt", "A user record with the same key."))?;
+    let taken = mem.move_record(&id, Scope::User).unwrap_err();
+    assert!(taken.to_string().contains("has a record"), "{taken}");
+    Ok(())
+}

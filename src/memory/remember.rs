@@ -9,7 +9,10 @@
 //! `source: agent`. An agent never overwrites
 //! what a person wrote: a key held by a manual record is refused.
 
+use std::sync::LazyLock;
+
 use jiff::Timestamp;
+use regex::Regex;
 
 use crate::error::{Error, Result};
 use crate::extract::guard::MAX_SLUG_CHARS;
@@ -39,11 +42,105 @@ pub fn agent_key(text: &str) -> String {
     }
 }
 
-/// The category a fact gets without one, and the scope the rules suggest
-/// (a preference is the user's; everything else the project's).
+/// The category and scope a fact gets without them.
+///
+/// **Scope.** A fact is the project's unless it is about the person across
+/// projects: a statement in the first person singular ("I prefer …", "my
+/// editor is …", "call me …") that does not name this repository, a wish
+/// about how the agent answers them ("your replies", "reply in …"), or a
+/// note about "the user". An imperative rule ("Never commit the build
+/// folder", "Always run mix format") is about the codebase it was given in,
+/// and so is a statement in the first person plural ("we deploy from …").
+///
+/// **Category**, the first that fits: a rule that opens with a modal word
+/// ("always", "never", "don't", "avoid", "prefer", "make sure") is a
+/// principle (for the person: a preference); something that broke or was
+/// fixed is an incident; how to do a task (commands to run, steps, "to X,
+/// run Y") is a procedure; a rule that says what must or should be is a
+/// principle, unless it says what "we" do; the rest is a decision (for the
+/// person: a preference).
+/// Measured on the facts in `testdata/remember-facts.jsonl` (see the test
+/// `scope_and_category_on_the_labelled_facts`).
 pub fn classify(text: &str) -> (Category, Scope) {
-    crate::extract::rules::classify(text).unwrap_or((Category::Decisions, Scope::Project))
+    let scope = if about_the_person(text) {
+        Scope::User
+    } else {
+        Scope::Project
+    };
+    let person = scope == Scope::User;
+    let category = if RULE_START.is_match(text) {
+        if person {
+            Category::Preferences
+        } else {
+            Category::Principles
+        }
+    } else if INCIDENT.is_match(text) {
+        Category::Incidents
+    } else if PROCEDURE.is_match(text) {
+        Category::Procedures
+    } else if person {
+        Category::Preferences
+    } else if RULE.is_match(text) && !WE_START.is_match(text) {
+        Category::Principles
+    } else {
+        Category::Decisions
+    };
+    (category, scope)
 }
+
+fn about_the_person(text: &str) -> bool {
+    !THIS_REPO.is_match(text)
+        && (FIRST_PERSON.is_match(text) || TO_THE_PERSON.is_match(text) || THE_USER.is_match(text))
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid constant pattern")
+}
+
+/// The first person singular.
+static FIRST_PERSON: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b"));
+/// How the agent answers or talks to the person.
+static TO_THE_PERSON: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:your (?:answers?|repl(?:y|ies)|responses?|explanations?|messages?)|(?:reply|respond|answer|write|talk|speak) (?:to me|in [A-Z]\w+)|call me)\b",
+    )
+});
+static THE_USER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\bthe user (?:prefers|wants|likes|asks|dislikes|hates)\b"));
+/// Words that tie a statement to this repository.
+static THIS_REPO: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:(?:this|the|our) (?:repo|repository|project|codebase|team|app)|in here|we|we're|we've|our|us)\b|\b\w+ module\b",
+    )
+});
+/// A rule from its first word.
+static RULE_START: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^\s*(?:please\s+)?(?:always|never|don't|dont|do not|avoid|prefer|make sure|ensure|stop)\b",
+    )
+});
+/// A statement of what the team does or chose ("We deploy only from the
+/// release branch, never from main"): a decision, whatever words it holds.
+static WE_START: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^\s*(?:we|we're|we've|our)\b"));
+/// A rule anywhere.
+static RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:must|mustn't|should|shouldn't|never|always|not tolerated|needs? (?:a|an|to)|is not done until|ask (?:me |first |before))\b",
+    )
+});
+/// Something that broke, and its cause or fix.
+static INCIDENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:broke|broken|failed|fails|crash(?:ed|es)?|outage|regression|segfault|flaky|hangs|hung|timed out|rejected|(?:does|did|do|could|would)n't (?:work|compile|exist|start)|(?:does|did) not (?:work|compile|exist|start)|still unresolved|false positive|fixed|fixes it|cleared it|root cause|returned \d{3}s?|error[s:]?)\b",
+    )
+});
+/// How to do a task.
+static PROCEDURE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:^\s*(?:to \w+|after (?:a |changing |\w+ing)|when \w+ing|steps?\b|\w+s?:\s*1\.)|\b(?:run|use|start|stage|type|call) `|\bthen\b.*`|`[^`]+`.*\bthen\b|\b1\.\s.*\b2\.\s|\bentry point is\b)",
+    )
+});
 
 /// Store `fact` in `store` (upsert by key). Returns where it lives and
 /// whether it was created.
@@ -85,6 +182,86 @@ pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<
 mod tests {
     use super::*;
 
+    /// Floors for the held-out set: what it measured (scope 0.963,
+    /// category 0.713), less a margin.
+    const HELD_OUT_SCOPE: f64 = 0.95;
+    const HELD_OUT_CATEGORY: f64 = 0.7;
+
+    /// Scope and category accuracy on a file of labelled facts, and the
+    /// same for the classification before issue 39 (the extraction
+    /// rules'), printed with every miss.
+    fn accuracy(file: &str) -> (f64, f64) {
+        #[derive(serde::Deserialize)]
+        struct Labelled {
+            text: String,
+            scope: String,
+            category: String,
+        }
+        let path = format!("{}/testdata/{file}", env!("CARGO_MANIFEST_DIR"));
+        let facts: Vec<Labelled> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(facts.len() >= 80, "{file}: {} facts", facts.len());
+        let (mut scope_ok, mut category_ok) = (0, 0);
+        let (mut before_scope, mut before_category) = (0, 0);
+        let mut wrong = Vec::new();
+        for f in &facts {
+            let (c, s) = crate::extract::rules::classify(&f.text)
+                .unwrap_or((Category::Decisions, Scope::Project));
+            before_scope += usize::from(s.as_str() == f.scope);
+            before_category += usize::from(c.as_str() == f.category);
+            let (category, scope) = classify(&f.text);
+            let s = scope.as_str() == f.scope;
+            let c = category.as_str() == f.category;
+            scope_ok += usize::from(s);
+            category_ok += usize::from(c);
+            if !(s && c) {
+                wrong.push(format!(
+                    "{}/{} labelled {}/{}: {}",
+                    scope.as_str(),
+                    category.as_str(),
+                    f.scope,
+                    f.category,
+                    f.text
+                ));
+            }
+        }
+        let n = facts.len() as f64;
+        let (scope_acc, category_acc) = (scope_ok as f64 / n, category_ok as f64 / n);
+        eprintln!(
+            "{file}: {} facts: scope {scope_acc:.3}, category {category_acc:.3} (the extraction rules: scope {:.3}, category {:.3})\n{}",
+            facts.len(),
+            before_scope as f64 / n,
+            before_category as f64 / n,
+            wrong.join("\n")
+        );
+        (scope_acc, category_acc)
+    }
+
+    /// Scope and category against facts labelled by reading (how:
+    /// `testdata/remember-facts.md`). Issue 39's targets: scope 0.95,
+    /// category 0.8. The rules were written with this set in view.
+    #[test]
+    fn scope_and_category_on_the_labelled_facts() {
+        let (scope, category) = accuracy("remember-facts.jsonl");
+        assert!(scope >= 0.95, "scope accuracy {scope:.3}");
+        assert!(category >= 0.8, "category accuracy {category:.3}");
+    }
+
+    /// The same on facts labelled by another reader who never saw the
+    /// rules: what to expect of facts the rules were not written for.
+    #[test]
+    fn scope_and_category_on_held_out_facts() {
+        let (scope, category) = accuracy("remember-facts-heldout.jsonl");
+        assert!(scope >= HELD_OUT_SCOPE, "scope accuracy {scope:.3}");
+        assert!(
+            category >= HELD_OUT_CATEGORY,
+            "category accuracy {category:.3}"
+        );
+    }
+
     #[test]
     fn classification_and_keys() {
         assert_eq!(
@@ -92,6 +269,20 @@ mod tests {
             (Category::Preferences, Scope::User)
         );
         assert_eq!(classify("the sky is blue").0, Category::Decisions);
+        // Imperative rules about a codebase are the project's principles.
+        assert_eq!(
+            classify("Never commit the _bmad-output folder."),
+            (Category::Principles, Scope::Project)
+        );
+        assert_eq!(
+            classify("Always run mix format before committing."),
+            (Category::Principles, Scope::Project)
+        );
+        assert_eq!(
+            classify("I always run the linter before pushing in this repo."),
+            (Category::Principles, Scope::Project)
+        );
+        assert_eq!(classify("My editor is vim.").1, Scope::User);
         assert_eq!(agent_key("Use pnpm, not npm!"), "agent:use-pnpm-not-npm");
         assert_eq!(agent_key("???"), "agent:untitled");
     }
