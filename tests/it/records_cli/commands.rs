@@ -366,3 +366,51 @@ fn r26_a_failed_edit_keeps_no_secret() {
         assert!(!hay.contains(&token), "{} holds the token", path.display());
     }
 }
+
+/// Issue 39 item 4: `record move` takes a misfiled record to the other
+/// scope with its id and text, and refuses to move it where it is.
+#[test]
+fn a_record_moves_between_scopes() {
+    let env = Env::new();
+    env.run(&[
+        "record",
+        "add",
+        "--scope",
+        "user",
+        "--category",
+        "preferences",
+        "--key",
+        "fmt",
+        "Always run mix format before committing.",
+    ]);
+    let out = env.run(&["record", "move", "fmt", "--to", "project"]);
+    assert!(out.starts_with("moved fmt-"), "{out}");
+    assert!(out.contains("to the project scope"), "{out}");
+    let got = env.run_json(&[
+        "record", "get", "fmt", "--scope", "project", "--format", "json",
+    ]);
+    assert_eq!(got["scope"], "project");
+    assert_eq!(got["text"], "Always run mix format before committing.");
+    let gone = env
+        .cmd()
+        .args(["record", "get", "fmt", "--scope", "user"])
+        .output()
+        .unwrap();
+    assert!(!gone.status.success());
+    let again = env
+        .cmd()
+        .args(["record", "move", "fmt", "--to", "project"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("in the project scope already"),
+        "{again:?}"
+    );
+    let bad = env
+        .cmd()
+        .args(["record", "move", "fmt", "--to", "team"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
