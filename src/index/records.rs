@@ -71,9 +71,21 @@ struct Row {
 
 /// The outcome of reading one changed file.
 enum Parsed {
-    SameContent { rowid: i64, size: i64, mtime: i64 },
+    SameContent {
+        rowid: i64,
+        size: i64,
+        mtime: i64,
+    },
     Record(Box<(Record, String, Seen)>),
+    /// The file could not be read (its row, if any, stays).
     Failed(String),
+    /// The file was read and is not a valid record (merge conflict
+    /// markers, broken frontmatter, invalid UTF-8): its row goes, so recall
+    /// never serves the text it had before, until the file is fixed.
+    Invalid {
+        rel: String,
+        msg: String,
+    },
 }
 
 /// Every `*.md` file under the five category folders, plus errors for files
@@ -147,7 +159,10 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
                 .iter()
                 .filter(|b| **b == b'\n')
                 .count();
-            return Parsed::Failed(format!("{}:{line}: invalid UTF-8", s.abs.display()));
+            return Parsed::Invalid {
+                msg: format!("{}:{line}: invalid UTF-8", s.abs.display()),
+                rel: s.rel,
+            };
         }
     };
     match parse_record(&text, &s.abs, limits) {
@@ -165,7 +180,10 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
             }
             Parsed::Record(Box::new((r, hash, s)))
         }
-        Err(e) => Parsed::Failed(e.to_string()),
+        Err(e) => Parsed::Invalid {
+            msg: e.to_string(),
+            rel: s.rel,
+        },
     }
 }
 
@@ -314,6 +332,13 @@ fn apply(
 ) -> Result<()> {
     match p {
         Parsed::Failed(msg) => errors.push(msg),
+        Parsed::Invalid { rel, msg } => {
+            if let Some(row) = rows.get(&rel) {
+                delete_row(tx, row.rowid, stats)?;
+                report.removed += 1;
+            }
+            errors.push(msg);
+        }
         Parsed::SameContent { rowid, size, mtime } => {
             tx.prepare_cached("UPDATE records SET file_size=?2, file_mtime=?3 WHERE rowid=?1")?
                 .execute(params![rowid, size, mtime])?;

@@ -274,9 +274,17 @@ fn records_kept_in_the_repository() {
         std::fs::rename(&tmp, path).unwrap();
     };
     git_write(&mine, &conflicted);
-    let (code, _, err) = run(&["query", "walrus port"]);
-    assert_eq!(code, Some(0), "{err}");
+    // Issue 39 item 7: the conflicted record is left out, not served from
+    // the text it was indexed with, and the warning names its file.
+    let (code, out, err) = run(&["query", "pnpm"]);
+    assert!(!out.contains("We use pnpm"), "{out}");
+    assert_eq!(code, Some(1), "{out}{err}");
     assert!(err.contains("merge conflict markers"), "{err}");
+    let name = mine.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(err.contains(&name), "{err}");
+    let (code, out, err) = run(&["query", "walrus port"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("ports"), "{out}");
     let (code, out, _) = run(&["doctor"]);
     assert_ne!(code, Some(0));
     assert!(
