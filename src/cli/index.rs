@@ -28,13 +28,18 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
         let Some(root) = project.info.root.clone() else {
             bail!("--claude-code, --codex and --gemini need a project tied to a folder: run from the project or pass --cwd DIR");
         };
+        // Sessions run in the project's linked worktrees are the project's.
+        let roots = crate::store::checkout_roots(&root);
         if a.claude_code {
             let home = a
                 .claude_home
                 .clone()
                 .or_else(|| default_claude_home(super::context::env))
                 .context("cannot find ~/.claude; pass --claude-home")?;
-            let found = claude_code_transcripts(&home, &root);
+            let found: Vec<_> = roots
+                .iter()
+                .flat_map(|r| claude_code_transcripts(&home, r))
+                .collect();
             if found.is_empty() {
                 eprintln!(
                     "recall: no Claude Code transcripts of {} in {} (its folder for this project); run Claude Code in the project first, or pass --claude-home",
@@ -50,7 +55,10 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
                 .clone()
                 .or_else(|| default_codex_home(super::context::env))
                 .context("cannot find ~/.codex; pass --codex-home")?;
-            let found = codex_rollouts(&home, &root);
+            let found: Vec<_> = roots
+                .iter()
+                .flat_map(|r| codex_rollouts(&home, r))
+                .collect();
             if found.is_empty() {
                 eprintln!(
                     "recall: no Codex rollouts with a cwd in {} under {}; run Codex in the project first, or pass --codex-home",
@@ -66,7 +74,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
                 .clone()
                 .or_else(|| default_gemini_home(super::context::env))
                 .context("cannot find ~/.gemini; pass --gemini-home")?;
-            let found = gemini_chats(&home, &root);
+            let found: Vec<_> = roots.iter().flat_map(|r| gemini_chats(&home, r)).collect();
             if found.is_empty() {
                 eprintln!(
                     "recall: no Gemini CLI chats of {} under {}; run Gemini CLI in the project first, or pass --gemini-home",

@@ -32,7 +32,7 @@ pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{
     empty_in_memory, schema_version, MIGRATIONS, SCHEMA_VERSION, SESSION_WORK_SCHEMA,
 };
-pub use project::{canonical_root, project_id, Project, ProjectInfo, Sharing};
+pub use project::{canonical_root, checkout_roots, project_id, Project, ProjectInfo, Sharing};
 pub use readers::ReadPools;
 pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,

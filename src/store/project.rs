@@ -158,12 +158,20 @@ fn read_info(dir: &ScopeDir) -> Result<Option<ProjectInfo>> {
     }
 }
 
-/// The git top-level containing `cwd`, or `cwd` itself, canonicalized.
+/// The git top-level containing `cwd`, or `cwd` itself, canonicalized. A
+/// linked worktree (`git worktree add`: its `.git` is a file naming a
+/// folder under the main repository's `.git/worktrees/`) is the same
+/// project as its main checkout, whose top-level this returns: parallel
+/// agents each in a worktree share one memory.
 pub fn canonical_root(cwd: &Path) -> Result<PathBuf> {
     let canon = fs::canonicalize(cwd).map_err(|e| Error::io("cannot resolve", cwd, e))?;
     let mut dir: &Path = &canon;
     loop {
-        if dir.join(".git").exists() {
+        let git = dir.join(".git");
+        if git.is_file() {
+            return Ok(main_checkout(&git).unwrap_or_else(|| dir.to_path_buf()));
+        }
+        if git.exists() {
             return Ok(dir.to_path_buf());
         }
         match dir.parent() {
@@ -171,6 +179,44 @@ pub fn canonical_root(cwd: &Path) -> Result<PathBuf> {
             None => return Ok(canon),
         }
     }
+}
+
+/// A checkout's top-level and those of its linked worktrees (from
+/// `<root>/.git/worktrees/*/gitdir`, which name each worktree's `.git`
+/// file), canonical, the worktrees that no longer exist left out: where
+/// the launchers ran the project's sessions.
+pub fn checkout_roots(root: &Path) -> Vec<PathBuf> {
+    let mut out = vec![root.to_path_buf()];
+    let Ok(entries) = fs::read_dir(root.join(".git").join("worktrees")) else {
+        return out;
+    };
+    let mut linked: Vec<PathBuf> = entries
+        .flatten()
+        .filter_map(|e| fs::read_to_string(e.path().join("gitdir")).ok())
+        .filter_map(|g| fs::canonicalize(Path::new(g.trim()).parent()?).ok())
+        .filter(|p| p != root)
+        .collect();
+    linked.sort();
+    linked.dedup();
+    out.extend(linked);
+    out
+}
+
+/// The main checkout of the linked worktree whose `.git` file is `git`:
+/// the file says `gitdir: <path>`, and that folder's `commondir` file names
+/// the repository's own `.git`, whose parent is the main checkout. `None`
+/// for anything else (a submodule's `.git` file names a folder without
+/// `commondir`; a bare repository's common folder is not called `.git`).
+fn main_checkout(git: &Path) -> Option<PathBuf> {
+    let text = fs::read_to_string(git).ok()?;
+    let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let gitdir = git.parent()?.join(gitdir);
+    let common = fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = fs::canonicalize(gitdir.join(common.trim())).ok()?;
+    if common.file_name()? != ".git" {
+        return None;
+    }
+    Some(common.parent()?.to_path_buf())
 }
 
 /// `<slug>-<8 hex of blake3(path)>`.
@@ -194,6 +240,44 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.starts_with("app-"));
         assert_eq!(a, project_id("app", "/home/a/app"));
+    }
+
+    /// Issue 39 item 5: a linked worktree is its main checkout's project,
+    /// laid out as `git worktree add` lays it out; a submodule (a `.git`
+    /// file without `commondir`) stays its own.
+    #[test]
+    fn a_worktree_is_the_main_checkouts_project() -> Result<()> {
+        let t = tempfile::tempdir().unwrap();
+        let main = t.path().join("app");
+        let admin = main.join(".git/worktrees/feature");
+        fs::create_dir_all(&admin).unwrap();
+        fs::write(admin.join("commondir"), "../..\n").unwrap();
+        let wt = t.path().join("app-feature");
+        fs::create_dir_all(wt.join("src")).unwrap();
+        fs::write(wt.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+        let main_root = canonical_root(&main)?;
+        assert_eq!(canonical_root(&wt.join("src"))?, main_root);
+        // Where its sessions ran: the main checkout and the worktree.
+        assert_eq!(checkout_roots(&main_root), [main_root.clone()]);
+        fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", wt.join(".git").display()),
+        )
+        .unwrap();
+        assert_eq!(
+            checkout_roots(&main_root),
+            [main_root.clone(), fs::canonicalize(&wt).unwrap()]
+        );
+        // A relative gitdir, as `git worktree add --relative-paths` writes.
+        fs::write(wt.join(".git"), "gitdir: ../app/.git/worktrees/feature\n").unwrap();
+        assert_eq!(canonical_root(&wt)?, main_root);
+        // A submodule: its own project.
+        let sub = main.join("vendor/lib");
+        fs::create_dir_all(main.join(".git/modules/lib")).unwrap();
+        fs::create_dir_all(&sub).unwrap();
+        fs::write(sub.join(".git"), "gitdir: ../../.git/modules/lib\n").unwrap();
+        assert_eq!(canonical_root(&sub)?, fs::canonicalize(&sub).unwrap());
+        Ok(())
     }
 
     #[test]

@@ -217,26 +217,33 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
     let Some(root) = ctx.project().ok().and_then(|p| p.info.root) else {
         return Ok(());
     };
+    let roots = crate::store::checkout_roots(&root);
     let env = super::context::env;
     let mut found = Vec::new();
     let mut launchers = Vec::new();
     if a.claude_code {
         if let Some(home) = default_claude_home(env) {
-            let files = claude_code_transcripts(&home, &root);
+            let files: Vec<_> = roots
+                .iter()
+                .flat_map(|r| claude_code_transcripts(&home, r))
+                .collect();
             launchers.push(format!("{} Claude Code", files.len()));
             found.extend(files);
         }
     }
     if a.codex {
         if let Some(home) = default_codex_home(env) {
-            let files = codex_rollouts(&home, &root);
+            let files: Vec<_> = roots
+                .iter()
+                .flat_map(|r| codex_rollouts(&home, r))
+                .collect();
             launchers.push(format!("{} Codex", files.len()));
             found.extend(files);
         }
     }
     if a.gemini {
         if let Some(home) = default_gemini_home(env) {
-            let files = gemini_chats(&home, &root);
+            let files: Vec<_> = roots.iter().flat_map(|r| gemini_chats(&home, r)).collect();
             launchers.push(format!("{} Gemini CLI", files.len()));
             found.extend(files);
         }
