@@ -4,7 +4,8 @@
 //! (`target/screenshots/panel.png`).
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; `.ci/run` installs
-//! them. Without them this test fails and says how to install them.
+//! them. Without them these tests skip and say how to install them, and
+//! fail in CI.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -18,14 +19,29 @@ use serde_json::json;
 
 const INSTALL: &str = "apt-get install -y chromium chromium-driver";
 
-fn find(bin: &str, paths: &[&str]) -> PathBuf {
-    paths
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .unwrap_or_else(|| {
-            panic!("{bin} not found (looked in {paths:?}); install it with `{INSTALL}`")
-        })
+const CHROMEDRIVER: [&str; 2] = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"];
+const CHROMIUM: [&str; 2] = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
+
+fn find(paths: &[&str]) -> Option<PathBuf> {
+    paths.iter().map(PathBuf::from).find(|p| p.exists())
+}
+
+/// Whether Chromium and chromedriver are here. Outside CI a test without
+/// them skips and says how to install them (issue 37 item 10: they
+/// panicked, and the tests after them in the binary never ran); in CI
+/// (`CI` or `RECALL_REQUIRE_SHARED` set) a missing browser fails.
+fn browser_installed() -> bool {
+    if find(&CHROMEDRIVER).is_some() && find(&CHROMIUM).is_some() {
+        return true;
+    }
+    let ci =
+        std::env::var_os("CI").is_some() || std::env::var_os("RECALL_REQUIRE_SHARED").is_some();
+    assert!(
+        !ci,
+        "Chromium or chromedriver not found (looked in {CHROMIUM:?}, {CHROMEDRIVER:?}); install them with `{INSTALL}` (.ci/run does)"
+    );
+    eprintln!("skipped: Chromium or chromedriver is not installed ({INSTALL})");
+    false
 }
 
 /// chromedriver on a free port, killed on drop.
@@ -33,10 +49,7 @@ struct Driver(Child, u16);
 
 impl Driver {
     fn start() -> Driver {
-        let bin = find(
-            "chromedriver",
-            &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"],
-        );
+        let bin = find(&CHROMEDRIVER).expect("checked by browser_installed");
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -68,10 +81,7 @@ impl Drop for Driver {
 }
 
 async fn browser(driver: &Driver, profile: &Path) -> Client {
-    let chromium = find(
-        "chromium",
-        &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
-    );
+    let chromium = find(&CHROMIUM).expect("checked by browser_installed");
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -141,6 +151,9 @@ async fn wait_gone(c: &Client, css: &str) {
 
 #[test]
 fn panel_creates_pins_edits_and_deletes_a_memory() {
+    if !browser_installed() {
+        return;
+    }
     let env = Env::new();
     env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
     // The api's port, written down twice, months apart.
@@ -295,6 +308,9 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
 /// until shown, and Restore brings one back.
 #[test]
 fn r26_panel_warns_before_overwriting_and_restores_archived() {
+    if !browser_installed() {
+        return;
+    }
     let env = Env::new();
     env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
     env.add("procedures", "deploy", "Deploy with make release.");
@@ -378,6 +394,9 @@ async fn text_of(c: &Client, css: &str) -> String {
 /// clears when another is chosen; a stopped server is named as such.
 #[test]
 fn panel_rough_edges_as_a_user_found_them() {
+    if !browser_installed() {
+        return;
+    }
     let env = Env::new();
     env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
     env.cmd_in("zeta")
