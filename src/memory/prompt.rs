@@ -85,6 +85,7 @@ impl Memory {
         req.exclude_session = session.map(str::to_string);
         req.evidence = true;
         let mut resp = self.recall_for_hook(&req)?;
+        tracing::debug!(timings = ?resp.timings_ms, "prompt hook: recall");
         let path = session
             .filter(|_| !self.config.recall.hook_repeats)
             .map(|s| self.session_file(s));

@@ -3,7 +3,7 @@
 //! asks for, and select within the caps (diversity, the limit and the
 //! token budget).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
 use super::candidates::{self, Candidate};
@@ -36,17 +36,15 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     timings.insert("search".into(), ms(t0));
     let t1 = Instant::now();
     lift(&mut all, req, &terms_pooled);
-    let weighed = if req.evidence && all.iter().any(|c| c.hit.kind == HitKind::Session) {
-        let t2 = Instant::now();
-        let e = evidence(targets, &terms, &plans)?;
-        timings.insert("evidence".into(), ms(t2));
-        Some(e)
-    } else {
-        None
-    };
-    let by_session = weighed
+    // The prompt hook's evidence: which question words each session's
+    // candidates hold is read before `select` consumes them; how much each
+    // word weighs is counted after, for the words the hits hold.
+    let words = req
+        .evidence
+        .then(|| Scorer::for_coverage(&unit_weights(&terms)));
+    let seen = words
         .as_ref()
-        .map(|e| covered_by_sessions(&all, &e.terms))
+        .map(|w| words_by_session(&all, w))
         .unwrap_or_default();
     let mut list = select(targets, req, all, &judge);
     super::stale::newer_first(&mut list, &terms_pooled);
@@ -57,20 +55,11 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         }
     }
     timings.insert("rank".into(), ms(t1));
-    let mut together = std::collections::HashMap::new();
-    let mut session_cover = std::collections::HashMap::new();
-    let (mut evidence_sessions, mut evidence) = (0, Vec::new());
-    if let Some(e) = weighed {
+    let mut evidence = Evidence::default();
+    if let Some(words) = words.filter(|_| hits.iter().any(|h| h.kind == HitKind::Session)) {
         let t2 = Instant::now();
-        together = sessions_together(targets, &hits, &e.terms)?;
-        for h in hits.iter().filter(|h| h.kind == HitKind::Session) {
-            let session = h.source.session_id.as_deref().map(super::evidence::root_of);
-            if let Some(share) = session.and_then(|s| by_session.get(&(h.scope, s.to_string()))) {
-                session_cover.insert(h.id.clone(), *share);
-            }
-        }
-        *timings.entry("evidence".into()).or_default() += ms(t2);
-        (evidence_sessions, evidence) = (e.sessions, e.terms);
+        evidence = weigh_evidence(targets, &terms, &plans, &hits, &words, &seen)?;
+        timings.insert("evidence".into(), ms(t2));
     }
     timings.insert("total".into(), ms(t0));
     let mut shown: Vec<Weighted> = Vec::new();
@@ -88,56 +77,50 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         hits,
         timings_ms: timings,
         touched,
-        evidence,
-        evidence_sessions,
-        together,
-        session_cover,
+        evidence: evidence.terms,
+        evidence_sessions: evidence.sessions,
+        together: evidence.together,
+        session_cover: evidence.session_cover,
     })
 }
 
-/// For each session hit, the sessions with a passage that holds every
-/// question word it holds (see `recall::evidence::sessions_together`),
-/// summed over the targets.
-fn sessions_together(
-    targets: &[Target],
-    hits: &[Hit],
-    terms: &[Weighted],
-) -> Result<std::collections::HashMap<String, i64>> {
-    let words = Scorer::for_coverage(terms);
-    let mut out = std::collections::HashMap::new();
-    for h in hits.iter().filter(|h| h.kind == HitKind::Session) {
-        let groups: Vec<Vec<super::Term>> = words
-            .matched_words(&format!("{}\n{}", h.title, h.text))
-            .into_iter()
-            .map(|g| g.into_iter().map(|i| terms[i].term.clone()).collect())
-            .collect();
-        let Some(expr) = super::sanitize::to_match_all(&groups) else {
-            continue;
-        };
-        let mut n = 0;
-        for t in targets {
-            n += t.db.with_conn(|c| {
-                super::evidence::sessions_together(c, &expr, super::request::TOGETHER_CAP)
-            })?;
-        }
-        out.insert(h.id.clone(), n);
-    }
-    Ok(out)
+/// What the prompt hook judges session hits by (see `recall::evidence`
+/// and [`Response::evidence`]).
+#[derive(Default)]
+struct Evidence {
+    sessions: i64,
+    terms: Vec<Weighted>,
+    together: HashMap<String, i64>,
+    session_cover: HashMap<String, f64>,
 }
 
-/// For each session (by scope and root id, see
-/// `recall::evidence::root_of`), the share of the question's evidence
-/// weight its candidates hold between them: a long ticket's words are
-/// spread over the passages of the session that worked on it, and no one
-/// passage holds enough of them. Only the passages that matched are read,
-/// so a long session is not credited with every word it holds somewhere.
-fn covered_by_sessions(
-    all: &[Candidate],
-    terms: &[Weighted],
-) -> std::collections::HashMap<(crate::store::Scope, String), f64> {
-    let words = Scorer::for_coverage(terms);
-    let mut seen: std::collections::HashMap<(crate::store::Scope, String), Vec<bool>> =
-        std::collections::HashMap::new();
+/// A session's key for the evidence: its scope and root session.
+type SessionRoot = (crate::store::Scope, String);
+
+/// Words of a hit, its rarest, that must stand together in a passage for
+/// the count of sessions that hold them together.
+const TOGETHER_WORDS: usize = 3;
+
+/// `terms`, each of weight 1: a scorer that only says which are matched.
+fn unit_weights(terms: &[super::Term]) -> Vec<Weighted> {
+    terms
+        .iter()
+        .map(|t| Weighted {
+            term: t.clone(),
+            df: 0,
+            exact: true,
+            weight: 1.0,
+        })
+        .collect()
+}
+
+/// For each session (by scope and root id, see `recall::evidence::root_of`),
+/// the question words its candidates hold between them (flags by
+/// [`Scorer::for_coverage`]'s word). Only the passages that matched are
+/// read, so a long session is not credited with every word it holds
+/// somewhere.
+fn words_by_session(all: &[Candidate], words: &Scorer) -> HashMap<SessionRoot, Vec<bool>> {
+    let mut seen: HashMap<SessionRoot, Vec<bool>> = HashMap::new();
     for c in all.iter().filter(|c| c.hit.kind == HitKind::Session) {
         let Some(id) = c.hit.source.session_id.as_deref() else {
             continue;
@@ -150,20 +133,32 @@ fn covered_by_sessions(
             words.mark_seen(&format!("{}\n{}", c.hit.title, c.hit.text), flags);
         }
     }
-    seen.into_iter()
-        .map(|(k, flags)| (k, words.share(&flags)))
-        .collect()
+    seen
 }
 
-/// Every term of the question weighed as evidence for sessions (see
-/// `recall::evidence`), over every target's sessions. A term's passage
-/// count in a target comes from its plan for the chunks (a term the plan
-/// does not score is in no passage there).
-fn evidence(
+/// The evidence for the session hits: every question word weighed by how
+/// few sessions hold it (counted for the words the hits hold, estimated
+/// for the others), each hit's session's share of that weight in its
+/// matching passages (`seen`), and how many sessions have a passage that
+/// holds its rarest words together.
+fn weigh_evidence(
     targets: &[Target],
     terms: &[super::Term],
     plans: &[Vec<(Table, Plan)>],
-) -> Result<super::evidence::Weighed> {
+    hits: &[Hit],
+    words: &Scorer,
+    seen: &HashMap<SessionRoot, Vec<bool>>,
+) -> Result<Evidence> {
+    let session_hits: Vec<&Hit> = hits.iter().filter(|h| h.kind == HitKind::Session).collect();
+    let text = |h: &Hit| format!("{}\n{}", h.title, h.text);
+    let matched: Vec<Vec<Vec<usize>>> = session_hits
+        .iter()
+        .map(|h| words.matched_words(&text(h)))
+        .collect();
+    let mut counted = vec![false; terms.len()];
+    for i in matched.iter().flatten().flatten() {
+        counted[*i] = true;
+    }
     let mut per_scope = Vec::with_capacity(targets.len());
     for (ti, t) in targets.iter().enumerate() {
         let scoring = plans[ti]
@@ -175,9 +170,52 @@ fn evidence(
             .iter()
             .map(|term| scoring.iter().find(|w| w.term == *term).map_or(0, |w| w.df))
             .collect();
-        per_scope.push(t.db.with_conn(|c| super::evidence::session_counts(c, terms, &dfs))?);
+        per_scope
+            .push(t.db.with_conn(|c| super::evidence::session_counts(c, terms, &dfs, &counted))?);
     }
-    Ok(super::evidence::weigh(terms, &per_scope))
+    let weighed = super::evidence::weigh(terms, &per_scope);
+    let weighted = Scorer::for_coverage(&weighed.terms);
+    let mut out = Evidence {
+        sessions: weighed.sessions,
+        ..Evidence::default()
+    };
+    for (h, groups) in session_hits.iter().zip(matched) {
+        let Some(root) = h.source.session_id.as_deref().map(super::evidence::root_of) else {
+            continue;
+        };
+        if let Some(flags) = seen.get(&(h.scope, root.to_string())) {
+            out.session_cover
+                .insert(h.id.clone(), weighted.share(flags));
+        }
+        // Its rarest words, by their weight as evidence: they say what it
+        // is about, and their doclists are short. A hit that holds only a
+        // template's words has only common ones.
+        let heaviest = |g: &Vec<usize>| {
+            g.iter()
+                .map(|&i| weighed.terms[i].weight)
+                .fold(0.0, f64::max)
+        };
+        let mut groups = groups;
+        groups.sort_by(|a, b| heaviest(b).total_cmp(&heaviest(a)));
+        groups.truncate(TOGETHER_WORDS);
+        let groups: Vec<Vec<super::Term>> = groups
+            .into_iter()
+            .map(|g| g.into_iter().map(|i| terms[i].clone()).collect())
+            .collect();
+        let Some(expr) = super::sanitize::to_match_all(&groups) else {
+            continue;
+        };
+        let mut n = 0;
+        let with_sessions = targets.iter().zip(&per_scope).filter(|(_, (s, _))| *s > 0);
+        for (t, _) in with_sessions {
+            n += t.db.with_conn(|c| {
+                super::evidence::sessions_together(c, &expr, super::request::TOGETHER_CAP)
+            })?;
+        }
+        out.together.insert(h.id.clone(), n);
+    }
+    out.terms = weighed.terms;
+    Ok(out)
 }
 
 /// Stage 1, plan: each wanted table of each scope, its terms chosen within
@@ -468,7 +506,7 @@ mod tests {
             ..Plan::default()
         };
         let mut plans = vec![vec![(Table::Tickets, plan)]];
-        emphasise_title(&mut plans, "Crash on start\nthe trace", 2.0);
+        emphasise_title(&mut plans, "Crash on start\n\nthe trace", 2.0);
         assert_eq!(
             plans[0][0].1.to_match().as_deref(),
             Some(r#""crash" OR "trace" OR "crash""#)
