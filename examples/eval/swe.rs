@@ -93,11 +93,15 @@ fn load_queries(dir: &Path, form: Form, limit: Option<usize>) -> Result<Vec<Quer
         .filter_map(|v| {
             let id = str_field(v, "id");
             let gold = qrels.remove(&id)?.into_keys().next()?;
-            Some(Query {
-                text: str_field(v, "text"),
-                id,
-                gold,
-            })
+            let text = str_field(v, "text");
+            // A full issue is its title line, then its body (the set's
+            // README; `queries_title.jsonl` is that first line): asked as
+            // a ticket is written, a title, a blank line, the body.
+            let text = match (form, text.split_once('\n')) {
+                (Form::Full, Some((title, body))) => format!("{title}\n\n{body}"),
+                _ => text,
+            };
+            Some(Query { text, id, gold })
         })
         .collect();
     out.truncate(limit.unwrap_or(usize::MAX));

@@ -144,15 +144,38 @@ pub fn extract_terms(query: &str) -> Vec<Term> {
 /// Longest first line read as a title, in characters.
 const MAX_TITLE_CHARS: usize = 200;
 
-/// The first line of a question of several lines, when it reads as a
-/// title: not empty, at most `MAX_TITLE_CHARS` (200), with more text after it.
-/// A ticket pasted as a question is its title, then its description.
+/// The title of a question of several lines, when it has one: a first
+/// line that is a Markdown heading (`# Crash on start`) or a `title:`
+/// line, or a first line of at most `MAX_TITLE_CHARS` (200) followed by a
+/// blank line, with more text after it. A ticket pasted as a question is
+/// its title, then its description. A question whose lines are one
+/// wrapped sentence (a pasted paragraph, a prompt typed over several
+/// lines) has no title: its first line is no more its subject than its
+/// second.
 pub fn title_line(query: &str) -> Option<&str> {
     let query = query.trim_start();
     let (first, rest) = query.split_once('\n')?;
+    if rest.trim().is_empty() {
+        return None;
+    }
     let first = first.trim();
-    let fits = !first.is_empty() && first.chars().count() <= MAX_TITLE_CHARS;
-    (fits && !rest.trim().is_empty()).then_some(first)
+    let fits = |t: &str| !t.is_empty() && t.chars().count() <= MAX_TITLE_CHARS;
+    if let Some(heading) = first.strip_prefix('#') {
+        let heading = heading.trim_start_matches('#');
+        // `#tag` is a word, not a heading.
+        if heading.starts_with(' ') {
+            return Some(heading.trim()).filter(|t| fits(t));
+        }
+    }
+    let labelled = first
+        .get(..6)
+        .filter(|p| p.eq_ignore_ascii_case("title:"))
+        .map(|_| first[6..].trim());
+    if let Some(t) = labelled {
+        return Some(t).filter(|t| fits(t));
+    }
+    let blank_after = rest.lines().next().is_some_and(|l| l.trim().is_empty());
+    (blank_after && fits(first)).then_some(first)
 }
 
 /// Lowercase, keep only what `unicode61` would keep, one space between words.
@@ -266,12 +289,27 @@ mod tests {
             Some("Crash on start")
         );
         assert_eq!(
-            title_line("\n  Crash on start  \r\nmore"),
+            title_line("\n  Crash on start  \r\n\r\nmore"),
+            Some("Crash on start")
+        );
+        assert_eq!(
+            title_line("## Crash on start\nTrace: ..."),
+            Some("Crash on start")
+        );
+        assert_eq!(
+            title_line("Title: Crash on start\nTrace: ..."),
             Some("Crash on start")
         );
         assert_eq!(title_line("one line only"), None);
         assert_eq!(title_line("one line\n   \n"), None);
-        assert_eq!(title_line(&format!("{}\nbody", "x".repeat(201))), None);
+        assert_eq!(title_line(&format!("{}\n\nbody", "x".repeat(201))), None);
+        // Issue 39 item 6: one sentence wrapped over lines has no title,
+        // nor does a hashtag.
+        assert_eq!(
+            title_line("the checkout service hangs when the\nredis pool is exhausted under load"),
+            None
+        );
+        assert_eq!(title_line("#redis pool\nexhausted"), None);
     }
 
     #[test]

@@ -720,3 +720,31 @@ fn a_newer_record_with_another_value_ranks_above_the_older() {
         "{text}"
     );
 }
+
+/// Issue 39 item 6: a question typed over several lines, one sentence
+/// wrapped, ranks as it does on one line: its first line is not a title.
+/// A question with a real title (a heading, or a short line and a blank
+/// line) still has one.
+#[test]
+fn a_wrapped_question_ranks_as_it_does_on_one_line() {
+    let env = super::corpus();
+    let questions = [
+        "why did the checkout service hang during the load test when the redis pool ran out of connections",
+        "how do we cut a release and push the tag so that CI builds the artifacts",
+        "which package manager does the project use for its frontend dependencies",
+        "what pool size and acquire timeout did we set for redis after the checkout incident",
+        "how should answers be formatted when we debug timeouts together",
+        "is there a ticket about the login page being slow on mobile devices",
+    ];
+    for q in questions {
+        let words: Vec<&str> = q.split(' ').collect();
+        let wrapped: String = words
+            .chunks(5)
+            .map(|c| c.join(" "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (_, one) = super::query_json(&env, &["--no-salience", q]);
+        let (_, many) = super::query_json(&env, &["--no-salience", &wrapped]);
+        assert_eq!(super::ids(&one), super::ids(&many), "{q}");
+    }
+}
