@@ -317,11 +317,7 @@ fn real_table(rows: &[(Option<Vec<String>>, Given)], unlabelled: usize, labelled
         ratio(silent, none.len()),
         none.len()
     );
-    println!(
-        "| \"nothing helps\" prompts, tokens median / p90 | {} / {} |",
-        quantile(&mut none_tokens, 0.5),
-        quantile(&mut none_tokens, 0.9)
-    );
+    tokens_row("\"nothing helps\" prompts, tokens", &mut none_tokens);
     println!(
         "| prompts with help given a helpful session | {:.3} ({reached} of {}) |",
         ratio(reached, some.len()),
@@ -377,20 +373,12 @@ fn swe(o: &Opts, bin: &Path, home: &Path, tmp: &Path, mut dump: Dump) -> Result<
         "| help exists: gold session injected | {gold} of {n} ({:.3}) |",
         ratio(gold, n)
     );
-    println!(
-        "| help exists: tokens median / p90 | {} / {} |",
-        quantile(&mut with_tokens, 0.5),
-        quantile(&mut with_tokens, 0.9)
-    );
+    tokens_row("help exists: tokens", &mut with_tokens);
     println!(
         "| nothing relevant exists: tickets given nothing | {silent} of {n} ({:.3}) |",
         ratio(silent, n)
     );
-    println!(
-        "| nothing relevant exists: tokens median / p90 | {} / {} |",
-        quantile(&mut tokens, 0.5),
-        quantile(&mut tokens, 0.9)
-    );
+    tokens_row("nothing relevant exists: tokens", &mut tokens);
     Ok(())
 }
 
@@ -456,6 +444,15 @@ fn prefix(prompt: &str) -> String {
         .collect::<String>()
         .trim()
         .to_string()
+}
+
+/// A table row of the median and p90 of `tokens`.
+fn tokens_row(label: &str, tokens: &mut [usize]) {
+    println!(
+        "| {label} median / p90 | {} / {} |",
+        quantile(tokens, 0.5),
+        quantile(tokens, 0.9)
+    );
 }
 
 fn quantile(v: &mut [usize], q: f64) -> usize {

@@ -489,7 +489,7 @@ fn r39_a_record_moves_to_the_other_scope() -> Result<()> {
     assert!(moved.path.starts_with(dir.records_dir()));
     assert!(!loc.path.exists(), "the user scope's file is gone");
     assert!(matches!(
-        mem.get(&[user.clone()], "fmt"),
+        mem.get(std::slice::from_ref(&user), "fmt"),
         Err(Error::NotFound(_))
     ));
     let again = mem.move_record("fmt", Scope::Project).unwrap_err();

@@ -41,7 +41,7 @@ fn spread(passages: i64, sessions: i64) -> f64 {
 /// `terms`. `dfs` holds each term's passage count in that index (0: none
 /// holds it, and it is not looked up). Only the terms `count` marks (the
 /// ones the hits hold) are counted, rarest first within
-/// [`COUNT_BUDGET`]; the others are estimated (see [`spread`]).
+/// `COUNT_BUDGET`; the others are estimated (see `spread`).
 pub fn session_counts(
     conn: &Connection,
     terms: &[Term],
@@ -87,7 +87,7 @@ pub fn session_counts(
 }
 
 /// The root session of a session id: the parent's for a subagent's or a
-/// compaction's transcript (see [`root`]).
+/// compaction's transcript (see `root`).
 pub fn root_of(session_id: &str) -> &str {
     session_id
         .split_once("/agent-")

@@ -258,7 +258,7 @@ mod tests {
         let main_root = canonical_root(&main)?;
         assert_eq!(canonical_root(&wt.join("src"))?, main_root);
         // Where its sessions ran: the main checkout and the worktree.
-        assert_eq!(checkout_roots(&main_root), [main_root.clone()]);
+        assert_eq!(checkout_roots(&main_root), std::slice::from_ref(&main_root));
         fs::write(
             admin.join("gitdir"),
             format!("{}\n", wt.join(".git").display()),
