@@ -48,11 +48,11 @@ pub fn session_counts(
     dfs: &[i64],
     count: &[bool],
 ) -> Result<(i64, Vec<f64>)> {
+    // Subagents' and compactions' files have their parent's session as
+    // `parent_id`: they are not sessions of their own; a session read from
+    // two files (captured twice) is one.
     let sessions: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(DISTINCT {}) FROM sessions",
-            root("session_id")
-        ))?
+        .prepare_cached("SELECT count(DISTINCT session_id) FROM sessions WHERE parent_id IS NULL")?
         .query_row([], |r| r.get(0))?;
     let mut out = vec![0.0; terms.len()];
     if sessions == 0 {
@@ -203,8 +203,8 @@ mod tests {
         ];
         for (source, session, texts) in sources {
             c.execute(
-                "INSERT INTO sessions(source_id, session_id, launcher) VALUES(?1, ?2, 'x')",
-                rusqlite::params![source, session],
+                "INSERT INTO sessions(source_id, session_id, launcher, parent_id) VALUES(?1, ?2, 'x', ?3)",
+                rusqlite::params![source, session, session.split_once("/agent-").map(|(p, _)| p)],
             )?;
             for text in texts {
                 rowid += 1;
