@@ -16,6 +16,7 @@ use regex::Regex;
 
 use crate::error::{Error, Result};
 use crate::extract::guard::MAX_SLUG_CHARS;
+use crate::extract::rules::re;
 use crate::index::{screen_key, Located, RecordStore, SecretPolicy};
 use crate::records::{Category, Source};
 use crate::store::Scope;
@@ -91,10 +92,6 @@ pub fn classify(text: &str) -> (Category, Scope) {
 fn about_the_person(text: &str) -> bool {
     !THIS_REPO.is_match(text)
         && (FIRST_PERSON.is_match(text) || TO_THE_PERSON.is_match(text) || THE_USER.is_match(text))
-}
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("a valid constant pattern")
 }
 
 /// The first person singular.

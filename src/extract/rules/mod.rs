@@ -197,7 +197,7 @@ fn user_facts(m: &Message) -> Vec<Candidate> {
 }
 
 /// A constant pattern of a rule, compiled.
-fn re(pattern: &str) -> Regex {
+pub(crate) fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("rule pattern is a valid constant regex")
 }
 
