@@ -78,6 +78,9 @@ pub struct IndexReport {
     pub removed: usize,
     pub failed: usize,
     pub problems: usize,
+    /// Lines of types the parsers do not read (a launcher's newer line
+    /// types): skipped and counted, not problems.
+    pub unknown_lines: usize,
     /// Sources whose last line was unfinished (a transcript still being
     /// written): reported, left for the next run, and not a failure.
     pub incomplete: usize,
@@ -97,8 +100,13 @@ impl IndexReport {
     /// The one-line summary printed after every run.
     pub fn summary(&self) -> String {
         let secs = (self.elapsed_ms as f64 / 1000.0).max(1e-3);
+        let unknown = match self.unknown_lines {
+            0 => String::new(),
+            1 => " (1 line of a type recall does not read skipped)".to_string(),
+            n => format!(" ({n} lines of types recall does not read skipped)"),
+        };
         format!(
-            "index: {} files: {} indexed, {} appended, {} unchanged, {} skipped, {} removed, {} failed; {} problems, {} unfinished last lines; {} chunks, {} tickets, {} secrets redacted; {:.1} MB in {:.2}s ({:.1} MB/s, {:.0} chunks/s)",
+            "index: {} files: {} indexed, {} appended, {} unchanged, {} skipped, {} removed, {} failed; {} problems{unknown}, {} unfinished last lines; {} chunks, {} tickets, {} secrets redacted; {:.1} MB in {:.2}s ({:.1} MB/s, {:.0} chunks/s)",
             self.files, self.indexed, self.appended, self.unchanged, self.skipped, self.removed, self.failed, self.problems, self.incomplete,
             self.chunks, self.tickets, self.redactions,
             self.bytes as f64 / 1e6, secs, self.bytes as f64 / 1e6 / secs, self.chunks as f64 / secs
@@ -386,6 +394,7 @@ fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(S
         .iter()
         .partition(|x| x.message.starts_with("truncated last line"));
     report.problems += real.len();
+    report.unknown_lines += p.unknown_lines;
     report.incomplete += usize::from(!cut.is_empty());
     let room = PROBLEMS_SHOWN.saturating_sub(p.part.problems_before);
     for x in p.problems.iter().take(room) {

@@ -252,6 +252,7 @@ pub fn import_source(
         session,
         tickets,
         problems: Vec::new(),
+        unknown_lines: 0,
         error: None,
         bytes: 0,
         redactions: 0,

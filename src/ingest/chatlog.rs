@@ -46,6 +46,7 @@ pub fn parse(input: &[u8], stem: &str) -> ParsedSession {
         },
         messages,
         problems,
+        unknown_lines: 0,
         consumed: input.len(),
     }
 }

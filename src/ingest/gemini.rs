@@ -345,6 +345,7 @@ pub fn parse(input: &[u8], stem: &str, opts: &Options) -> Result<ParsedSession, 
     Ok(ParsedSession {
         meta,
         messages,
+        unknown_lines: problems.unknown(),
         problems: problems.finish(),
         consumed,
     })

@@ -41,6 +41,7 @@ pub fn line_too_long(len: usize) -> Option<String> {
 pub struct Problems {
     list: Vec<Problem>,
     suppressed: usize,
+    unknown: usize,
 }
 
 impl Problems {
@@ -54,6 +55,17 @@ impl Problems {
         } else {
             self.suppressed += 1;
         }
+    }
+
+    /// Counts a line of a type the format does not read: launchers add
+    /// line types often, and a new one is not a problem of the file.
+    pub fn skip_unknown(&mut self) {
+        self.unknown += 1;
+    }
+
+    /// Lines of types the format does not read, skipped so far.
+    pub fn unknown(&self) -> usize {
+        self.unknown
     }
 
     /// The recorded problems, plus one summary entry if some were suppressed.

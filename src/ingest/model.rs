@@ -97,6 +97,9 @@ pub struct ParsedSession {
     pub meta: SessionMeta,
     pub messages: Vec<Message>,
     pub problems: Vec<Problem>,
+    /// Lines of types the parser does not read (a launcher's newer line
+    /// types), skipped: counted, not problems.
+    pub unknown_lines: usize,
     /// Bytes of the input that were fully consumed (complete lines). An
     /// incomplete final line (a transcript still being written) is not
     /// consumed, so the next incremental run re-reads it.

@@ -162,6 +162,8 @@ pub struct Prepared {
     pub session: Option<SessionOut>,
     pub tickets: Vec<TicketOut>,
     pub problems: Vec<Problem>,
+    /// Lines of types the parser does not read, skipped (not problems).
+    pub unknown_lines: usize,
     pub error: Option<String>,
     /// Bytes parsed in this run.
     pub bytes: u64,
@@ -251,6 +253,7 @@ pub(super) fn failed(job: &Job, msg: String) -> Prepared {
         session: None,
         tickets: vec![],
         problems: vec![],
+        unknown_lines: 0,
         error: Some(msg),
         bytes: 0,
         redactions: 0,
@@ -565,6 +568,7 @@ pub(super) fn finish_session(
     }
     out.redactions = redactions;
     out.problems = std::mem::take(&mut parsed.problems);
+    out.unknown_lines = parsed.unknown_lines;
     out.session = Some(SessionOut {
         new_messages: parsed.messages.len(),
         meta: parsed.meta,

@@ -90,6 +90,7 @@ pub fn parse<'a, T: Transcript<'a>>(
     ParsedSession {
         meta,
         messages,
+        unknown_lines: problems.unknown(),
         problems: problems.finish(),
         consumed,
     }
@@ -126,11 +127,16 @@ pub fn has(line: &[u8], key: &[u8]) -> bool {
     memchr::memmem::find(line, key).is_some()
 }
 
-/// Reports line `n`, whose `type` (`kind`) the format does not know or
-/// which has none.
+/// Line `n`, whose `type` (`kind`) the format does not know, is counted as
+/// skipped (launchers add line types with new versions: Claude Code's
+/// `last-prompt`, Codex's `world_state`); a line without a `type` is a
+/// problem.
 pub fn unknown_type(n: usize, kind: Option<&str>, problems: &mut Problems) {
     match kind {
-        Some(other) => problems.push(n, format!("unknown line type {other:?}")),
+        Some(other) => {
+            tracing::debug!(line = n, kind = other, "line of an unknown type skipped");
+            problems.skip_unknown();
+        }
         None => problems.push(n, "missing \"type\" field"),
     }
 }

@@ -46,9 +46,11 @@
 //!
 //! Skipped silently: `progress`, `file-history-snapshot`, `queue-operation`,
 //! `attachment`, `system` (including `compact_boundary`); `custom-title`
-//! (the user's `/rename`) only sets the title. A line with another `type`, no
-//! `type`, a non-object `message`, missing content or non-object content
-//! blocks is reported as a [`Problem`](super::model::Problem) (the rest of the line is still used
+//! (the user's `/rename`) only sets the title. A line of another `type`
+//! (newer CLIs add some: 2.1 writes `last-prompt`) is skipped and counted in
+//! [`ParsedSession::unknown_lines`]. A line with no `type`, a non-object
+//! `message`, missing content or non-object content blocks is reported as a
+//! [`Problem`](super::model::Problem) (the rest of the line is still used
 //! where possible).
 //!
 //! # Order

@@ -439,7 +439,6 @@ fn bad_lines_become_problems_and_parsing_continues() {
             (4, "not a JSON object (found an array)"),
             (5, "invalid UTF-8 at byte 26"),
             (6, "missing \"type\" field"),
-            (7, "unknown line type \"foo\""),
             (8, "message is a string, not an object"),
             (9, "1 content block(s) not an object (first is a string)"),
         ]
@@ -452,7 +451,21 @@ fn bad_lines_become_problems_and_parsing_continues() {
             (Role::User, "last")
         ]
     );
+    // A type Claude Code added (`foo` here) is skipped and counted.
+    assert_eq!(p.unknown_lines, 1);
     assert_eq!(p.consumed, input.len());
+}
+
+/// Claude Code 2.1 writes `last-prompt` lines, which recall does not read:
+/// they are counted as skipped, never reported as problems of the file.
+#[test]
+fn a_line_type_of_a_newer_claude_code_is_skipped_not_a_problem() {
+    let mut lines = vec![user("u1", None, "deploy the docs")];
+    lines.push(r#"{"type":"last-prompt","lastPrompt":"deploy the docs","sessionId":"s"}"#.into());
+    let p = run(&file(&lines));
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    assert_eq!(p.unknown_lines, 1);
+    assert_eq!(texts(&p), vec![(Role::User, "deploy the docs")]);
 }
 
 #[test]
@@ -474,7 +487,7 @@ fn incremental_tail_parse_matches_full_parse() {
     assert_eq!(head.consumed + tail.consumed, input.len());
     let union: Vec<Message> = head.messages.into_iter().chain(tail.messages).collect();
     assert_eq!(union, full.messages);
-    let bad = parse(b"{\"type\":\"nope\"}\n", 41, "stem", &Options::default());
+    let bad = parse(b"{\"nope\":1}\n", 41, "stem", &Options::default());
     assert_eq!(bad.problems[0].line, 41);
 }
 

@@ -166,7 +166,7 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
                 | "reasoning"
                 | "web_search_call",
             ) => self.response_item(n, item, ts),
-            Some(other) => problems.push(n, format!("unknown line type {other:?} (no payload)")),
+            other @ Some(_) => transcript::unknown_type(n, other, problems),
             None if item.record_type.is_some() => {}
             None if item.id.get().is_some() && !self.meta.seen => self.session_meta(item, ts),
             None => problems.push(n, "missing \"type\" field"),

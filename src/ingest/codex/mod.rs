@@ -49,8 +49,10 @@
 //! Skipped silently: `reasoning`, `turn_context`, `ghost_snapshot`, and any
 //! other `response_item`/`event_msg` payload type (`task_started`,
 //! `task_complete`, `token_count`, `agent_reasoning`, ...: Codex adds new
-//! ones often). An unknown top-level `type`, a missing one or a non-object
-//! payload is a [`Problem`](super::model::Problem).
+//! ones often). An unknown top-level `type` (0.171 adds `world_state` and
+//! `token_usage_record`) is skipped and counted in
+//! [`ParsedSession::unknown_lines`]; a missing one or a non-object payload
+//! is a [`Problem`](super::model::Problem).
 //!
 //! Messages without a native id (user and agent messages, summaries, and
 //! assistant messages without `id`) get `"<key>:<line>"`, where `<key>` is

@@ -404,3 +404,65 @@ fn r26_15_a_transcript_larger_than_a_segment_is_indexed_in_parts() {
     assert_eq!(grown["bytes"].as_u64(), Some(more.len() as u64));
     assert!(!env.hit_ids("alpha", "xylophone").is_empty());
 }
+
+/// Regression (issue 35: Claude Code 2.1's `last-prompt` lines and Codex
+/// 0.171's `world_state` and `token_usage_record` lines were reported as
+/// problems on every session end and backfill, and the run exited 2): a
+/// line of a type recall does not read is counted as skipped, and the run
+/// succeeds with no problem.
+#[test]
+fn r_line_types_of_newer_launchers_are_skipped_not_problems() {
+    let env = Env::new();
+    let claude = env.tmp.path().join("claude.jsonl");
+    std::fs::write(
+        &claude,
+        concat!(
+            r#"{"type":"user","uuid":"u1","sessionId":"s1","cwd":"/p","message":{"role":"user","content":"the quokka deploy"}}"#,
+            "\n",
+            r#"{"type":"last-prompt","lastPrompt":"the quokka deploy","sessionId":"s1"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let codex = env
+        .tmp
+        .path()
+        .join("rollout-2026-01-01T00-00-00-0199a000-0000-7000-8000-000000000001.jsonl");
+    std::fs::write(
+        &codex,
+        concat!(
+            r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"c1","cwd":"/p"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"the numbat release"}]}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-01T00:00:02Z","type":"world_state","payload":{"cwd":"/p"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-01T00:00:03Z","type":"token_usage_record","payload":{"total":3}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["index", "--json"])
+        .arg(&claude)
+        .arg(&codex)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("unknown line type"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["summary"];
+    assert_eq!(
+        (
+            s["indexed"].as_u64(),
+            s["problems"].as_u64(),
+            s["unknown_lines"].as_u64()
+        ),
+        (Some(2), Some(0), Some(3)),
+        "{v}"
+    );
+    assert!(!env.hit_ids("alpha", "quokka").is_empty());
+    assert!(!env.hit_ids("alpha", "numbat").is_empty());
+}
