@@ -20,6 +20,7 @@ mod mcp_cli;
 mod real_transcripts;
 mod recall_cli;
 mod records_cli;
+mod release;
 mod secrets_cli;
 mod serve_browser;
 mod serve_http;
