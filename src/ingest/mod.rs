@@ -24,6 +24,7 @@ pub mod neutral;
 pub mod noise;
 mod nul;
 pub mod prepare;
+pub mod recalled;
 mod segment;
 mod stream;
 pub mod ticket;

@@ -13,7 +13,7 @@ use crate::ingest::lenient::{self, Content, ObjOr};
 use crate::ingest::lines::Problems;
 use crate::ingest::model::{Message, Role, SessionMeta};
 use crate::ingest::transcript::{self, Transcript, TITLE_CAP};
-use crate::ingest::values;
+use crate::ingest::{recalled, values};
 
 /// A message under construction, placed at `node`.
 struct Unit {
@@ -73,6 +73,9 @@ pub(super) struct Builder<'a, 'o> {
     groups: HashMap<Cow<'a, str>, usize>,
     summaries: Vec<Summary<'a>>,
     meta: MetaAcc,
+    /// Ids of calls to recall's own memory tools, whose results are left
+    /// out ([`crate::ingest::recalled`]).
+    recalls: HashSet<String>,
 }
 
 impl<'a> Transcript<'a> for Builder<'a, '_> {
@@ -141,6 +144,7 @@ impl<'a, 'o> Builder<'a, 'o> {
             groups: HashMap::new(),
             summaries: Vec::new(),
             meta: MetaAcc::default(),
+            recalls: HashSet::new(),
         }
     }
 
@@ -248,6 +252,12 @@ impl<'a, 'o> Builder<'a, 'o> {
             match b.kind.get() {
                 Some("text") => texts.extend(b.text.get().and_then(classify_user_text)),
                 Some("tool_result") => {
+                    if b.tool_use_id
+                        .get()
+                        .is_some_and(|id| self.recalls.contains(id))
+                    {
+                        continue;
+                    }
                     let is_error = b.is_error.0;
                     let Some(piece) = self.tool_result_piece(b, is_error) else {
                         continue;
@@ -313,6 +323,11 @@ impl<'a, 'o> Builder<'a, 'o> {
             Some(Content::Text(t)) if !values::is_blank(&t) => self.units[u].push_part(t),
             Some(Content::Blocks(blocks)) => {
                 for b in blocks.into_iter().filter_map(ObjOr::into_obj) {
+                    if b.kind.get() == Some("tool_use")
+                        && b.name.get().is_some_and(recalled::returns_memory)
+                    {
+                        self.recalls.extend(b.id.get().map(str::to_owned));
+                    }
                     if let Some(part) = assistant_part(b) {
                         self.units[u].push_part(part);
                     }

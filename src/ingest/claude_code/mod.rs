@@ -175,6 +175,12 @@ struct Block<'a> {
     text: LStr<'a>,
     #[serde(borrow)]
     name: LStr<'a>,
+    /// A `tool_use` block's id.
+    #[serde(borrow)]
+    id: LStr<'a>,
+    /// The `tool_use` a `tool_result` block answers.
+    #[serde(borrow)]
+    tool_use_id: LStr<'a>,
     input: Option<Value>,
     #[serde(borrow)]
     content: Option<Content<'a, TextPart<'a>>>,

@@ -547,3 +547,50 @@ fn sniff_claude_lines() {
     assert!(!sniff(b"hello world\n"));
     assert!(!sniff(b""));
 }
+
+/// Regression (issue 35: recall's MCP `recall` results were indexed back as
+/// the session's text, so recalled memory came back later as if it were
+/// evidence): the result of a call to one of recall's own memory tools is
+/// left out; the call, and other tools' results, are kept.
+#[test]
+fn results_of_recalls_own_memory_tools_are_not_indexed() {
+    let recalled = "## Recalled context\n- Deploys go through make ship-it";
+    let input = file(&[
+        user("u1", None, "how do we deploy?"),
+        assistant(
+            "a1",
+            Some("u1"),
+            "m1",
+            tool_use(
+                "mcp__recall__recall",
+                serde_json::json!({"query": "deploy"}),
+            ),
+        ),
+        tool_result("r1", "a1", Value::String(recalled.into()), false),
+        assistant(
+            "a2",
+            Some("r1"),
+            "m2",
+            serde_json::json!({"type": "tool_use", "id": "t2", "name": "mcp__recall__remember", "input": {"text": "x"}}),
+        ),
+        serde_json::json!({
+            "type": "user", "uuid": "r2", "parentUuid": "a2", "sessionId": SID,
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t2", "content": "Remembered deploy"}
+            ]}
+        })
+        .to_string(),
+    ]);
+    let p = run(&input);
+    let all: Vec<&str> = texts(&p).into_iter().map(|(_, t)| t).collect();
+    assert!(
+        !all.iter().any(|t| t.contains("Recalled context")),
+        "{all:?}"
+    );
+    assert!(
+        all.iter()
+            .any(|t| t.starts_with("[tool mcp__recall__recall]")),
+        "{all:?}"
+    );
+    assert!(all.contains(&"Remembered deploy"), "{all:?}");
+}
