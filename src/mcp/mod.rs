@@ -117,14 +117,21 @@ impl RecallMcp {
     }
 
     #[tool(
-        description = "Search this project's memory (durable records, past sessions, tickets) and the user's preferences. Use it before starting a task, when stuck, or when the user refers to earlier work. Returns the most relevant memory as text, each item with its source."
+        description = "Search this project's memory (durable records, past sessions, tickets) and the user's preferences. Use it before starting a task, when stuck, or when the user refers to earlier work. Returns the most relevant memory as text, each item with its source.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn recall(&self, Parameters(p): Parameters<RecallParams>) -> Result<CallToolResult, ErrorData> {
         answer(self.do_recall(p))
     }
 
     #[tool(
-        description = "Store one durable fact for future sessions: a decision and why, a procedure, a principle, an incident and its fix, or a user preference. Upserts by key. Refuses secrets. Keep it short and self-contained."
+        description = "Store one durable fact for future sessions: a decision and why, a procedure, a principle, an incident and its fix, or a user preference. Upserts by key. Refuses secrets. Keep it short and self-contained.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn remember(
         &self,
@@ -133,20 +140,30 @@ impl RecallMcp {
         answer(self.do_remember(p))
     }
 
-    #[tool(description = "Read one record in full (its frontmatter and text) by id or key.")]
+    #[tool(
+        description = "Read one record in full (its frontmatter and text) by id or key.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     fn get(&self, Parameters(p): Parameters<IdParams>) -> Result<CallToolResult, ErrorData> {
         answer(self.record_text(&p.id))
     }
 
     #[tool(
-        description = "List active records, pinned and important first: one line each with key, category, scope, id and text."
+        description = "List active records, pinned and important first: one line each with key, category, scope, id and text.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn list(&self, Parameters(p): Parameters<ListParams>) -> Result<CallToolResult, ErrorData> {
         answer(self.do_list(p))
     }
 
     #[tool(
-        description = "Forget a record that is wrong or outdated, by id or key. It is archived (kept on disk, left out of recall), not deleted."
+        description = "Forget a record that is wrong or outdated, by id or key. It is archived (kept on disk, left out of recall), not deleted.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn forget(&self, Parameters(p): Parameters<IdParams>) -> Result<CallToolResult, ErrorData> {
         answer(self.do_forget(&p.id))

@@ -147,6 +147,16 @@ fn tools_store_and_find_memory_through_a_real_client() {
     for t in tools["result"]["tools"].as_array().unwrap() {
         assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        // Launchers decide what runs without asking from these: Codex runs
+        // a read-only tool (or a closed-world, non-destructive one) in
+        // `codex exec` with no approval configured.
+        let a = &t["annotations"];
+        let reads = matches!(t["name"].as_str(), Some("recall" | "get" | "list"));
+        assert_eq!(a["readOnlyHint"].as_bool(), Some(reads), "{t}");
+        assert_eq!(a["openWorldHint"].as_bool(), Some(false), "{t}");
+        if t["name"] == "forget" {
+            assert_eq!(a["destructiveHint"].as_bool(), Some(true), "{t}");
+        }
     }
 
     let (err, text) = c.call(
