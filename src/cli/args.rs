@@ -530,7 +530,8 @@ pub struct InstallArgs {
     /// server in <project root>/.mcp.json
     #[arg(long)]
     pub claude_code: bool,
-    /// Codex: the MCP server as [mcp_servers.recall] in $CODEX_HOME/config.toml
+    /// Codex (0.171 or later): the hooks in $CODEX_HOME/hooks.json, trusted,
+    /// and the MCP server as [mcp_servers.recall], in $CODEX_HOME/config.toml
     /// (~/.codex)
     #[arg(long)]
     pub codex: bool,
@@ -557,6 +558,14 @@ pub struct InstallArgs {
     /// --yes, install only says how)
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Let the launcher call recall's MCP tools without asking, recall's
+    /// server only: Claude Code `permissions.allow` "mcp__recall", Codex
+    /// `default_tools_approval_mode = "approve"` on [mcp_servers.recall],
+    /// Gemini CLI `"trust": true` on mcpServers.recall. Without it each
+    /// launcher asks first, and non-interactive runs (`claude -p`,
+    /// `codex exec`, `gemini -p`) refuse the tools or are not offered them
+    #[arg(long)]
+    pub allow_mcp: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

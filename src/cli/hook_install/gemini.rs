@@ -34,9 +34,14 @@ fn gemini_settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
 }
 
 /// Gemini CLI's `settings.json` with recall's hooks (named `recall`, so
-/// `/hooks disable recall` finds them) and `mcpServers.recall` set;
-/// unchanged when they are.
-pub fn merge_gemini(settings: Value, command: &str, mcp_args: &[String]) -> Result<Value> {
+/// `/hooks disable recall` finds them) and `mcpServers.recall` set (and,
+/// for `trust`, its tools run without asking); unchanged when they are.
+pub fn merge_gemini(
+    settings: Value,
+    command: &str,
+    mcp_args: &[String],
+    trust: bool,
+) -> Result<Value> {
     let hook = json!({"name": "recall", "type": "command", "command": command, "timeout": GEMINI_TIMEOUT_MS});
     let mut settings = merge_hooks(settings, GEMINI_EVENTS, hook, is_recall_gemini_hook)?;
     let servers = settings
@@ -53,6 +58,9 @@ pub fn merge_gemini(settings: Value, command: &str, mcp_args: &[String]) -> Resu
         .context("\"mcpServers.recall\" in settings.json is not an object")?;
     entry.insert("command".into(), json!(mcp_args[0]));
     entry.insert("args".into(), json!(mcp_args[1..]));
+    if trust {
+        entry.insert("trust".into(), json!(true));
+    }
     Ok(settings)
 }
 
@@ -78,8 +86,13 @@ pub(super) fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
             }
         },
     };
-    let after = merge_gemini(before.clone(), &gemini_hook_command(ctx), &mcp_args(ctx))
-        .with_context(|| format!("cannot merge into {}", path.display()))?;
+    let after = merge_gemini(
+        before.clone(),
+        &gemini_hook_command(ctx),
+        &mcp_args(ctx),
+        a.allow_mcp,
+    )
+    .with_context(|| format!("cannot merge into {}", path.display()))?;
     if commented && after != before && !a.print {
         bail!(
             "{} has comments, which rewriting it would drop; add recall by hand: `recall hook install --gemini --print{}` shows the merged settings",
@@ -93,8 +106,9 @@ pub(super) fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
         path,
         before: raw,
         what: format!(
-            "recall hooks ({}) and the recall MCP server",
-            GEMINI_EVENTS.join(", ")
+            "recall hooks ({}) and the recall MCP server{}",
+            GEMINI_EVENTS.join(", "),
+            if a.allow_mcp { ", trusted" } else { "" }
         ),
     })
 }
@@ -160,7 +174,7 @@ mod tests {
             "hooks": {"BeforeAgent": [{"matcher": "*", "hooks": [{"type": "command", "command": "lint-prompt"}]}]},
             "mcpServers": {"github": {"command": "gh-mcp"}, "recall": {"command": "old", "trust": true}}
         });
-        let once = merge_gemini(s, "recall hook gemini", &args)?;
+        let once = merge_gemini(s, "recall hook gemini", &args, false)?;
         assert_eq!(once["model"]["name"], "gemini-2.5-pro");
         let before_agent = once["hooks"]["BeforeAgent"].as_array().map(Vec::len);
         assert_eq!(before_agent, Some(2));
@@ -178,10 +192,10 @@ mod tests {
             json!({"command": "recall", "args": ["mcp"], "trust": true})
         );
         assert_eq!(
-            merge_gemini(once.clone(), "recall hook gemini", &args)?,
+            merge_gemini(once.clone(), "recall hook gemini", &args, false)?,
             once
         );
-        let moved = merge_gemini(once, "recall --home /h hook gemini", &args)?;
+        let moved = merge_gemini(once, "recall --home /h hook gemini", &args, false)?;
         assert_eq!(
             moved["hooks"]["SessionEnd"].as_array().map(Vec::len),
             Some(1)
@@ -190,7 +204,7 @@ mod tests {
             moved["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
             "recall --home /h hook gemini"
         );
-        assert!(merge_gemini(json!({"mcpServers": []}), "x", &args).is_err());
+        assert!(merge_gemini(json!({"mcpServers": []}), "x", &args, false).is_err());
         Ok(())
     }
 

@@ -1,11 +1,13 @@
 //! `recall hook install --claude-code [--project|--user] [--print]
-//! [--dry-run]`, `--codex` and `--gemini`: merge recall's hooks into Claude
-//! Code's `settings.json` and its MCP server into `.mcp.json` (Claude Code)
-//! or `config.toml` (Codex), and both into Gemini CLI's `settings.json`,
-//! keeping every other setting, hook and line, writing a backup first;
-//! idempotent; `--dry-run` shows the diffs. Gemini CLI's part is in
-//! `gemini`; what every launcher's install shares (merging hooks, the
-//! changes and their backups, the hook command, the backfill) is here.
+//! [--dry-run] [--allow-mcp]`, `--codex` and `--gemini`: merge recall's
+//! hooks into Claude Code's `settings.json` and its MCP server into
+//! `.mcp.json`, the hooks into Codex's `hooks.json` and the MCP server (and
+//! the hooks' trust) into its `config.toml`, and both into Gemini CLI's
+//! `settings.json`, keeping every other setting, hook and line, writing a
+//! backup first; idempotent; `--dry-run` shows the diffs. Codex's part is
+//! in `codex`, Gemini CLI's in `gemini`; what every launcher's install
+//! shares (merging hooks, the changes and their backups, the hook command,
+//! the backfill) is here.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ use crate::ingest::discover::{
 };
 use crate::ingest::Kind;
 
+mod codex;
 mod gemini;
 
 /// The events recall hooks into, and why.
@@ -49,6 +52,48 @@ fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
 pub fn merge(settings: Value, command: &str) -> Result<Value> {
     let hook = json!({"type": "command", "command": command, "timeout": 10});
     merge_hooks(settings, EVENTS, hook, is_recall_hook)
+}
+
+/// `--allow-mcp` for a project's Claude Code: the permission rule in
+/// `settings.local.json` beside its `settings.json` (`settings`): a
+/// permission is the person's, not the team's, and Claude Code ignores a
+/// project `settings.json`'s allow rules until the folder is trusted.
+/// (With `--user` the rule goes into the user's settings with the hooks.)
+fn claude_permission(settings: &Path) -> Result<Change> {
+    let path = settings.with_file_name("settings.local.json");
+    let (raw, before) = read_json(&path)?;
+    let after = allow_claude_mcp(before.clone())?;
+    Ok(Change {
+        changed: after != before,
+        path,
+        before: raw,
+        after: serde_json::to_string_pretty(&after)? + "\n",
+        what: format!("permission for recall's MCP tools (\"{CLAUDE_ALLOW_MCP}\")"),
+    })
+}
+
+/// The Claude Code permission rule for every tool of recall's MCP server
+/// (and no other server's).
+const CLAUDE_ALLOW_MCP: &str = "mcp__recall";
+
+/// Claude Code `settings` whose `permissions.allow` lets recall's MCP
+/// tools run without asking (`--allow-mcp`); every other rule kept.
+fn allow_claude_mcp(mut settings: Value) -> Result<Value> {
+    let allow = settings
+        .as_object_mut()
+        .context("settings.json is not a JSON object")?
+        .entry("permissions")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .context("\"permissions\" in settings.json is not an object")?
+        .entry("allow")
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+        .context("\"permissions.allow\" in settings.json is not a list")?;
+    if !allow.iter().any(|r| r == CLAUDE_ALLOW_MCP) {
+        allow.push(json!(CLAUDE_ALLOW_MCP));
+    }
+    Ok(settings)
 }
 
 /// `settings` with `hook` in each of `events`: a hook `ours` recognises
@@ -119,7 +164,10 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     if a.claude_code {
         let path = settings_path(ctx, &a)?;
         let (raw, before) = read_json(&path)?;
-        let after = merge(before.clone(), &hook_command(ctx))?;
+        let mut after = merge(before.clone(), &hook_command(ctx))?;
+        if a.allow_mcp && a.user {
+            after = allow_claude_mcp(after)?;
+        }
         let text = serde_json::to_string_pretty(&after)? + "\n";
         if a.print {
             out!("{text}");
@@ -132,6 +180,10 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
             after: text,
             what: format!("recall hooks ({})", EVENTS.join(", ")),
         });
+        if a.allow_mcp && !a.user {
+            let local = claude_permission(&changes[changes.len() - 1].path)?;
+            changes.push(local);
+        }
         if a.user {
             eprintln!(
                 "recall: Claude Code keeps user-scope MCP servers in its own state file; add recall there with `claude mcp add --scope user recall -- {}`",
@@ -166,21 +218,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     if a.codex {
         let home = crate::ingest::discover::default_codex_home(super::context::env)
             .context("cannot find ~/.codex; set CODEX_HOME")?;
-        let path = home.join("config.toml");
-        let raw = read_text(&path)?;
-        let after = merge_codex_toml(raw.as_deref().unwrap_or(""), ctx).with_context(|| {
-            format!(
-                "{} is not valid TOML; fix it or move it aside",
-                path.display()
-            )
-        })?;
-        changes.push(Change {
-            changed: raw.as_deref() != Some(after.as_str()),
-            path,
-            before: raw,
-            after,
-            what: "the recall MCP server ([mcp_servers.recall])".into(),
-        });
+        changes.extend(codex::codex_changes(ctx, &home, a.allow_mcp)?);
     }
     for c in changes {
         if !c.changed {
@@ -203,6 +241,9 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
         }
         write_with_backup(ctx, &c)?;
         outln!("installed {} in {}", c.what, c.path.display());
+    }
+    if !a.allow_mcp && !a.dry_run {
+        outln!("recall's MCP tools ask before each use; `--allow-mcp` lets them run without asking (non-interactive runs need it)");
     }
     if !a.no_backfill {
         backfill(ctx, &a)?;
@@ -388,42 +429,6 @@ fn merge_mcp_json(mut v: Value, ctx: &Ctx) -> Result<Value> {
         json!({"type": "stdio", "command": args[0], "args": args[1..]}),
     );
     Ok(v)
-}
-
-/// Codex's `config.toml` with `[mcp_servers.recall]` set, every other line
-/// (comments and layout included) kept.
-fn merge_codex_toml(text: &str, ctx: &Ctx) -> Result<String> {
-    let mut doc: toml_edit::DocumentMut = text.parse()?;
-    let servers = doc
-        .entry("mcp_servers")
-        .or_insert_with(|| {
-            let mut t = toml_edit::Table::new();
-            t.set_implicit(true);
-            toml_edit::Item::Table(t)
-        })
-        .as_table_mut()
-        .context("mcp_servers in config.toml is not a table")?;
-    let args = mcp_args(ctx);
-    let entry = servers
-        .entry("recall")
-        .or_insert_with(toml_edit::table)
-        .as_table_mut()
-        .context("mcp_servers.recall in config.toml is not a table")?;
-    let want_args: toml_edit::Array = args[1..].iter().map(String::as_str).collect();
-    let same = entry.get("command").and_then(|c| c.as_str()) == Some(args[0].as_str())
-        && entry
-            .get("args")
-            .and_then(|a| a.as_array())
-            .is_some_and(|a| {
-                a.iter()
-                    .map(|x| x.as_str())
-                    .eq(args[1..].iter().map(|x| Some(x.as_str())))
-            });
-    if !same {
-        entry["command"] = toml_edit::value(args[0].as_str());
-        entry["args"] = toml_edit::value(want_args);
-    }
-    Ok(doc.to_string())
 }
 
 /// Whether a settings command is one of recall's Claude Code hooks.

@@ -279,10 +279,39 @@ fn install_wires_the_mcp_server_for_claude_code_and_codex() {
             .and_then(|a| a.as_str()),
         Some("mcp")
     );
+    // Codex's native hooks, in hooks.json, each trusted in config.toml
+    // under its canonical path, event and place (Codex skips an untrusted
+    // hook without a word).
+    let hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(codex.join("hooks.json")).unwrap()).unwrap();
+    let canonical = codex.canonicalize().unwrap().join("hooks.json");
+    let home = env.home();
+    let want_cmd = format!("recall --home {} hook codex", home.to_str().unwrap());
+    for (event, snake, timeout) in [
+        ("SessionStart", "session_start", 10),
+        ("UserPromptSubmit", "user_prompt_submit", 10),
+        ("PreCompact", "pre_compact", 10),
+        ("SessionEnd", "session_end", 3),
+    ] {
+        let h = &hooks["hooks"][event][0]["hooks"][0];
+        assert_eq!(h["command"].as_str(), Some(want_cmd.as_str()), "{hooks:#}");
+        assert_eq!(h["timeout"].as_u64(), Some(timeout), "{event}");
+        let key = format!("{}:{snake}:0:0", canonical.display());
+        let hash = parsed["hooks"]["state"][&key]["trusted_hash"].as_str();
+        assert!(
+            hash.is_some_and(|h| h.starts_with("sha256:") && h.len() == 71),
+            "{key}: {toml_text}"
+        );
+    }
+    assert_eq!(parsed["features"]["hooks"].as_bool(), Some(true));
+    // Without --allow-mcp, recall's tools ask first.
+    assert!(parsed["mcp_servers"]["recall"]
+        .get("default_tools_approval_mode")
+        .is_none());
     // Again: nothing changes.
     let bytes = std::fs::read(&config).unwrap();
     let out = run(&["--claude-code", "--codex"]);
-    assert_eq!(out.matches("already in").count(), 3, "{out}");
+    assert_eq!(out.matches("already in").count(), 4, "{out}");
     assert_eq!(std::fs::read(&config).unwrap(), bytes);
     // A broken config is reported, and left alone.
     std::fs::write(&config, "model = [").unwrap();
@@ -294,6 +323,63 @@ fn install_wires_the_mcp_server_for_claude_code_and_codex() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not valid TOML"));
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "model = [");
+}
+
+/// `--allow-mcp` lets each launcher call recall's MCP tools (and only
+/// recall's) without asking; a second install changes nothing.
+#[test]
+fn install_allow_mcp_grants_each_launcher_recalls_tools_only() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let codex = env.tmp.path().join("codex");
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.local.json"),
+        r#"{"permissions": {"allow": ["Bash(make:*)"]}}"#,
+    )
+    .unwrap();
+    let run = || {
+        let mut c = in_project(&env, &proj);
+        c.env("CODEX_HOME", &codex).args([
+            "hook",
+            "install",
+            "--claude-code",
+            "--codex",
+            "--gemini",
+            "--allow-mcp",
+        ]);
+        ok(&mut c)
+    };
+    let out = run();
+    assert!(!out.contains("--allow-mcp"), "{out}");
+    let read =
+        |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    // Claude Code: the rule in the person's settings.local.json (a project
+    // settings.json's allow rules wait for the folder to be trusted).
+    let local = read(&proj.join(".claude/settings.local.json"));
+    assert_eq!(
+        local["permissions"]["allow"],
+        json!(["Bash(make:*)", "mcp__recall"])
+    );
+    assert!(read(&proj.join(".claude/settings.json"))
+        .get("permissions")
+        .is_none());
+    let gemini = read(&proj.join(".gemini/settings.json"));
+    assert_eq!(gemini["mcpServers"]["recall"]["trust"], json!(true));
+    let config: toml::Table =
+        toml::from_str(&std::fs::read_to_string(codex.join("config.toml")).unwrap()).unwrap();
+    assert_eq!(
+        config["mcp_servers"]["recall"]["default_tools_approval_mode"].as_str(),
+        Some("approve")
+    );
+    let again = run();
+    assert_eq!(again.matches("already in").count(), 6, "{again}");
+    // Without it, install says what it would allow.
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let out = ok(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
+    assert!(out.contains("--allow-mcp"), "{out}");
+    assert!(!proj.join(".claude/settings.local.json").exists());
 }
 
 /// A Claude Code home under `home` holding one earlier session of `root`.
