@@ -5,6 +5,7 @@
 //! `call_id`, web searches and compaction summaries; the session meta from
 //! `session_meta` or a legacy header.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use super::calls::{call_header, command_line, finish_call, unwrap_output, CallState};
@@ -13,7 +14,7 @@ use crate::ingest::lenient::{self, ObjOr};
 use crate::ingest::lines::Problems;
 use crate::ingest::model::{Message, Role, SessionMeta};
 use crate::ingest::transcript::{self, Transcript, DETAIL_CAP, TITLE_CAP};
-use crate::ingest::values;
+use crate::ingest::{recalled, values};
 
 /// User text starting with one of these is injected context, not typed.
 const INJECTED_PREFIXES: [&str; 4] = [
@@ -61,6 +62,9 @@ pub(super) struct Builder<'k, 'o, 'c> {
     units: Vec<Unit>,
     calls: HashMap<String, usize>,
     skipped_calls: HashSet<String>,
+    /// Calls to recall's own memory tools, whose outputs are left out
+    /// ([`crate::ingest::recalled`]).
+    recalls: HashSet<String>,
     assistant_texts: HashSet<String>,
     /// What the parts before this one left, updated as lines are read.
     carry: &'c mut Carry,
@@ -146,6 +150,7 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
             units: Vec::new(),
             calls: HashMap::new(),
             skipped_calls: HashSet::new(),
+            recalls: HashSet::new(),
             assistant_texts: HashSet::new(),
             carry,
             meta: MetaAcc::default(),
@@ -319,12 +324,20 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
             .call_id
             .non_blank()
             .map_or_else(|| self.synth_id(n), str::to_owned);
-        let name = match (p.kind.get(), p.name.non_blank()) {
-            (Some("local_shell_call"), _) => "local_shell",
-            (_, Some(name)) => name,
-            (_, None) => "?",
+        let name: Cow<'_, str> = match (p.kind.get(), p.name.non_blank()) {
+            (Some("local_shell_call"), _) => "local_shell".into(),
+            // An MCP tool: its server's namespace and its name, as Claude
+            // Code names it (`mcp__recall__recall`).
+            (_, Some(name)) => match p.namespace.non_blank() {
+                Some(ns) => format!("{ns}__{name}").into(),
+                None => name.into(),
+            },
+            (_, None) => "?".into(),
         };
-        let Some(header) = call_header(name, p) else {
+        if recalled::returns_memory(&name) {
+            self.recalls.insert(call_id.clone());
+        }
+        let Some(header) = call_header(&name, p) else {
             self.skipped_calls.insert(call_id);
             return;
         };
@@ -335,7 +348,7 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
             ts,
             Origin::Normal,
         );
-        self.units[u].name = Some(name.to_owned());
+        self.units[u].name = Some(name.into_owned());
         self.units[u].call = Some(CallState {
             header,
             ..CallState::default()
@@ -371,6 +384,9 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
     }
 
     fn call_output(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>) {
+        if p.call_id.get().is_some_and(|id| self.recalls.contains(id)) {
+            return;
+        }
         let cap = self.error_cap();
         let Some(u) = self.call_unit(p.call_id.non_blank(), n, ts, || "[tool output]".to_owned())
         else {

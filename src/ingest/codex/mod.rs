@@ -137,6 +137,9 @@ struct Item<'a> {
     message: LStr<'a>,
     #[serde(borrow)]
     name: LStr<'a>,
+    /// An MCP tool call's server (`mcp__recall`, 0.171), before `name`.
+    #[serde(borrow)]
+    namespace: LStr<'a>,
     #[serde(borrow)]
     arguments: LStr<'a>,
     #[serde(borrow)]

@@ -418,3 +418,53 @@ fn line_types_of_a_newer_codex_are_skipped_not_problems() {
     assert_eq!(p.unknown_lines, 3);
     assert_eq!(texts(&p), vec![(Role::User, "ship the release")]);
 }
+
+/// Regression (issue 35): Codex 0.171 calls an MCP tool by its server's
+/// namespace and its name; what recall's own `recall` tool returned was
+/// indexed back as the session's text. It is left out (the call is kept,
+/// named as Claude Code names it); another tool's output is kept.
+#[test]
+fn results_of_recalls_own_memory_tools_are_not_indexed() {
+    let mcp = |id: &str, ns: &str, name: &str| {
+        line(
+            "response_item",
+            json!({"type": "function_call", "namespace": ns, "name": name,
+                   "arguments": "{\"query\":\"deploy\"}", "call_id": id}),
+        )
+    };
+    let rich = |id: &str, text: &str| {
+        line(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": id, "output": [
+                {"type": "input_text", "text": "Wall time: 0.0046 seconds\nOutput:"},
+                {"type": "input_text", "text": text}
+            ]}),
+        )
+    };
+    let input = file(&[
+        meta_line(),
+        ri_msg("user", "how do we deploy?"),
+        mcp("c1", "mcp__recall", "recall"),
+        rich(
+            "c1",
+            "## Recalled context\n- Deploys go through make ship-it",
+        ),
+        mcp("c2", "mcp__docs", "search"),
+        rich("c2", "the docs say ship-it"),
+    ]);
+    let p = run(&input);
+    let all: Vec<&str> = texts(&p).into_iter().map(|(_, t)| t).collect();
+    assert!(
+        !all.iter().any(|t| t.contains("Recalled context")),
+        "{all:?}"
+    );
+    assert!(
+        all.iter().any(|t| t.starts_with("[mcp__recall__recall]")),
+        "{all:?}"
+    );
+    assert!(
+        all.iter()
+            .any(|t| t.starts_with("[mcp__docs__search]") && t.contains("the docs say ship-it")),
+        "{all:?}"
+    );
+}
