@@ -16,6 +16,7 @@ mod hooks_cli;
 mod index_cli;
 mod index_safety;
 mod index_sessions;
+mod launchers;
 mod mcp_cli;
 mod real_transcripts;
 mod recall_cli;

@@ -1,0 +1,1 @@
+//! Gemini CLI (`gemini -p`): filled in below.
