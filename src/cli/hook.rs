@@ -175,6 +175,10 @@ fn cap_chars(s: &str, max: usize) -> String {
 /// the tokens injected go to `<home>/logs/hooks.log`.
 fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
     let text = p.prompt.as_deref().unwrap_or_default();
+    // Gemini CLI's prompt carries the context hooks already gave it (as
+    // `<hook_context>`): recall what the person typed, not what it said.
+    let text = crate::ingest::gemini::without_injected(text);
+    let text = text.as_ref();
     if text.trim().is_empty() {
         return Ok(String::new());
     }

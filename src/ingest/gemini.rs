@@ -537,8 +537,9 @@ fn convert(m: &Record, stem: &str, n: usize, opts: &Options, out: &mut Vec<Messa
 }
 
 /// `text` without the spans Gemini CLI injected (an unclosed span runs to
-/// the end).
-fn without_injected(text: &str) -> Cow<'_, str> {
+/// the end). A BeforeAgent hook's prompt holds them too: Gemini CLI
+/// prepends SessionStart's context to the prompt before the event fires.
+pub fn without_injected(text: &str) -> Cow<'_, str> {
     if !INJECTED.iter().any(|(open, _)| text.contains(open)) {
         return Cow::Borrowed(text);
     }

@@ -68,6 +68,39 @@ fn gemini_session_start_and_before_agent_add_context() {
         .contains("Redis"));
 }
 
+/// Regression (issue 35: Gemini CLI 0.61 prepends SessionStart's context
+/// to the prompt BeforeAgent gets, so recall searched its own earlier
+/// answer): the prompt is what the person typed, without `<hook_context>`.
+#[test]
+fn r_gemini_before_agent_recalls_the_typed_prompt_not_the_injected_context() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let chat = proj.join("chat.jsonl");
+    let injected = "<hook_context>## Recalled context\n- checkout hangs: the Redis pool was exhausted</hook_context>\n\n";
+    let p = gemini_payload(
+        "BeforeAgent",
+        &proj,
+        &chat,
+        json!({"prompt": format!("{injected}say hello to the team")}),
+    );
+    let out = hook(&env, "gemini", &p).json().to_string();
+    assert!(
+        !out.contains("Redis"),
+        "recalled from the injected context: {out}"
+    );
+    // What the person typed is still recalled for.
+    let p = gemini_payload(
+        "BeforeAgent",
+        &proj,
+        &chat,
+        json!({"prompt": format!("{injected}checkout hangs: is the redis pool exhausted again?"),
+               "session_id": "another"}),
+    );
+    assert!(hook(&env, "gemini", &p)
+        .context("BeforeAgent")
+        .contains("Redis pool was exhausted"));
+}
+
 /// SessionEnd (and AfterAgent, after each turn) index the chat at
 /// `transcript_path`; the hook answers `{}` so Gemini CLI shows nothing.
 #[test]
