@@ -76,12 +76,13 @@ use super::lenient::{LBool, LStr, ObjList, ObjOr};
 use super::lines::Problems;
 use super::model::{Message, ParsedSession, Problem, Role, SessionMeta};
 use super::transcript::{ARGS_CAP, DETAIL_CAP, TITLE_CAP};
-use super::{lines, values};
+use super::{lines, recalled, values};
 
 pub use super::transcript::{Options, ERROR_CAP_FACTOR};
 
-/// Bump when the output for the same input changes (forces a re-index).
-pub const PARSER_VERSION: u32 = 1;
+/// Bump when the output for the same input changes (forces a re-index;
+/// 2: recall's own memory tools' results left out).
+pub const PARSER_VERSION: u32 = 2;
 
 /// Spans of user text that Gemini CLI injected, not the user typed: its
 /// environment context and hooks' context (`isIgnoredUserContent` in its
@@ -586,7 +587,12 @@ fn tool_message(
     let name = call.name.non_blank().unwrap_or("tool");
     let mut text = header(name, call.args.as_ref());
     let status = call.status.get().unwrap_or_default();
-    let (output, failed) = output(call);
+    // What recall's own memory tools returned is left out (see
+    // `recalled`); the call stays.
+    let (output, failed) = match recalled::returns_memory(name) {
+        true => (String::new(), false),
+        false => output(call),
+    };
     let is_error = failed || status == "error";
     let cap = opts.output_cap(is_error);
     if !output.is_empty() {

@@ -420,3 +420,27 @@ fn nothing_panics_on_random_input() {
         let _ = sniff(input.as_bytes());
     }
 }
+
+/// Regression (issue 35): what recall's own `recall` tool returned
+/// (Gemini CLI 0.61 names it `mcp_recall_recall`) is not indexed back as
+/// the session's text; the call and other tools' output are kept.
+#[test]
+fn results_of_recalls_own_memory_tools_are_not_indexed() {
+    let gemini = serde_json::json!({"id": "g-1", "type": "gemini", "content": "",
+        "toolCalls": [
+            {"id": "t-1", "name": "mcp_recall_recall", "args": {"query": "deploy"}, "status": "success",
+             "result": [{"functionResponse": {"response": {"output": "## Recalled context\n- make ship-it"}}}]},
+            {"id": "t-2", "name": "mcp_recall_remember", "args": {"text": "x"}, "status": "success",
+             "result": [{"functionResponse": {"response": {"output": "Remembered x"}}}]}
+        ]})
+    .to_string();
+    let s = parsed(&log(&[META, &gemini]));
+    let texts: Vec<&str> = s.messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "[mcp_recall_recall] {\"query\":\"deploy\"}",
+            "[mcp_recall_remember] {\"text\":\"x\"}\nRemembered x",
+        ]
+    );
+}

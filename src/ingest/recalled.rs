@@ -10,9 +10,12 @@ const RETURNS_MEMORY: &[&str] = &["recall", "get", "list"];
 
 /// Whether the launcher tool `name` is one of recall's tools that returns
 /// memory: `mcp__recall__recall` (Claude Code and Codex), the same served
-/// by a Claude Code plugin (`mcp__plugin_recall_recall__get`), or Gemini
-/// CLI's `recall__list` form.
+/// by a Claude Code plugin (`mcp__plugin_recall_recall__get`), Gemini CLI
+/// 0.61's `mcp_recall_list`, or an older Gemini CLI's `recall__list`.
 pub fn returns_memory(name: &str) -> bool {
+    if let Some(tool) = name.strip_prefix("mcp_recall_") {
+        return RETURNS_MEMORY.contains(&tool);
+    }
     let mut parts = name.rsplitn(2, "__");
     let (Some(tool), Some(server)) = (parts.next(), parts.next()) else {
         return false;
@@ -37,6 +40,8 @@ mod tests {
             "mcp__recall__list",
             "mcp__plugin_recall_recall__recall",
             "recall__recall",
+            "mcp_recall_recall",
+            "mcp_recall_get",
         ] {
             assert!(returns_memory(name), "{name}");
         }
@@ -48,6 +53,8 @@ mod tests {
             "recall",
             "Bash",
             "mcp__recallx__recall",
+            "mcp_recall_remember",
+            "mcp_recallx_recall",
         ] {
             assert!(!returns_memory(name), "{name}");
         }

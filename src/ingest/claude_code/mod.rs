@@ -118,8 +118,9 @@ mod builder;
 mod outlook;
 
 /// Bump when the output for the same input changes (forces a re-index;
-/// 2: messages in file order instead of a walk of the parent tree).
-pub const PARSER_VERSION: u32 = 2;
+/// 2: messages in file order instead of a walk of the parent tree; 3:
+/// recall's own memory tools' results left out).
+pub const PARSER_VERSION: u32 = 3;
 
 /// One JSONL line; every field is optional and lenient.
 #[derive(Debug, Default, Deserialize)]

@@ -106,8 +106,9 @@ use builder::Builder;
 mod builder;
 mod calls;
 
-/// Bump when the output for the same input changes (forces a re-index).
-pub const PARSER_VERSION: u32 = 1;
+/// Bump when the output for the same input changes (forces a re-index;
+/// 2: MCP calls named by namespace, recall's own tools' results left out).
+pub const PARSER_VERSION: u32 = 2;
 
 /// One rollout line, or its payload (same shape, all fields optional and
 /// lenient).
