@@ -386,19 +386,21 @@ mod gemini {
             })
             .filter_map(|f| f["name"].as_str().map(str::to_owned))
             .collect();
-        // The router asks for a JSON choice of model (responseMimeType
-        // application/json): answer that, never a tool call.
-        let wants_json = body["generationConfig"]["responseMimeType"] == "application/json";
-        let call = if wants_json {
-            None
-        } else {
+        // A call that is not streamed is Gemini CLI's router, asking how
+        // hard the prompt is (0.61) or which model to use, as JSON.
+        let call = if stream {
             next_call(script, results, names.iter().map(String::as_str))
+        } else {
+            None
         };
-        let part = match (&call, wants_json) {
+        let config = body["generationConfig"].to_string();
+        let part = match (&call, stream) {
             (Some((name, args)), _) => json!({"functionCall": {"name": name, "args": args}}),
-            (None, true) => json!({"text": json!({
+            (None, true) => json!({"text": script.answer}),
+            (None, false) if config.contains("complexity_score") => json!({"text": json!({
+                "complexity_reasoning": "a simple request", "complexity_score": 10}).to_string()}),
+            (None, false) => json!({"text": json!({
                 "reasoning": "a simple request", "model_choice": "flash"}).to_string()}),
-            (None, false) => json!({"text": script.answer}),
         };
         let chunk = json!({
             "candidates": [{"content": {"role": "model", "parts": [part]},
