@@ -117,7 +117,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(*anthropic(body, ARGS.text))
         if path.endswith("/responses"):
             return self.reply(*responses(ARGS.text))
-        if path.endswith("generateContent"):
+        if path.endswith((":generateContent", ":streamGenerateContent")):
             return self.reply(*gemini(path, body, ARGS.text))
         return self.reply("application/json", "{}")
 

@@ -11,9 +11,12 @@
 //!   child process that outlives the hook when the transcript is too big
 //!   for the deadline (and extract the session when
 //!   `extract.on_session_end` is set);
-//! - `PreCompact` (Gemini CLI: `PreCompress`): the same, then extract this
-//!   session (write-then-compact: what matters is stored before the
-//!   launcher discards messages).
+//! - `PreCompact` (Gemini CLI: `PreCompress` from `/compress`): the same,
+//!   then extract this session (write-then-compact: what matters is stored
+//!   before the launcher's context drops messages). Gemini CLI's automatic
+//!   `PreCompress` comes before every model call, compressing or not: it
+//!   is answered at once, and SessionEnd indexes the chat, which keeps
+//!   what a compression replaced.
 //!
 //! Output for the first two is
 //! `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`
@@ -54,6 +57,9 @@ pub struct Payload {
     pub prompt: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
+    /// PreCompact / PreCompress: `manual` (the user's `/compact`) or `auto`.
+    #[serde(default)]
+    pub trigger: Option<String>,
 }
 
 /// A path that is absent, `null` or `""` is no path (Gemini CLI sends `""`
@@ -135,6 +141,15 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
             context
         }
         "UserPromptSubmit" | "BeforeAgent" => prompt(&ctx, &p)?,
+        "PreCompress" if p.trigger.as_deref() != Some("manual") => {
+            // Gemini CLI (0.61) fires PreCompress before every model call,
+            // whether it then compresses or not, and the payload cannot
+            // tell. Nothing is lost by waiting: its chat keeps what a
+            // compression replaces, and recall reads it so (`ingest::
+            // gemini`), so SessionEnd indexes it all. A turn pays nothing.
+            tracing::debug!("gemini PreCompress (auto): left to SessionEnd");
+            return Ok(None);
+        }
         "SessionEnd" | "Stop" | "AfterAgent" | "PreCompact" | "PreCompress" => {
             // Before compaction discards messages, what matters in them is
             // stored: this session is extracted (whatever its idle time).

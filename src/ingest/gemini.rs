@@ -15,7 +15,10 @@
 //!   then message records (a record whose `id` was seen before replaces
 //!   that message in place: tool calls and token counts are added that
 //!   way), `{"$set": {...}}` metadata updates (a `$set` with `messages`
-//!   replaces every message), and `{"$rewindTo": id}`, which drops that
+//!   is Gemini CLI's list after a compression or a resume: its messages
+//!   come after every earlier message, which recall keeps, so a
+//!   compression never takes what was said out of the index), and
+//!   `{"$rewindTo": id}`, which drops that
 //!   message and all after it (all of them when the id is unknown). A bad
 //!   line is a [`Problem`] and skipped; an unterminated last line that is
 //!   not yet complete JSON is left for the next run.
@@ -408,7 +411,10 @@ impl<'a> Replay<'a> {
     }
 
     /// Metadata from a first line, a whole document or a `$set`; its
-    /// `messages` replace every message (`$set`) or are added (otherwise).
+    /// `messages` are added, a `$set`'s (`replaces`: Gemini CLI's new list
+    /// after a compression, a summary and the turns it kept) after every
+    /// message it leaves out, which stays: what the summary replaced was
+    /// said, and stays recallable.
     fn merge(&mut self, r: Record<'a>, replaces: bool) {
         for (mine, theirs) in [
             (&mut self.session_id, r.session_id),
@@ -420,11 +426,26 @@ impl<'a> Replay<'a> {
             }
         }
         if let Some(list) = r.messages {
+            let list: Vec<Record<'a>> = list
+                .items
+                .into_iter()
+                .filter(|m| m.id.get().is_some())
+                .collect();
             if replaces {
-                self.messages.clear();
+                // The messages the new list leaves out, in their order,
+                // then the new list.
+                let listed: std::collections::HashSet<&str> =
+                    list.iter().filter_map(|m| m.id.get()).collect();
+                let kept: Vec<Record<'a>> = std::mem::take(&mut self.messages)
+                    .into_iter()
+                    .filter(|m| m.id.get().is_some_and(|id| !listed.contains(id)))
+                    .collect();
                 self.index.clear();
+                for m in kept {
+                    self.upsert(m);
+                }
             }
-            for m in list.items.into_iter().filter(|m| m.id.get().is_some()) {
+            for m in list {
                 self.upsert(m);
             }
         }

@@ -210,10 +210,15 @@ fn user(id: &str, text: &str) -> String {
     serde_json::json!({"id": id, "timestamp": "2026-05-02T09:01:00Z", "type": "user", "content": [{"text": text}]}).to_string()
 }
 
+/// Regression (issue 35: after Gemini CLI compressed a chat, its `$set`
+/// of the summary and the kept turns took every earlier turn out of the
+/// index): the turns a compression replaces stay, before its list; a
+/// turn it keeps is not doubled.
 #[test]
-fn set_messages_replaces_all_and_an_unknown_rewind_clears_all() {
+fn set_messages_keeps_what_it_replaces_and_an_unknown_rewind_clears_all() {
     let compressed = serde_json::json!({"$set": {"messages": [
-        {"id": "c-1", "type": "user", "content": "summary of the earlier turns"}
+        {"id": "c-1", "type": "user", "content": "summary of the earlier turns"},
+        {"id": "u-2", "type": "user", "content": [{"text": "second"}]}
     ]}})
     .to_string();
     let s = parsed(&log(&[
@@ -221,9 +226,13 @@ fn set_messages_replaces_all_and_an_unknown_rewind_clears_all() {
         &user("u-1", "first"),
         &user("u-2", "second"),
         &compressed,
+        &user("u-3", "third"),
     ]));
     let texts: Vec<&str> = s.messages.iter().map(|m| m.text.as_str()).collect();
-    assert_eq!(texts, ["summary of the earlier turns"]);
+    assert_eq!(
+        texts,
+        ["first", "summary of the earlier turns", "second", "third"]
+    );
     let s = parsed(&log(&[
         META,
         &user("u-1", "first"),
@@ -443,4 +452,27 @@ fn results_of_recalls_own_memory_tools_are_not_indexed() {
             "[mcp_recall_remember] {\"text\":\"x\"}\nRemembered x",
         ]
     );
+}
+
+/// A chat Gemini CLI 0.61 wrote (against a fake model, in this
+/// repository's launcher probe): five turns over four resumes, compressed
+/// twice. Every turn's answer stays, though the later `$set`s list only
+/// the summary and the turns each kept.
+#[test]
+fn a_resumed_and_compressed_chat_keeps_every_turn() {
+    let s = parsed(&testdata(
+        "session-2026-11-28T03-50-resumed-compressed.jsonl",
+    ));
+    let text = all_text(&s);
+    for word in [
+        "ALPHAWORD",
+        "BRAVOWORD",
+        "CHARLIEWORD",
+        "DELTAWORD",
+        "E answer",
+    ] {
+        assert!(text.contains(word), "{word} lost: {text}");
+    }
+    assert!(!text.contains("Recalled context"), "{text}");
+    assert!(s.problems.is_empty(), "{:?}", s.problems);
 }

@@ -144,6 +144,29 @@ fn gemini_session_end_indexes_the_chat() {
     assert!(query_sessions(&env, &proj, "pelican queue").is_empty());
 }
 
+/// Regression (issue 35: Gemini CLI 0.61 fires PreCompress before every
+/// model call, compressing or not, and recall indexed and extracted the
+/// chat each time, 79-156 ms a turn): an automatic PreCompress is answered
+/// at once and leaves the chat to SessionEnd; the user's `/compress`
+/// (trigger `manual`) still indexes it.
+#[test]
+fn r_gemini_automatic_precompress_does_no_work_and_manual_indexes() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let chat = gemini_chat(&env.tmp.path().join("gemini/tmp/shop/chats"));
+    let p = gemini_payload("PreCompress", &proj, &chat, json!({"trigger": "auto"}));
+    let r = hook(&env, "gemini", &p);
+    assert_eq!((r.code, r.out.trim()), (0, "{}"), "{r:?}");
+    assert!(query_sessions(&env, &proj, "fjord importer").is_empty());
+    let p = gemini_payload("PreCompress", &proj, &chat, json!({"trigger": "manual"}));
+    let r = hook(&env, "gemini", &p);
+    assert_eq!((r.code, r.out.trim()), (0, "{}"), "{r:?}");
+    assert_eq!(
+        query_sessions(&env, &proj, "fjord importer"),
+        ["3f2a9c1e-7d41-4b8e-9c0a-5e6f7a8b9c0d"]
+    );
+}
+
 /// Never break the agent: bad input, unknown events, a missing chat or
 /// an empty `transcript_path` exit 0 with `{}` on stdout (Gemini CLI would
 /// otherwise show the log line on stderr to the user) and the reason on
