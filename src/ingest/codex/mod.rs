@@ -14,8 +14,9 @@
 //!   `<user_instructions>`, `<permissions instructions>` or
 //!   `# AGENTS.md instructions`) is dropped. `response_item` messages with
 //!   role `user` are used **only when the input has no `user_message` event
-//!   at all** (older rollouts), with the same filter; `developer`/`system`
-//!   messages never are.
+//!   at all** (older rollouts, and 0.171, which writes no such event), with
+//!   the same filter; `developer`/`system` messages (0.171 puts hooks'
+//!   context there) never are.
 //! * **Assistant text**: `response_item` messages with role `assistant`
 //!   (`output_text` blocks joined by `\n`) are preferred. An
 //!   `event_msg/agent_message` is kept only if no assistant `response_item`
