@@ -259,7 +259,8 @@ for l in ${ONLY//,/ }; do
         continue
     fi
     mkdir -p "$W/version-home"
-    echo "$l $(timeout 60 env -i PATH="$BASE_PATH" HOME="$W/version-home" "$LBIN/$l" --version 2>/dev/null </dev/null | tail -1)" >>"$W/versions.txt"
+    echo "$l $(timeout 60 env -i PATH="$BASE_PATH" HOME="$W/version-home" "$LBIN/$l" --version 2>/dev/null </dev/null \
+        | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -1)" >>"$W/versions.txt"
     for mode in "${MODES[@]}"; do
         log "$l: setting up $mode"
         setup "$l" "$mode" "$W/$l-$mode"

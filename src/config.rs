@@ -118,6 +118,10 @@ pub struct ExtractConfig {
     pub max_sessions: usize,
     /// External extractor command (used when set, unless --extractor builtin).
     pub command: Option<String>,
+    /// A launcher's non-interactive mode, prompted on stdin (`claude -p`,
+    /// `codex exec --skip-git-repo-check`, `gemini --skip-trust`): the
+    /// `model` extractor, used when set and `command` is not.
+    pub model_command: Option<String>,
     /// Timeout of the external command.
     pub timeout_secs: u64,
     /// The SessionEnd hook also extracts the session (after indexing it, in
@@ -132,6 +136,7 @@ impl Default for ExtractConfig {
             max_age_days: 30.0,
             max_sessions: 64,
             command: None,
+            model_command: None,
             timeout_secs: 60,
             on_session_end: false,
         }

@@ -572,6 +572,7 @@ pub struct InstallArgs {
 pub enum ExtractorArg {
     Builtin,
     Command,
+    Model,
 }
 
 #[derive(Debug, Args)]
@@ -594,12 +595,19 @@ pub struct ExtractArgs {
     /// Print every session's extraction state instead of extracting
     #[arg(long)]
     pub status: bool,
-    /// builtin (rules, no model) or command [default: command when one is configured]
+    /// builtin (rules, no model), command (a JSON program) or model (a
+    /// launcher's own model) [default: command, else model, when one is
+    /// configured]
     #[arg(long, value_enum)]
     pub extractor: Option<ExtractorArg>,
     /// External extractor: reads a JSON request on stdin, prints facts as JSON
     #[arg(long, value_name = "CMD")]
     pub extractor_cmd: Option<String>,
+    /// A launcher's non-interactive mode, which reads a prompt on stdin and
+    /// prints the model's answer: `claude -p`, `codex exec
+    /// --skip-git-repo-check`, `gemini --skip-trust`
+    #[arg(long, value_name = "CMD")]
+    pub model_cmd: Option<String>,
     /// Timeout of the external extractor, in seconds [default: 60]
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,

@@ -15,14 +15,39 @@ fn extractor(ctx: &Ctx, a: &ExtractArgs) -> Result<Extractor> {
         .extractor_cmd
         .clone()
         .or_else(|| ctx.config.extract.command.clone());
+    let model = a
+        .model_cmd
+        .clone()
+        .or_else(|| ctx.config.extract.model_command.clone());
     let timeout = Duration::from_secs(a.timeout.unwrap_or(ctx.config.extract.timeout_secs).max(1));
-    match (a.extractor, cmd) {
-        (Some(ExtractorArg::Builtin), _) => Ok(Extractor::Builtin),
-        (Some(ExtractorArg::Command), None) => {
+    let model_extractor = |cmd: String| Extractor::Model {
+        cmd,
+        timeout,
+        workdir: ctx.home.root().join("extract-work"),
+    };
+    // A flag names what this run uses, whatever the config says.
+    let chosen = match (
+        a.extractor,
+        a.extractor_cmd.is_some(),
+        a.model_cmd.is_some(),
+    ) {
+        (Some(x), _, _) => Some(x),
+        (None, true, _) => Some(ExtractorArg::Command),
+        (None, false, true) => Some(ExtractorArg::Model),
+        (None, false, false) => None,
+    };
+    match (chosen, cmd, model) {
+        (Some(ExtractorArg::Builtin), _, _) => Ok(Extractor::Builtin),
+        (Some(ExtractorArg::Command), None, _) => {
             bail!("--extractor command needs --extractor-cmd CMD or extract.command in config.toml")
         }
-        (_, Some(cmd)) => Ok(Extractor::Command { cmd, timeout }),
-        (None, None) => Ok(Extractor::Builtin),
+        (Some(ExtractorArg::Model), _, None) => bail!(
+            "--extractor model needs --model-cmd CMD or extract.model_command in config.toml (such as \"claude -p\")"
+        ),
+        (Some(ExtractorArg::Model), _, Some(m)) => Ok(model_extractor(m)),
+        (Some(ExtractorArg::Command) | None, Some(cmd), _) => Ok(Extractor::Command { cmd, timeout }),
+        (None, None, Some(m)) => Ok(model_extractor(m)),
+        (None, None, None) => Ok(Extractor::Builtin),
     }
 }
 

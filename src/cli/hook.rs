@@ -75,11 +75,18 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
     let deadline = Duration::from_millis(a.deadline_ms.unwrap_or(2000));
     let global = global.clone();
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let out = std::panic::catch_unwind(move || handle(&global, launcher, deadline))
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
-        let _ = tx.send(out);
-    });
+    // A launcher recall itself runs (the `model` extractor) gets no
+    // memory and is not indexed: its hooks do nothing.
+    let (var, off) = crate::extract::model::HOOKS_OFF;
+    if std::env::var(var).is_ok_and(|v| v == off) {
+        let _ = tx.send(Ok(None));
+    } else {
+        std::thread::spawn(move || {
+            let out = std::panic::catch_unwind(move || handle(&global, launcher, deadline))
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
+            let _ = tx.send(out);
+        });
+    }
     let out = match rx.recv_timeout(deadline) {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => {

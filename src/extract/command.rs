@@ -81,7 +81,21 @@ struct Fact {
 /// Run `cmd` on `req`; the facts it returns as candidates.
 pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Facts> {
     let input = serde_json::to_vec(req)?;
-    let mut child = Command::new("sh")
+    let stdout = run_program(cmd, input, timeout, &mut Command::new("sh"))?;
+    parse_response(&stdout)
+}
+
+/// Run `sh -c cmd` (set up further in `sh`: its folder, its environment)
+/// with `input` on stdin, under `timeout`; its stdout. A timeout or a
+/// non-zero exit is an error naming the extractor and quoting the end of
+/// its stderr, redacted.
+pub(super) fn run_program(
+    cmd: &str,
+    input: Vec<u8>,
+    timeout: Duration,
+    sh: &mut Command,
+) -> Result<Vec<u8>> {
+    let mut child = sh
         .arg("-c")
         .arg(cmd)
         .stdin(Stdio::piped())
@@ -149,7 +163,7 @@ pub fn run(cmd: &str, req: &ExtractRequest, timeout: Duration) -> Result<Facts> 
             "the extractor command failed ({status}): {tail}"
         )));
     }
-    parse_response(&stdout)
+    Ok(stdout)
 }
 
 /// Turn the program's stdout into candidates. Output that is not a facts

@@ -26,7 +26,17 @@ use crate::store::{Scope, ScopeDir};
 #[derive(Debug, Clone)]
 pub enum Extractor {
     Builtin,
-    Command { cmd: String, timeout: Duration },
+    Command {
+        cmd: String,
+        timeout: Duration,
+    },
+    /// A launcher's non-interactive mode (`claude -p`), prompted in
+    /// `workdir` ([`super::model`]).
+    Model {
+        cmd: String,
+        timeout: Duration,
+        workdir: std::path::PathBuf,
+    },
 }
 
 impl Extractor {
@@ -34,6 +44,7 @@ impl Extractor {
         match self {
             Extractor::Builtin => (rules::EXTRACTOR_NAME, rules::EXTRACTOR_VERSION),
             Extractor::Command { .. } => ("command", "1"),
+            Extractor::Model { .. } => ("model", "1"),
         }
     }
 }
@@ -462,39 +473,45 @@ fn candidates(
     messages: &[Message],
     existing: &[String],
 ) -> Result<command::Facts> {
-    match x {
-        Extractor::Builtin => Ok(command::Facts {
+    if let Extractor::Builtin = x {
+        return Ok(command::Facts {
             candidates: rules::extract(messages),
             rejected: Vec::new(),
-        }),
-        Extractor::Command { cmd, timeout } => {
-            let window = select_windows(messages, MAX_INPUT_CHARS);
-            let transcript = window
-                .iter()
-                .map(|m| {
-                    format!(
-                        "{}: {}",
-                        m.name.as_deref().unwrap_or(m.role.as_str()),
-                        m.text
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n\n");
-            let req = ExtractRequest {
-                version: 1,
-                session: SessionInfo {
-                    id: &d.session_id,
-                    title: d.title.as_deref(),
-                    launcher: &d.launcher,
-                    cwd: d.cwd.as_deref(),
-                },
-                transcript: crate::text::truncate_chars(&transcript, MAX_INPUT_CHARS).to_string(),
-                existing,
-                categories: Category::ALL.iter().map(|c| c.as_str()).collect(),
-                max_facts: MAX_FACTS_PER_SESSION,
-            };
-            command::run(cmd, &req, *timeout)
-        }
+        });
+    }
+    let window = select_windows(messages, MAX_INPUT_CHARS);
+    let transcript = window
+        .iter()
+        .map(|m| {
+            format!(
+                "{}: {}",
+                m.name.as_deref().unwrap_or(m.role.as_str()),
+                m.text
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let req = ExtractRequest {
+        version: 1,
+        session: SessionInfo {
+            id: &d.session_id,
+            title: d.title.as_deref(),
+            launcher: &d.launcher,
+            cwd: d.cwd.as_deref(),
+        },
+        transcript: crate::text::truncate_chars(&transcript, MAX_INPUT_CHARS).to_string(),
+        existing,
+        categories: Category::ALL.iter().map(|c| c.as_str()).collect(),
+        max_facts: MAX_FACTS_PER_SESSION,
+    };
+    match x {
+        Extractor::Model {
+            cmd,
+            timeout,
+            workdir,
+        } => super::model::run(cmd, &req, *timeout, workdir),
+        Extractor::Command { cmd, timeout } => command::run(cmd, &req, *timeout),
+        Extractor::Builtin => Ok(command::Facts::default()),
     }
 }
 

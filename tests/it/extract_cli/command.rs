@@ -240,3 +240,56 @@ fn r26_extractor_stderr_and_dropped_keys_are_redacted() {
     assert!(!r.to_string().contains(&secret), "{r}");
     assert_eq!(files_holding(&env, &secret), Vec::<PathBuf>::new());
 }
+
+/// The `model` extractor: an answer without a facts object fails the
+/// session only, with the reason; `--extractor model` without a command
+/// says what to pass.
+#[test]
+fn model_answer_without_facts_fails_the_session_only() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let r = extract_with(
+        &env,
+        &["--model-cmd", "echo I found nothing worth keeping"],
+        &[],
+    );
+    assert_eq!(r["report"]["failed"], 1, "{r}");
+    let reason = outcome(&r, "s1")["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("holds no {\"facts\""), "{reason}");
+    assert!(record_files(&env.home()).is_empty());
+    let out = env
+        .cmd()
+        .args(["extract", "--extractor", "model"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--model-cmd CMD or extract.model_command"),
+        "{err}"
+    );
+}
+
+/// The `model` extractor's command reads the prompt on stdin, runs in its
+/// own folder, and its launcher's recall hooks are off.
+#[test]
+fn model_command_gets_the_prompt_in_its_own_folder_with_hooks_off() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let seen = env.tmp.path().join("seen.txt");
+    let answer = r#"{"facts": [{"category": "procedures", "key": "watcher", "text": "Tests that use the watcher wait for its first event.", "confidence": 0.9}]}"#;
+    let cmd = format!(
+        "{{ pwd; echo \"hooks=$RECALL_HOOKS\"; cat; }} > '{}'; echo 'Sure:'; echo '{answer}'",
+        seen.display()
+    );
+    let r = extract_with(&env, &["--model-cmd", &cmd], &[]);
+    assert_eq!(r["report"]["records"], 1, "{r}");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let mut lines = seen.lines();
+    assert!(lines.next().unwrap().ends_with("/extract-work"), "{seen}");
+    assert_eq!(lines.next(), Some("hooks=off"));
+    assert!(
+        seen.contains("durable facts") && seen.contains("races the background file watcher"),
+        "{seen}"
+    );
+}

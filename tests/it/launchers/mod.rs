@@ -19,6 +19,7 @@ use serde_json::Value;
 
 mod claude;
 mod codex;
+mod extract;
 pub mod fake_model;
 mod gemini;
 
