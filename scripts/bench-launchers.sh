@@ -61,7 +61,7 @@ while [ $# -gt 0 ]; do
         --recall-bin) RECALL_BIN="$2"; shift ;;
         --no-build) BUILD=0 ;;
         --keep) KEEP=1 ;;
-        -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
