@@ -6,39 +6,28 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::fake_model::{FakeModel, Logged, Script};
-use super::{assert_ran, launcher, run, Machine, RECORD};
+use std::process::Command;
+
+use super::fake_model::{FakeModel, Logged};
+use super::{assert_ran, launcher, run, two_tool_script, Machine};
 
 /// What the fake model says last: a word only its answer holds.
 const CODEWORD: &str = "zanzibarquokka";
 
-fn script() -> Script {
-    Script {
-        tools: vec![
-            ("recall".into(), json!({"query": "how do we deploy"})),
-            (
-                "remember".into(),
-                json!({"text": "Release notes are drafted in docs/RELEASING.md before tagging.",
-                       "category": "procedures"}),
-            ),
-        ],
-        answer: format!("Done. The codeword is {CODEWORD}."),
-    }
+/// Claude Code's environment for `model`, offline.
+pub(super) fn claude_env(c: &mut Command, model_url: &str) {
+    c.env("ANTHROPIC_BASE_URL", model_url)
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 }
 
 /// `claude -p PROMPT` on `m` against `model`, with `extra` arguments.
 fn claude(m: &Machine, bin: &Path, model: &FakeModel, prompt: &str, extra: &[&str]) -> String {
-    let out = run(
-        m.command(bin, bin)
-            .env("ANTHROPIC_BASE_URL", model.url())
-            .env("ANTHROPIC_API_KEY", "dummy")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .args(["-p", prompt])
-            .args(extra),
-        180,
-    );
+    let mut c = m.command(bin, bin);
+    claude_env(&mut c, &model.url());
+    let out = run(c.args(["-p", prompt]).args(extra), 180);
     assert_ran("claude -p", &out);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -126,11 +115,10 @@ fn claude_code_runs_recalls_hooks_and_mcp_tools() {
     );
     assert!(installed.contains("mcp__recall"), "{installed}");
     m.add_record(&bin);
-    let model = FakeModel::start(script());
+    let model = FakeModel::start(two_tool_script(CODEWORD));
     let answer = claude(&m, &bin, &model, "How do we deploy the service?", &[]);
     assert!(answer.contains(CODEWORD), "{answer}");
     check_session(&m, &bin, &model, "mcp__recall");
-    let _ = RECORD;
 }
 
 /// The plugin in this repository, added as a local marketplace and
@@ -159,7 +147,7 @@ fn claude_code_plugin_installs_from_the_repository_and_runs() {
     v["permissions"] = json!({"allow": ["mcp__plugin_recall_recall"]});
     std::fs::write(&settings, v.to_string()).unwrap();
     m.add_record(&bin);
-    let model = FakeModel::start(script());
+    let model = FakeModel::start(two_tool_script(CODEWORD));
     let answer = claude(&m, &bin, &model, "How do we deploy the service?", &[]);
     assert!(answer.contains(CODEWORD), "{answer}");
     check_session(&m, &bin, &model, "mcp__plugin_recall_recall");

@@ -2,12 +2,10 @@
 //! --codex --allow-mcp`: native hooks, trusted by the install (Codex skips
 //! an untrusted hook without a word), and the MCP server.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
-use super::fake_model::{FakeModel, Logged, Script};
-use super::{assert_ran, launcher, run, Machine};
+use super::fake_model::{FakeModel, Logged};
+use super::{assert_ran, launcher, run, two_tool_script, Machine};
 
 const CODEWORD: &str = "xylophonewombat";
 
@@ -29,30 +27,8 @@ fn codex_runs_recalls_native_hooks_and_mcp_tools() {
         return;
     };
     let m = Machine::new();
-    let codex_home = m.home.join(".codex");
-    let model = FakeModel::start(Script {
-        tools: vec![
-            ("recall".into(), json!({"query": "how do we deploy"})),
-            (
-                "remember".into(),
-                json!({"text": "Release notes are drafted in docs/RELEASING.md before tagging.",
-                       "category": "procedures"}),
-            ),
-        ],
-        answer: format!("Done. The codeword is {CODEWORD}."),
-    });
-    std::fs::create_dir_all(&codex_home).unwrap();
-    // The user's own Codex configuration: a provider on loopback.
-    std::fs::write(
-        codex_home.join("config.toml"),
-        format!(
-            "model = \"fake-model\"\nmodel_provider = \"fake\"\n\n\
-             [model_providers.fake]\nname = \"Fake\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
-             [features]\nplugins = false\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    let model = FakeModel::start(two_tool_script(CODEWORD));
+    let codex_home = codex_home(&m, &model);
     let installed = m.recall(
         &bin,
         &[
@@ -118,6 +94,24 @@ fn codex_runs_recalls_native_hooks_and_mcp_tools() {
         !session.to_string().contains("Recalled context"),
         "{session}"
     );
+}
+
+/// The user's Codex home, configured with a model provider on loopback
+/// (`model`); recall's install merges into its `config.toml`.
+pub(super) fn codex_home(m: &Machine, model: &FakeModel) -> PathBuf {
+    let home = m.home.join(".codex");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "model = \"fake-model\"\nmodel_provider = \"fake\"\n\n\
+             [model_providers.fake]\nname = \"Fake\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
+             [features]\nplugins = false\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    home
 }
 
 /// Codex wants a repository with a commit to call its folder trusted.

@@ -152,11 +152,7 @@ fn claude_p_distils_a_session_through_the_guardrails() {
     );
     let url = model.url();
     distil(&m, &bin, &model, "claude -p", &|c| {
-        c.env("ANTHROPIC_BASE_URL", &url)
-            .env("ANTHROPIC_API_KEY", "dummy")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        super::claude::claude_env(c, &url)
     });
 }
 
@@ -167,18 +163,7 @@ fn codex_exec_distils_a_session_through_the_guardrails() {
     };
     let m = Machine::new();
     let model = FakeModel::start(script());
-    let codex_home = m.home.join(".codex");
-    std::fs::create_dir_all(&codex_home).unwrap();
-    std::fs::write(
-        codex_home.join("config.toml"),
-        format!(
-            "model = \"fake-model\"\nmodel_provider = \"fake\"\n\n\
-             [model_providers.fake]\nname = \"Fake\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
-             [features]\nplugins = false\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    let codex_home = super::codex::codex_home(&m, &model);
     m.recall(
         &bin,
         &["hook", "install", "--codex", "--yes", "--no-backfill"],
@@ -202,15 +187,7 @@ fn gemini_distils_a_session_through_the_guardrails() {
     };
     let m = Machine::new();
     let model = FakeModel::start(script());
-    let dir = m.home.join(".gemini");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("settings.json"),
-        json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
-               "privacy": {"usageStatisticsEnabled": false}})
-        .to_string(),
-    )
-    .unwrap();
+    super::gemini::user_settings(&m, json!({}));
     m.recall(
         &bin,
         &[

@@ -5,28 +5,14 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::fake_model::{FakeModel, Logged, Script};
-use super::{assert_ran, launcher, run, Machine};
+use super::fake_model::{FakeModel, Logged};
+use super::{assert_ran, launcher, run, two_tool_script, Machine};
 
 const CODEWORD: &str = "quokkamarmalade";
 
-fn script() -> Script {
-    Script {
-        tools: vec![
-            ("recall".into(), json!({"query": "how do we deploy"})),
-            (
-                "remember".into(),
-                json!({"text": "Release notes are drafted in docs/RELEASING.md before tagging.",
-                       "category": "procedures"}),
-            ),
-        ],
-        answer: format!("Done. The codeword is {CODEWORD}."),
-    }
-}
-
 /// The user's Gemini CLI settings: an API key against the fake model,
 /// no usage statistics, and `extra` merged in.
-fn user_settings(m: &Machine, extra: Value) {
+pub(super) fn user_settings(m: &Machine, extra: Value) {
     let dir = m.home.join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
     let mut v = json!({
@@ -118,7 +104,7 @@ fn gemini_cli_runs_recalls_hooks_and_mcp_tools() {
     );
     assert!(installed.contains("trusted"), "{installed}");
     m.add_record(&bin);
-    let model = FakeModel::start(script());
+    let model = FakeModel::start(two_tool_script(CODEWORD));
     let out = gemini(&m, &bin, &model, &["-p", "How do we deploy the service?"]);
     assert_ran("gemini -p", &out);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -136,7 +122,7 @@ fn gemini_cli_extension_installs_from_the_repository_and_runs() {
     };
     let m = Machine::new();
     user_settings(&m, json!({"mcp": {"allowed": ["recall"]}}));
-    let model = FakeModel::start(script());
+    let model = FakeModel::start(two_tool_script(CODEWORD));
     let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/gemini");
     let out = gemini(
         &m,

@@ -31,6 +31,26 @@ pub const GEMINI_CLI: &str = "@google/gemini-cli@0.61.0";
 /// The record every launcher's first prompt should get.
 pub const RECORD: &str = "Deploys go through make ship-it from the release branch.";
 
+/// What the fake model does in a session: call recall's `recall`, then
+/// its `remember`, then answer with `codeword` (a word only its answer
+/// holds, to find the indexed transcript by).
+pub fn two_tool_script(codeword: &str) -> fake_model::Script {
+    fake_model::Script {
+        tools: vec![
+            (
+                "recall".into(),
+                serde_json::json!({"query": "how do we deploy"}),
+            ),
+            (
+                "remember".into(),
+                serde_json::json!({"text": "Release notes are drafted in docs/RELEASING.md before tagging.",
+                       "category": "procedures"}),
+            ),
+        ],
+        answer: format!("Done. The codeword is {codeword}."),
+    }
+}
+
 /// The folder the launchers are installed in.
 fn launchers_dir() -> PathBuf {
     std::env::var_os("RECALL_TEST_LAUNCHERS")
