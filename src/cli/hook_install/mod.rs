@@ -242,6 +242,9 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
         write_with_backup(ctx, &c)?;
         outln!("installed {} in {}", c.what, c.path.display());
     }
+    if a.codex && !a.dry_run {
+        outln!("Codex runs only hooks it trusts: their trust is recorded in config.toml ([hooks.state]); if `/hooks` in Codex lists them as untrusted or modified, trust them there");
+    }
     if !a.allow_mcp && !a.dry_run {
         outln!("recall's MCP tools ask before each use; `--allow-mcp` lets them run without asking (non-interactive runs need it)");
     }

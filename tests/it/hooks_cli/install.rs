@@ -249,6 +249,7 @@ fn install_wires_the_mcp_server_for_claude_code_and_codex() {
 
     let out = run(&["--claude-code", "--codex"]);
     assert!(out.contains("installed the recall MCP server"), "{out}");
+    assert!(out.contains("Codex runs only hooks it trusts"), "{out}");
     let mcp: Value =
         serde_json::from_str(&std::fs::read_to_string(proj.join(".mcp.json")).unwrap()).unwrap();
     let server = &mcp["mcpServers"]["recall"];
