@@ -438,6 +438,14 @@ pub enum ProjectCmd {
         #[arg(long)]
         in_home: bool,
     },
+    /// This folder is a project that moved here (a clone moved or
+    /// re-cloned elsewhere): take over the memory of the project at
+    /// --from, whose earlier sessions stay its own
+    Move {
+        /// The folder the project lived in before
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]

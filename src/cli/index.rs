@@ -28,8 +28,9 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
         let Some(root) = project.info.root.clone() else {
             bail!("--claude-code, --codex and --gemini need a project tied to a folder: run from the project or pass --cwd DIR");
         };
-        // Sessions run in the project's linked worktrees are the project's.
-        let roots = crate::store::checkout_roots(&root);
+        // Sessions run in the project's linked worktrees, and in the
+        // folders it moved from, are the project's.
+        let roots = project.session_roots();
         if a.claude_code {
             let home = a
                 .claude_home

@@ -1,4 +1,7 @@
-//! `recall project list|show`: the mapping from folders to project ids.
+//! `recall project list|show|records|move`: the mapping from folders to
+//! project ids.
+
+use std::path::Path;
 
 use anyhow::Result;
 
@@ -52,8 +55,31 @@ pub fn run(ctx: &Ctx, cmd: ProjectCmd) -> Result<u8> {
             };
             outln!("records: {} ({where_}){moved}", place.path.display());
         }
+        ProjectCmd::Move { from } => move_here(ctx, &from)?,
     }
     Ok(0)
+}
+
+/// `recall project move --from OLD`.
+fn move_here(ctx: &Ctx, from: &Path) -> Result<()> {
+    let (project, moved) = ctx.move_project_here(from)?;
+    let root = project
+        .info
+        .root
+        .as_deref()
+        .map(|r| r.display().to_string())
+        .unwrap_or_default();
+    if !moved {
+        outln!("project {} already lives in {root}", project.info.id);
+        return Ok(());
+    }
+    outln!(
+        "project {} ({}) now lives in {root}; its sessions recorded in {} stay its own (`recall index --claude-code`, `--codex` or `--gemini` takes any not indexed yet)",
+        project.info.id,
+        project.info.name,
+        from.display()
+    );
+    Ok(())
 }
 
 fn line(p: &ProjectInfo) -> String {

@@ -137,6 +137,41 @@ pub fn claude_code_transcripts(claude_home: &Path, root: &Path) -> Vec<PathBuf> 
         .collect()
 }
 
+/// Claude Code transcripts that look like this project's from before it
+/// moved: recorded in a folder of the same name as `root`'s that no longer
+/// exists. Each such folder, with its number of transcripts. Only a hint:
+/// the user says whether the project moved (`recall project move`).
+pub fn claude_code_moved_away(claude_home: &Path, root: &Path) -> Vec<(PathBuf, usize)> {
+    let Some(name) = root.file_name() else {
+        return Vec::new();
+    };
+    let suffix = format!("-{}", claude_project_dir_name(Path::new(name)));
+    let own = claude_project_dir_name(root);
+    let Ok(entries) = std::fs::read_dir(claude_home.join("projects")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for dir in entries.flatten() {
+        let dir_name = dir.file_name().to_string_lossy().into_owned();
+        if dir_name == own || !dir_name.ends_with(&suffix) {
+            continue;
+        }
+        let files: Vec<PathBuf> = walk(&dir.path())
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        let Some(cwd) = files.iter().find_map(|f| first_cwd(f)) else {
+            continue;
+        };
+        let cwd = PathBuf::from(cwd);
+        if cwd.file_name() == Some(name) && cwd != root && !cwd.exists() {
+            out.push((cwd, files.len()));
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Whether a session run in `cwd` belongs to the project at `root`: `cwd`
 /// is `root` or inside it, and not inside another git repository nested
 /// below `root` (a child repository is a project of its own, and its

@@ -187,6 +187,37 @@ impl Memory {
         Project::list(&self.home)
     }
 
+    /// `recall project move --from OLD`: the project whose folder was
+    /// `from` becomes the current folder's (a clone moved or re-cloned);
+    /// its sessions recorded in `from` stay its own. Returns it, and
+    /// whether anything changed.
+    pub fn move_project_here(&self, from: &Path) -> Result<(Project, bool)> {
+        let here = crate::store::canonical_root(&self.cwd)?;
+        // The old folder may be gone: compare it as given (made absolute)
+        // and, when it still exists, resolved.
+        let given = std::path::absolute(from).map_err(|e| Error::io("cannot resolve", from, e))?;
+        let resolved = std::fs::canonicalize(from).unwrap_or_else(|_| given.clone());
+        let old = self
+            .projects()?
+            .into_iter()
+            .find(|p| {
+                let was = |r: &Path| r == given || r == resolved;
+                p.root.as_deref().is_some_and(was) || p.moved_from.iter().any(|r| was(r))
+            })
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no project lived in {}; `recall project list` shows each project's folder",
+                    from.display()
+                ))
+            })?;
+        let mut project = self.existing_project(&old.id)?;
+        if project.info.root.as_deref() == Some(here.as_path()) {
+            return Ok((project, false));
+        }
+        project.move_to(&self.home, &here)?;
+        Ok((project, true))
+    }
+
     /// The folder of a scope (for the project scope, the current project).
     pub fn scope_dir(&self, scope: Scope) -> Result<ScopeDir> {
         Ok(match scope {

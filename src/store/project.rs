@@ -24,6 +24,17 @@ pub struct ProjectInfo {
     /// Shared as team memory (`recall sync --share`); absent: local only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<Sharing>,
+    /// Folders the project lived in before (`recall project move`): its
+    /// sessions recorded there are still its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved_from: Vec<PathBuf>,
+}
+
+/// `alias.json` in the store folder a moved project's new folder would
+/// have had: the project it is.
+#[derive(Debug, Serialize, Deserialize)]
+struct Alias {
+    id: String,
 }
 
 /// How a project is shared through the sync remote.
@@ -68,16 +79,74 @@ impl Project {
                     root: Some(root),
                     created: jiff::Timestamp::now(),
                     sync: None,
+                    moved_from: Vec::new(),
                 }
             }
         };
         let dir = home.project(&info.id);
         // Keep the original creation time when the project already exists.
-        let info = match read_info(&dir) {
-            Ok(Some(existing)) => existing,
-            _ => info,
-        };
-        Ok(Project { info, dir })
+        match read_info(&dir) {
+            Ok(Some(existing)) => Ok(Project {
+                info: existing,
+                dir,
+            }),
+            // A folder a project moved to is that project.
+            _ => match read_alias(&dir).and_then(|id| read_info(&home.project(&id)).ok()?) {
+                Some(moved) => Ok(Project {
+                    dir: home.project(&moved.id),
+                    info: moved,
+                }),
+                None => Ok(Project { info, dir }),
+            },
+        }
+    }
+
+    /// Make this project the one of `root` (a clone moved there): its
+    /// folder becomes `root`, the old one is kept in `moved_from` (its
+    /// sessions stay the project's), and `root` resolves to it from now
+    /// on. Refused when `root` already has a memory of its own.
+    pub fn move_to(&mut self, home: &Home, root: &Path) -> Result<()> {
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "root".to_string());
+        let there = home.project(&project_id(&name, &root.to_string_lossy()));
+        if there.root == self.dir.root {
+            return Ok(());
+        }
+        if let Ok(Some(other)) = read_info(&there) {
+            return Err(Error::invalid(format!(
+                "{} already has a memory of its own (project {}); move from a folder whose project has no memory here, or keep both and query the old one with --project {}",
+                root.display(),
+                other.id,
+                self.info.id
+            )));
+        }
+        let mut info = self.info.clone();
+        if let Some(old) = info.root.replace(root.to_path_buf()) {
+            if old != root && !info.moved_from.contains(&old) {
+                info.moved_from.push(old);
+            }
+        }
+        crate::store::create_private_dir(&there.root)?;
+        let alias = serde_json::to_vec_pretty(&Alias {
+            id: info.id.clone(),
+        })?;
+        atomic_write(&there.root.join("alias.json"), &alias)?;
+        self.save_info(info)
+    }
+
+    /// Where the project's sessions ran: its checkout, that checkout's
+    /// linked worktrees, and the folders it moved from.
+    pub fn session_roots(&self) -> Vec<PathBuf> {
+        let mut out = self
+            .info
+            .root
+            .as_deref()
+            .map(checkout_roots)
+            .unwrap_or_default();
+        out.extend(self.info.moved_from.iter().cloned());
+        out
     }
 
     /// Write `project.json` if it does not exist yet.
@@ -136,6 +205,7 @@ fn named(home: &Home, name: &str) -> Result<ProjectInfo> {
             root: None,
             created: jiff::Timestamp::now(),
             sync: None,
+            moved_from: Vec::new(),
         }),
         1 => Ok(matches.into_iter().next().expect("one match")),
         _ => Err(Error::invalid(format!(
@@ -147,6 +217,12 @@ fn named(home: &Home, name: &str) -> Result<ProjectInfo> {
                 .join(", ")
         ))),
     }
+}
+
+/// The project a moved project's new folder resolves to, if `dir` is one.
+fn read_alias(dir: &ScopeDir) -> Option<String> {
+    let bytes = fs::read(dir.root.join("alias.json")).ok()?;
+    serde_json::from_slice::<Alias>(&bytes).ok().map(|a| a.id)
 }
 
 fn read_info(dir: &ScopeDir) -> Result<Option<ProjectInfo>> {

@@ -18,8 +18,8 @@ use serde_json::{json, Value};
 use super::args::InstallArgs;
 use super::context::Ctx;
 use crate::ingest::discover::{
-    claude_code_transcripts, codex_rollouts, default_claude_home, default_codex_home,
-    default_gemini_home, gemini_chats, Input,
+    claude_code_moved_away, claude_code_transcripts, codex_rollouts, default_claude_home,
+    default_codex_home, default_gemini_home, gemini_chats, Input,
 };
 use crate::ingest::Kind;
 
@@ -258,15 +258,25 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
 /// sessions of the launchers just installed, which would otherwise stay
 /// unindexed until each one ended again.
 fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
-    let Some(root) = ctx.project().ok().and_then(|p| p.info.root) else {
+    let Some(project) = ctx.project().ok().filter(|p| p.info.root.is_some()) else {
         return Ok(());
     };
-    let roots = crate::store::checkout_roots(&root);
+    let root = project.info.root.clone().unwrap_or_default();
+    let roots = project.session_roots();
     let env = super::context::env;
     let mut found = Vec::new();
     let mut launchers = Vec::new();
     if a.claude_code {
         if let Some(home) = default_claude_home(env) {
+            // Sessions from before a move are not taken without the user
+            // saying the project moved: say where they are.
+            for (old, n) in claude_code_moved_away(&home, &root) {
+                outln!(
+                    "{n} Claude Code transcript(s) were recorded in {}, a folder that no longer exists: if this project moved from there, `recall project move --from {}` makes them its own",
+                    old.display(),
+                    shell_quote(&old.to_string_lossy())
+                );
+            }
             let files: Vec<_> = roots
                 .iter()
                 .flat_map(|r| claude_code_transcripts(&home, r))

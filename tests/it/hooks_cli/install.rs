@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{backups, in_project, make_project, ok, recall, store_dir};
+use super::{add, backups, in_project, make_project, ok, recall, store_dir};
 use crate::common::{assert_success, Env};
 use serde_json::{json, Value};
 
@@ -445,4 +445,105 @@ fn install_offers_to_index_the_projects_earlier_sessions() {
     let out = install(&["--yes"]);
     assert!(out.contains("indexed"), "{out}");
     assert_eq!(hits(), 1);
+}
+
+/// Issue 39 item 5: a clone moved to another folder is the same project
+/// when the user says so. Install names the transcripts recorded in the
+/// old folder (now gone) and the command that takes them; `recall project
+/// move --from OLD` makes the new folder that project (its records and
+/// sessions), and `recall index --claude-code` then takes the sessions
+/// recorded in the old folder.
+#[test]
+fn a_moved_clone_keeps_its_memory_when_the_user_says_so() {
+    let env = Env::new();
+    let old = make_project(&env, "shop");
+    let user_home = env.tmp.path().join("user");
+    claude_home_with_a_session(&user_home, &old, "the walrus cache fails on cold start");
+    add(
+        &env,
+        &old,
+        &[
+            "--category",
+            "decisions",
+            "--key",
+            "cache",
+            "Keep the walrus cache warm.",
+        ],
+    );
+    let old_id = ok(in_project(&env, &old).args(["project", "show", "--json"]));
+    let old_id: Value = serde_json::from_str(&old_id).unwrap();
+    let old_id = old_id["id"].as_str().unwrap().to_string();
+    // The clone moves: same name, another folder; the old one is gone.
+    let new = env.tmp.path().join("moved").join("shop");
+    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
+    std::fs::rename(&old, &new).unwrap();
+    let new = new.canonicalize().unwrap();
+    let out = ok(in_project(&env, &new).env("HOME", &user_home).args([
+        "hook",
+        "install",
+        "--claude-code",
+        "--no-backfill",
+    ]));
+    assert!(
+        !out.contains("project move"),
+        "--no-backfill says nothing: {out}"
+    );
+    let out = ok(in_project(&env, &new).env("HOME", &user_home).args([
+        "hook",
+        "install",
+        "--claude-code",
+    ]));
+    let hint = format!(
+        "1 Claude Code transcript(s) were recorded in {}, a folder that no longer exists: if this project moved from there, `recall project move --from {}` makes them its own",
+        old.display(),
+        old.display()
+    );
+    assert!(out.contains(&hint), "{out}");
+    // Until the user says so, the new folder is a new, empty project.
+    let shown: Value = serde_json::from_str(&ok(
+        in_project(&env, &new).args(["project", "show", "--json"])
+    ))
+    .unwrap();
+    assert_ne!(shown["id"], old_id.as_str());
+    let out = ok(in_project(&env, &new)
+        .args(["project", "move", "--from"])
+        .arg(&old));
+    assert!(out.contains(&format!("project {old_id}")), "{out}");
+    let shown: Value = serde_json::from_str(&ok(
+        in_project(&env, &new).args(["project", "show", "--json"])
+    ))
+    .unwrap();
+    assert_eq!(shown["id"], old_id.as_str(), "{shown}");
+    assert_eq!(shown["root"], new.to_str().unwrap());
+    assert_eq!(shown["moved_from"][0], old.to_str().unwrap());
+    let hits = ok(in_project(&env, &new).args(["query", "--format", "json", "walrus cache warm"]));
+    assert!(hits.contains("Keep the walrus cache warm."), "{hits}");
+    ok(in_project(&env, &new)
+        .env("HOME", &user_home)
+        .args(["index", "--claude-code"]));
+    let sessions = ok(in_project(&env, &new).args([
+        "query",
+        "--format",
+        "json",
+        "--kind",
+        "session",
+        "walrus cache cold start",
+    ]));
+    assert!(sessions.contains("\"session_id\": \"s1\""), "{sessions}");
+    // Again: nothing changes. From a folder no project lived in: an error
+    // that says where to look.
+    let out = ok(in_project(&env, &new)
+        .args(["project", "move", "--from"])
+        .arg(&old));
+    assert!(out.contains("already lives in"), "{out}");
+    let out = in_project(&env, &new)
+        .args(["project", "move", "--from", "/no/such/place"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no project lived in /no/such/place; `recall project list`"),
+        "{err}"
+    );
 }
