@@ -680,3 +680,32 @@ fn r26_7_a_record_write_gets_in_between_parts() {
         .unwrap();
     assert_eq!(keys, 1);
 }
+
+/// Issue 37 item 4: two runs indexing one file at once stored some of its
+/// passages twice: each appended its parts to whatever was stored. Here
+/// one run stops after its first part while another indexes the whole
+/// file; the first run's later parts continue a prefix no longer stored,
+/// so they are not appended again, and the rows are those one run writes.
+#[test]
+fn r37_a_part_another_run_wrote_is_not_appended_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = neutral_lines(37, 200_000);
+    let file = write(tmp.path(), "big.jsonl", &text);
+    let whole_dir = tmp.path().join("whole");
+    index(&whole_dir, &file, usize::MAX, &mut |_| Ok(())).unwrap();
+    let dir = tmp.path().join("both");
+    let mut first = true;
+    let (first_run, _) = index(&dir, &file, 20_000, &mut |s| {
+        if s == Step::Committed && std::mem::take(&mut first) {
+            let (other, _) = index(&dir, &file, 20_000, &mut |_| Ok(())).unwrap();
+            assert_eq!(other.appended, 1, "{}", other.summary());
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(first_run.indexed, 1, "{}", first_run.summary());
+    assert_eq!(
+        dump(open(&dir).writer().unwrap()),
+        dump(open(&whole_dir).writer().unwrap())
+    );
+}

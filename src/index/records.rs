@@ -483,7 +483,7 @@ pub fn remove_record(tx: &Transaction, dir: &ScopeDir, path: &Path) -> Result<()
 /// in it until a checkpoint copies the zeroed pages over them
 /// (`secure_delete` zeroes the database pages).
 pub fn truncate_wal(conn: &Connection) {
-    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+    if let Err(e) = crate::store::checkpoint(conn, crate::store::Checkpoint::Truncate) {
         tracing::debug!("WAL not truncated after a delete: {e}");
     }
 }

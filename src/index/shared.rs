@@ -257,6 +257,7 @@ pub fn import_source(
         bytes: 0,
         redactions: 0,
         part: Part::whole(Action::Replace, 0),
+        continues: None,
     };
     write_source(tx, Ready::new(prepared), now, stats)?;
     tx.prepare_cached("UPDATE sources SET host=?1 WHERE path=?2")?

@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use crate::error::Result;
 use crate::ingest::chunk::Chunk;
 use crate::ingest::model::Role;
-use crate::ingest::{Action, Continuation, Prepared, SessionOut, SourceState, TicketOut};
+use crate::ingest::{Action, Continuation, Prefix, Prepared, SessionOut, SourceState, TicketOut};
 use crate::store::{RowTerms, Table, TermDeltas};
 
 /// Every source of this host's own files, by path. Sources pulled from a
@@ -127,10 +127,27 @@ pub fn write_source(
         crate::ingest::Kind::Session => "session",
         crate::ingest::Kind::Ticket => "ticket",
     });
-    let existing: Option<(i64, i64)> = tx
-        .prepare_cached("SELECT id, messages FROM sources WHERE path=?1")?
-        .query_row([&p.path], |r| Ok((r.get(0)?, r.get(1)?)))
+    let existing: Option<(i64, i64, Prefix)> = tx
+        .prepare_cached("SELECT id, messages, offset, hash FROM sources WHERE path=?1")?
+        .query_row([&p.path], |r| {
+            let prefix = Prefix {
+                offset: r.get(2)?,
+                hash: r.get(3)?,
+            };
+            Ok((r.get(0)?, r.get(1)?, prefix))
+        })
         .optional()?;
+    // A part continues one prefix of its file. Another run indexing the
+    // same file at once may have written this part already, or replaced
+    // the prefix: then the stored rows are not the ones it continues, and
+    // appending it would store its passages twice (issue 37 item 4).
+    if let Some(from) = p.continues.as_ref().filter(|_| p.action == Action::Append) {
+        if existing.as_ref().map(|e| &e.2) != Some(from) {
+            tracing::debug!(path = %p.path, offset = from.offset, "part not appended: the stored source is not the prefix it continues");
+            return Ok(Written::default());
+        }
+    }
+    let existing = existing.map(|(id, messages, _)| (id, messages));
     let append = p.action == Action::Append && existing.is_some();
     if let Some((id, _)) = existing.filter(|_| !append) {
         clear_source(tx, id, stats)?;

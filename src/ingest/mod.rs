@@ -34,6 +34,6 @@ pub(crate) mod values;
 pub use detect::{detect, Format, Kind};
 pub use prepare::{
     current_parser_version, parse_file, prepare, source_key, Action, ChunkOut, Continuation,
-    IngestOptions, Job, Part, Prepared, SessionOut, SourceState, TicketOut,
+    IngestOptions, Job, Part, Prefix, Prepared, SessionOut, SourceState, TicketOut,
 };
 pub use segment::SEGMENT_BYTES;

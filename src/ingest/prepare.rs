@@ -171,6 +171,19 @@ pub struct Prepared {
     pub redactions: usize,
     /// Where this part sits in its source.
     pub part: Part,
+    /// For an [`Action::Append`] part, the prefix of the file it continues:
+    /// the writer appends it only to a source stored up to exactly that
+    /// prefix, so two runs indexing one file at once never append a part
+    /// twice, or to a prefix the other replaced (issue 37 item 4).
+    pub continues: Option<Prefix>,
+}
+
+/// A prefix of a source file as the `sources` row stores it: its length in
+/// bytes and the hash of those bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefix {
+    pub offset: i64,
+    pub hash: String,
 }
 
 /// Where a prepared part sits in its source. A transcript read in segments
@@ -258,6 +271,7 @@ pub(super) fn failed(job: &Job, msg: String) -> Prepared {
         bytes: 0,
         redactions: 0,
         part: Part::whole(Action::Failed, job.size.max(0) as u64),
+        continues: None,
     }
 }
 

@@ -9,6 +9,8 @@
 //! appends to them, and each carries the source state at its end (offset,
 //! hash, line count, session id), so the writer can commit after any part
 //! and a run killed between parts is continued by the next run's append.
+//! Every appending part names the prefix it continues ([`Prefix`]), so the
+//! writer never appends it to another.
 //! Memory depends on the segment size, not on the file (issue 26 item 15).
 //!
 //! A run reads the same as one parse of the whole file would: segments are
@@ -34,7 +36,7 @@ use super::neutral;
 use super::nul::blank_nul_lines;
 use super::prepare::{
     failed, finish_session, parser_version, redact_ids, Action, Continuation, IngestOptions, Job,
-    Part, Prepared,
+    Part, Prefix, Prepared,
 };
 use super::segment::Segments;
 
@@ -159,6 +161,10 @@ pub(super) fn prepare_stream(
     };
     loop {
         let before = segs.offset();
+        let from = Prefix {
+            offset: before as i64,
+            hash: segs.hash().to_hex().to_string(),
+        };
         let seg = match segs.next() {
             Ok(seg) => seg,
             Err(e) => {
@@ -176,6 +182,7 @@ pub(super) fn prepare_stream(
             None => (&[][..], true, None),
         };
         let (mut out, consumed) = run.part_of(bytes, too_long);
+        out.continues = (out.action == Action::Append).then_some(from);
         // What a parser leaves is an unfinished last line: for next time.
         let stop = last || consumed < bytes.len();
         segs.consume(consumed);

@@ -15,8 +15,19 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use super::migrate::{migrate, SCHEMA_VERSION};
 use crate::error::{Error, Result};
 
-/// How long a connection waits on a lock before giving up.
+/// How long a connection waits on a lock before giving up: readers,
+/// checkpoints, and the first switch of a new file to WAL.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a writer waits for the write lock. One part of a transcript is
+/// one transaction (up to a segment, 8 MB, and the delete of what it
+/// replaces), and so are `index --full`'s rebuild and a migration: on a
+/// loaded machine each can hold the lock for more than [`BUSY_TIMEOUT`]
+/// (issue 37 item 4: three `recall index` runs of a 12 MB transcript, one
+/// part held 9.7 s). A lock is held only by a live process (SQLite's locks
+/// go with it), so this bounds only a writer stopped or hung while holding
+/// it.
+pub(super) const WRITE_WAIT: Duration = Duration::from_secs(600);
 
 /// How read-only connections open: read-only, each used by one thread at a
 /// time, and a URI (the `immutable=1` fallback) allowed.
@@ -120,6 +131,7 @@ impl Db {
                 }
                 let mut c = Connection::open(path).map_err(corrupt)?;
                 init_conn(&mut c).map_err(corrupt)?;
+                c.busy_timeout(WRITE_WAIT).map_err(corrupt)?;
                 // Every write transaction takes the write lock up front. A
                 // deferred one that has read first cannot wait for another
                 // writer: SQLite answers SQLITE_BUSY at once instead of
@@ -351,15 +363,38 @@ fn bound_wal_at(conn: &Connection, limit: u64) {
         return;
     }
     let start = std::time::Instant::now();
-    let done = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    });
+    let done = checkpoint(conn, Checkpoint::Restart);
     let took_ms = start.elapsed().as_millis() as u64;
     tracing::debug!(wal, size, ?done, took_ms, "checkpoint of a large WAL");
+}
+
+/// The checkpoints a writer runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Checkpoint {
+    /// Copy the whole log into the file, then wait until the next writer
+    /// starts it over ([`bound_wal`]).
+    Restart,
+    /// The same, and cut the log to zero bytes (after a delete: no old
+    /// page image stays in it).
+    Truncate,
+}
+
+/// Run a checkpoint of `conn`'s database, waiting at most [`BUSY_TIMEOUT`]
+/// for the readers of old frames whatever the connection's own timeout
+/// (a writer's is [`WRITE_WAIT`]): while it waits it holds the write lock,
+/// so every other writer waits with it. Returns SQLite's three numbers
+/// (busy, frames in the log, frames checkpointed).
+pub fn checkpoint(conn: &Connection, mode: Checkpoint) -> rusqlite::Result<(i64, i64, i64)> {
+    let sql = match mode {
+        Checkpoint::Restart => "PRAGMA wal_checkpoint(RESTART)",
+        Checkpoint::Truncate => "PRAGMA wal_checkpoint(TRUNCATE)",
+    };
+    let was: i64 = conn.pragma_query_value(None, "busy_timeout", |r| r.get(0))?;
+    let was = Duration::from_millis(was.max(0) as u64);
+    conn.busy_timeout(was.min(BUSY_TIMEOUT))?;
+    let done = conn.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)));
+    conn.busy_timeout(was)?;
+    done
 }
 
 /// Recount term statistics that are missing or stale (an index from an

@@ -20,7 +20,9 @@ mod readers;
 mod terms;
 mod turn;
 
-pub use db::{bound_wal, configure_process, immutable_uri, Db, OpenMode, WAL_LIMIT};
+pub use db::{
+    bound_wal, checkpoint, configure_process, immutable_uri, Checkpoint, Db, OpenMode, WAL_LIMIT,
+};
 pub use fsutil::{
     atomic_write, create_private_dir, file_mtime_ns, is_orphan_temp, is_temp_name, private_file,
     remove_orphan_temps, sync_parent, ORPHAN_AGE,

@@ -82,8 +82,9 @@ fn take_turn(db: &Path) -> Option<File> {
     }
 }
 
-/// How long a writer waits for its turn before it begins without one: the
-/// busy timeout a writer waits for the lock itself.
+/// How long a writer waits for its turn before it begins without one (it
+/// then waits for the lock itself, as long as a writer waits: a turn held
+/// longer is a waiter stopped while it waited, not one writing).
 const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// How often a waiting writer tries the turn again.
 const TURN_POLL: std::time::Duration = std::time::Duration::from_millis(2);

@@ -337,3 +337,46 @@ fn kill_nine_mid_batch_leaves_a_consistent_index_and_the_next_run_completes() {
     )
     .unwrap();
 }
+
+/// Issue 37 item 4: two or three `recall index` runs on one project at
+/// once, on a transcript over one segment (8 MB), failed one run with
+/// "database is locked": one part is one transaction, which held the lock
+/// past a waiting writer's five seconds. Writers wait their turn whatever
+/// the file size: every run exits 0, and the index holds the transcript
+/// once, as one run alone writes it.
+#[test]
+fn r37_concurrent_index_runs_on_a_large_transcript_all_succeed() {
+    let env = Env::new();
+    let transcript = env.tmp.path().join("big.jsonl");
+    let bytes = synth::claude::generate_one(&transcript, 12 << 20, 37).unwrap();
+    assert!(bytes > 8 << 20, "{bytes} bytes: more than one segment");
+    let path = transcript.to_str().unwrap();
+    // Three fresh runs, then three `--full` runs (one bulk rebuild each).
+    for args in [vec!["index", path], vec!["index", "--full", path]] {
+        let runs: Vec<_> = (0..3)
+            .map(|_| {
+                env.std_cmd()
+                    .args(&args)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for run in runs {
+            let out = run.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && !stderr.contains("locked"),
+                "recall {args:?}: exit {:?}: {stderr}",
+                out.status.code()
+            );
+        }
+    }
+    let db = env.project_dir().join("index.db");
+    let chunks = chunk_count(&db);
+    let alone = Env::new();
+    alone.run(&["index", path]);
+    assert_eq!(chunks, chunk_count(&alone.project_dir().join("index.db")));
+    assert_eq!(committed_sources(&db), 1);
+}
