@@ -419,7 +419,9 @@ fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
             Some(format!("unknown format {}", d.format)),
         ));
     };
-    let parsed = match parse_file(&d.path, format, &o.ingest) {
+    // The stored path is redacted when it holds a secret: find the file.
+    let file = crate::secrets::find_path(std::path::Path::new(""), &d.path.to_string_lossy());
+    let parsed = match parse_file(file.as_ref().unwrap_or(&d.path), format, &o.ingest) {
         Ok(p) => p,
         Err(e) => {
             return Ok(outcome(
@@ -581,12 +583,16 @@ pub struct Status {
     pub reason: Option<String>,
     pub facts: i64,
     pub updated: Option<String>,
+    /// When the session was last active (Unix seconds), if known.
+    #[serde(skip)]
+    pub last_active: Option<i64>,
 }
 
 /// Every session's extraction state; sessions never tried are `pending`.
 pub fn status(c: &Connection) -> Result<Vec<Status>> {
     let mut st = c.prepare(
-        "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated, s.path
+        "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated, s.path,
+                coalesce(se.last_ts, se.first_ts)
          FROM sessions se JOIN sources s ON s.id = se.source_id
          LEFT JOIN extractions x ON x.source_id = s.id
          ORDER BY coalesce(x.updated, 0) DESC, se.session_id, s.path",
@@ -602,6 +608,7 @@ pub fn status(c: &Connection) -> Result<Vec<Status>> {
             updated: updated
                 .and_then(|u| Timestamp::from_second(u).ok())
                 .map(|t| t.to_string()),
+            last_active: r.get(6)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -350,6 +350,32 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
         eprintln!("recall: {line}")
     })?;
     outln!("{}", report.summary());
+    offer_old_extraction(ctx)
+}
+
+/// After a backfill: `recall extract` takes sessions active in the last
+/// `extract.max_age_days`, so sessions backfilled from before that would
+/// be "nothing due": say how to distil them too.
+fn offer_old_extraction(ctx: &Ctx) -> Result<()> {
+    let Ok(status) = ctx.extract_status() else {
+        return Ok(());
+    };
+    let max_age = ctx.config.extract.max_age_days;
+    let now = ctx.now.as_second();
+    let ages: Vec<f64> = status
+        .iter()
+        .filter(|s| s.state == "pending")
+        .filter_map(|s| s.last_active)
+        .map(|t| (now - t) as f64 / 86_400.0)
+        .filter(|days| *days > max_age)
+        .collect();
+    if let Some(oldest) = ages.iter().copied().reduce(f64::max) {
+        outln!(
+            "{} of the sessions were last active over {max_age} days ago, which `recall extract` leaves out: `recall extract --since {}d` distils them into records too",
+            ages.len(),
+            oldest.ceil() as u64
+        );
+    }
     Ok(())
 }
 

@@ -445,6 +445,26 @@ fn install_offers_to_index_the_projects_earlier_sessions() {
     let out = install(&["--yes"]);
     assert!(out.contains("indexed"), "{out}");
     assert_eq!(hits(), 1);
+    // The session (from January) is older than extraction's 30 days:
+    // install says how to distil it, and that command takes it.
+    let since = out
+        .split("`recall extract --since ")
+        .nth(1)
+        .and_then(|r| r.split('`').next())
+        .unwrap_or_else(|| panic!("no extraction offer: {out}"));
+    assert!(
+        out.contains("1 of the sessions were last active over 30 days ago"),
+        "{out}"
+    );
+    let report: Value = serde_json::from_str(&ok(in_project(&env, &proj).args([
+        "extract",
+        "--since",
+        since,
+        "--dry-run",
+        "--json",
+    ])))
+    .unwrap();
+    assert_eq!(report["report"]["sessions"], 1, "{report}");
 }
 
 /// Issue 39 item 5: a clone moved to another folder is the same project
