@@ -18,7 +18,7 @@ max_bytes=$((20 * 1024 * 1024))
 
 echo "== building recall $version for $target"
 cargo build --release --locked --bin recall --target "$target"
-bin="target/$target/release/recall"
+bin="${CARGO_TARGET_DIR:-target}/$target/release/recall"
 
 size=$(wc -c <"$bin")
 echo "== $bin: $((size / 1024 / 1024)) MB ($size bytes)"

@@ -70,3 +70,23 @@ fn the_release_profile_strips_the_binary_and_benches_keep_line_tables() {
     assert_eq!(profile["bench"]["debug"].as_str(), Some("line-tables-only"));
     assert_eq!(profile["profiling"]["inherits"].as_str(), Some("release"));
 }
+
+/// Regression (issue 37 item 11: `.ci/run` failed with exit 127 when
+/// `CARGO_TARGET_DIR` was set, running `target/debug/examples/torture`):
+/// every path into the build folder goes through `$TARGET`, which follows
+/// `CARGO_TARGET_DIR`; so does the release script's binary.
+#[test]
+fn r37_ci_follows_cargo_target_dir() {
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.contains(r#"TARGET="${CARGO_TARGET_DIR:-$PWD/target}""#),
+        "{ci}"
+    );
+    for line in ci.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        if line.contains("target/") && !line.starts_with("TARGET=") {
+            assert!(line.contains("$TARGET/"), "a fixed build path: {line}");
+        }
+    }
+    let pkg = std::fs::read_to_string(root().join("scripts/package-release.sh")).unwrap();
+    assert!(pkg.contains(r#"bin="${CARGO_TARGET_DIR:-target}/$target/release/recall""#));
+}
