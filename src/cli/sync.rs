@@ -114,6 +114,9 @@ fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
         if s.kept_local > 0 {
             line.push_str(&format!(", kept {} local (pushed instead)", s.kept_local));
         }
+        if s.dropped > 0 {
+            line.push_str(&format!(", dropped {} deleted elsewhere", s.dropped));
+        }
         if s.redacted > 0 {
             line.push_str(&format!(", redacted {} secrets on arrival", s.redacted));
         }

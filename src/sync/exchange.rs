@@ -72,6 +72,9 @@ pub struct ScopeReport {
     pub refused: Vec<String>,
     /// Secrets redacted from what was pulled.
     pub redacted: usize,
+    /// Records and sources dropped because the server no longer has them
+    /// (deleted while this host could not read the tombstone).
+    pub dropped: usize,
     pub cursor: i64,
     /// Passages in the sources pulled and pushed.
     pub passages_pulled: usize,
@@ -106,7 +109,7 @@ pub fn pull(
     // not an edit made here.
     local::settle_pulls(conn)?;
     let mut cursor = local::cursor(conn)?;
-    let first = cursor == 0;
+    let (first, before) = (cursor == 0, cursor);
     loop {
         let rows = client
             .query(
@@ -143,6 +146,7 @@ pub fn pull(
         cursor = last;
     }
     report.cursor = cursor;
+    super::horizon::catch_up(client, url, conn, t, me, before, report)?;
     Ok(())
 }
 

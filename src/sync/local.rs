@@ -76,6 +76,16 @@ pub fn set_noted(conn: &Connection, cursor: i64) -> Result<()> {
     set_meta(conn, "sync.noted", cursor)
 }
 
+/// The compaction horizon this scope last reconciled against.
+pub fn horizon(conn: &Connection) -> Result<Option<i64>> {
+    meta_i64(conn, "sync.horizon")
+}
+
+/// Remember the horizon reconciled against.
+pub fn set_horizon(conn: &Connection, horizon: i64) -> Result<()> {
+    set_meta(conn, "sync.horizon", horizon)
+}
+
 /// Note a finished sync.
 pub fn set_last_sync(conn: &Connection, now: i64) -> Result<()> {
     set_meta(conn, "sync.last", now)

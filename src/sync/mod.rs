@@ -13,12 +13,15 @@
 //! - [`identity`]: this host's id and a project's team identity.
 //! - [`local`]: what a scope's index has exchanged (cursor and hashes).
 //! - [`exchange`]: pull then push for one scope.
+//! - [`horizon`]: tombstones dropped once read, and the reconcile of a
+//!   host that may have missed one.
 //!
 //! Nothing here is on a read path: `recall query`, the hooks, `serve` and
 //! `mcp` never wait on the network. The façade ([`crate::Memory::sync`])
 //! decides which scopes to sync; front ends only call it.
 
 pub mod exchange;
+pub mod horizon;
 pub mod identity;
 pub mod local;
 pub mod pgschema;
@@ -80,7 +83,8 @@ pub fn sync_scope(
 }
 
 /// Record how far this host has read, and drop each tombstone every other
-/// host has read past (the host that sent it has seen it).
+/// host that reports its progress has read past (the host that sent it has
+/// seen it); see [`horizon`] for the hosts that cannot report.
 fn note_progress(
     client: &mut Client,
     url: &RemoteUrl,
@@ -97,15 +101,7 @@ fn note_progress(
             &[&project, &host, &seen],
         )
         .map_err(err)?;
-    client
-        .execute(
-            "DELETE FROM recall_entries e WHERE e.project = $1 AND e.deleted
-             AND NOT EXISTS (SELECT 1 FROM recall_hosts h
-                             WHERE h.project = $1 AND h.host <> e.host AND h.seen_id < e.id)",
-            &[&project],
-        )
-        .map_err(err)?;
-    Ok(())
+    horizon::compact(client, url, project)
 }
 
 /// What the server knows of one project.

@@ -17,6 +17,10 @@ pub const PG_MIGRATIONS: &[(&str, &str)] = &[
         "0002_push_receipts",
         include_str!("../../schema/pg/0002_push_receipts.sql"),
     ),
+    (
+        "0003_compaction_horizon",
+        include_str!("../../schema/pg/0003_compaction_horizon.sql"),
+    ),
 ];
 
 /// The schema version this build reads and writes.

@@ -162,7 +162,7 @@ fn a_read_only_role_can_pull_but_not_push() {
         "CREATE ROLE recall_reader LOGIN PASSWORD 'reader-pw-123';
          GRANT CONNECT ON DATABASE team TO recall_reader;
          GRANT USAGE ON SCHEMA public TO recall_reader;
-         GRANT SELECT ON recall_schema, recall_entries, recall_hosts TO recall_reader;",
+         GRANT SELECT ON recall_schema, recall_entries, recall_hosts, recall_horizons TO recall_reader;",
     );
     let url = format!(
         "postgres://recall_reader:reader-pw-123@127.0.0.1:{}/team",
@@ -251,7 +251,8 @@ fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
     a.sync();
     pg.sql(
         "team",
-        "ALTER TABLE recall_hosts DROP COLUMN push_token; DELETE FROM recall_schema WHERE version > 1",
+        "DROP TABLE recall_horizons; ALTER TABLE recall_hosts DROP COLUMN push_token;
+         DELETE FROM recall_schema WHERE version > 1",
     );
     let out = b.out(&["sync"]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -263,11 +264,76 @@ fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
     b.init(&pg);
     assert_eq!(
         pg.sql("team", "SELECT max(version) FROM recall_schema"),
-        "2"
+        "3"
     );
     b.sync();
     assert_eq!(
         b.body("port").as_deref(),
         Some("The API listens on port 8080")
+    );
+}
+
+/// Upgrading a server from schema 2 (before the compaction horizon) is
+/// still one `--init` by the owner: the roles that could read and write
+/// the old tables can read and move the horizon, with no new grant, and a
+/// reader that missed a delete before the upgrade drops it after.
+#[test]
+fn r36_an_upgraded_server_keeps_its_members_and_readers_syncing() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let owner = Host::new(&env, "owner");
+    owner.init(&pg);
+    let to_schema_2 = "DROP TABLE recall_horizons; DELETE FROM recall_schema WHERE version > 2";
+    pg.sql("team", to_schema_2);
+    // The grants of schema 2's docs, then the upgrade.
+    pg.sql(
+        "team",
+        "CREATE ROLE member LOGIN PASSWORD 'member-pw-123';
+         GRANT USAGE ON SCHEMA public TO member;
+         GRANT SELECT, INSERT, UPDATE, DELETE ON recall_entries, recall_hosts TO member;
+         GRANT SELECT ON recall_schema TO member;
+         GRANT USAGE ON SEQUENCE recall_order TO member;
+         CREATE ROLE reader LOGIN PASSWORD 'reader-pw-123';
+         GRANT USAGE ON SCHEMA public TO reader;
+         GRANT SELECT ON recall_schema, recall_entries, recall_hosts TO reader;",
+    );
+    owner.init(&pg);
+    let url = |who: &str| format!("postgres://{who}:{who}-pw-123@127.0.0.1:{}/team", pg.port);
+    let a = Host::new(&env, "a");
+    a.run(&["sync", "--init", &url("member"), "--team", TEAM]);
+    a.add("doomed", "The ibis-mauve-2290 flag goes soon");
+    a.sync();
+    let ci = Host::new(&env, "ci");
+    let _ = ci.out(&["sync", "--init", &url("reader"), "--team", TEAM]);
+    ci.run(&["sync", "--pull-only"]);
+    assert!(ci.body("doomed").is_some());
+    // Schema 2 compacted the tombstone before the reader read it.
+    a.run(&["record", "delete", "doomed"]);
+    a.sync();
+    pg.sql("team", "DELETE FROM recall_entries WHERE deleted");
+    pg.sql("team", to_schema_2);
+    owner.init(&pg);
+    ci.run(&["sync", "--pull-only"]);
+    assert_eq!(ci.body("doomed"), None);
+    // The member may move the horizon when it compacts; the reader may not.
+    assert_eq!(
+        pg.sql(
+            "team",
+            "SELECT has_table_privilege('member', 'recall_horizons', 'INSERT')
+                    AND has_table_privilege('member', 'recall_horizons', 'UPDATE'),
+                    has_table_privilege('reader', 'recall_horizons', 'SELECT'),
+                    has_table_privilege('reader', 'recall_horizons', 'INSERT')"
+        ),
+        "t|t|f"
+    );
+    a.add("later", "Written after the upgrade");
+    a.sync();
+    a.run(&["record", "delete", "later"]);
+    a.sync();
+    owner.sync();
+    a.sync();
+    assert_eq!(
+        pg.sql("team", "SELECT count(*) FROM recall_entries WHERE deleted"),
+        "0"
     );
 }

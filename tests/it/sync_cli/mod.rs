@@ -5,10 +5,12 @@
 //! per concern: `exchange` (what travels between hosts and how it
 //! converges), `connection` (the server: errors, credentials, TLS, roles, a
 //! server that stops) and `background` (syncs nobody waits for: hooks,
-//! `--watch`, `recall serve`).
+//! `--watch`, `recall serve`), `deletes` (tombstones reaching every host,
+//! read-only ones included).
 
 mod background;
 mod connection;
+mod deletes;
 mod exchange;
 
 use std::path::{Path, PathBuf};
@@ -154,6 +156,28 @@ fn joined<'a, const N: usize>(env: &'a Env, pg: &Pg, names: [&str; N]) -> [Host<
         h.init(pg);
         h
     })
+}
+
+/// The URL of a read-only role (`recall_reader`, made on first use) that
+/// may read every recall table and write none.
+fn reader_url(pg: &Pg) -> String {
+    let exists = pg.sql(
+        "team",
+        "SELECT count(*) FROM pg_roles WHERE rolname = 'recall_reader'",
+    );
+    if exists == "0" {
+        pg.sql(
+            "team",
+            "CREATE ROLE recall_reader LOGIN PASSWORD 'reader-pw-123';
+             GRANT CONNECT ON DATABASE team TO recall_reader;
+             GRANT USAGE ON SCHEMA public TO recall_reader;
+             GRANT SELECT ON ALL TABLES IN SCHEMA public TO recall_reader;",
+        );
+    }
+    format!(
+        "postgres://recall_reader:reader-pw-123@127.0.0.1:{}/team",
+        pg.port
+    )
 }
 
 fn demo(name: &str) -> PathBuf {
