@@ -42,6 +42,12 @@ use super::context::Ctx;
 /// Claude Code cuts additional context past this many characters.
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
 
+/// The longest prompt the prompt hook recalls for, in characters: a long
+/// ticket is a few thousand; past this a prompt is a pasted dump, whose
+/// beginning says what is asked (a 10 MB prompt held whole took the hook
+/// to 147 MB).
+pub const MAX_PROMPT_CHARS: usize = 64 * 1024;
+
 /// The fields recall reads from a hook payload.
 #[derive(Debug, Default, Deserialize)]
 pub struct Payload {
@@ -200,7 +206,7 @@ fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
     // Gemini CLI's prompt carries the context hooks already gave it (as
     // `<hook_context>`): recall what the person typed, not what it said.
     let text = crate::ingest::gemini::without_injected(text);
-    let text = text.as_ref();
+    let text = crate::text::truncate_chars(text.as_ref(), MAX_PROMPT_CHARS);
     if text.trim().is_empty() {
         return Ok(String::new());
     }

@@ -84,6 +84,38 @@ fn a_hundred_kilobyte_prompt_is_handled() {
     }
 }
 
+/// Regression (issue 37 item 9: a 10 MB prompt, held whole through the
+/// recall, took the hook to 147 MB): the hook recalls for the prompt's
+/// first 64 KiB, what a person asks; what a pasted dump holds past it is
+/// not searched. (`/usr/bin/time -v` on a 9 MB prompt: 138 MB before,
+/// 39 MB after.)
+#[test]
+fn r37_a_prompt_is_recalled_for_its_first_64_kib() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let mut filler = String::new();
+    while filler.len() < 70 * 1024 {
+        filler += "a log line with nothing to see here ";
+    }
+    let late = format!("{filler} The checkout redis pool is exhausted again.");
+    let early = format!("The checkout redis pool is exhausted again. {filler}");
+    for (prompt, found) in [(late, false), (early, true)] {
+        let p = payload(
+            "UserPromptSubmit",
+            &proj,
+            json!({ "prompt": prompt, "session_id": format!("dump-{found}") }),
+        );
+        let r = run_hook(
+            recall(&env),
+            "claude-code",
+            p.to_string(),
+            &["--deadline-ms", "30000"],
+        );
+        assert_eq!(r.code, 0, "{r:?}");
+        assert_eq!(r.out.contains("Redis pool was exhausted"), found, "{r:?}");
+    }
+}
+
 /// Issue 25 part 2: every prompt of a long session got up to 2,000 tokens,
 /// the same hits turn after turn. A session is now not given a hit twice
 /// (unless the prompt asks to be reminded), gets nothing when all it
