@@ -45,8 +45,13 @@ pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
 fn reindex_scope(ctx: &Ctx, dir: &ScopeDir, full: bool, bar: bool) -> Result<SyncReport> {
     let done = ctx.reindex(dir, full, bar)?;
     if let Some(aside) = &done.moved_aside {
+        let why = done
+            .damage
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
         eprintln!(
-            "recall: the index at {} was damaged; moved it aside to {} and rebuilt it from the record files; run `recall index` to add sessions and tickets again (and `recall sync` for team memory)",
+            "recall: the index at {} was damaged{why}; moved it aside to {} and rebuilt it from the record files; run `recall index` to add sessions and tickets again (and `recall sync` for team memory)",
             dir.index_path().display(),
             aside.display()
         );

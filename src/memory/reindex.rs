@@ -15,6 +15,8 @@ pub struct Reindexed {
     pub report: SyncReport,
     /// Where an unreadable index was moved before it was rebuilt.
     pub moved_aside: Option<PathBuf>,
+    /// What was wrong with it: the error its rebuild stopped at.
+    pub damage: Option<String>,
 }
 
 impl Memory {
@@ -48,16 +50,17 @@ impl Memory {
         let done = match self.reindex_once(dir, full, &bar) {
             Err(e) if full && is_damage(&e) => {
                 let aside = self.move_index_aside(dir)?;
-                tracing::warn!("{e}");
                 let report = self.reindex_once(dir, full, &bar)?;
                 Reindexed {
                     report,
                     moved_aside: Some(aside),
+                    damage: Some(e.chain()),
                 }
             }
             other => other.map(|report| Reindexed {
                 report,
                 moved_aside: None,
+                damage: None,
             })?,
         };
         bar.finish();
@@ -110,17 +113,42 @@ fn count_record_files(dir: &ScopeDir) -> u64 {
         .count() as u64
 }
 
-/// Whether `e` says the index file itself is damaged (or from a newer
-/// recall), rather than something a person must fix first.
+/// Whether `e`, from rebuilding a scope, says the index file holds what
+/// recall did not write (or a newer recall did), rather than something a
+/// person must fix first. Damage is not only what SQLite calls corrupt: a
+/// flipped byte inside a row's text passes every check SQLite makes and
+/// fails as text that is not UTF-8 (issue 37 item 3), one in a column of
+/// numbers as a value of the wrong type, one in the schema as a table
+/// that is missing. So any SQLite failure is damage, except those that
+/// come from outside the file: a lock, a full disk, a failing read or
+/// write, a file or folder that cannot be opened or written.
 fn is_damage(e: &Error) -> bool {
     match e {
         Error::CorruptIndex { .. } | Error::SchemaTooNew { .. } => true,
-        Error::Sqlite(e) => matches!(
-            e.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-        ),
+        Error::Sqlite(e) => !from_outside(e),
         _ => false,
     }
+}
+
+/// SQLite failing for a reason outside the index file's bytes.
+fn from_outside(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode as C;
+    matches!(
+        e.sqlite_error_code(),
+        Some(
+            C::DatabaseBusy
+                | C::DatabaseLocked
+                | C::DiskFull
+                | C::SystemIoFailure
+                | C::CannotOpen
+                | C::ReadOnly
+                | C::PermissionDenied
+                | C::OutOfMemory
+                | C::OperationInterrupted
+                | C::FileLockingProtocolFailed
+                | C::NoLargeFileSupport
+        )
+    )
 }
 
 #[cfg(test)]
@@ -182,6 +210,21 @@ mod tests {
         );
         assert!(!is_damage(&Error::Sqlite(busy)));
         assert!(!is_damage(&Error::invalid("bad")));
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        assert!(!is_damage(&Error::Sqlite(full)));
+        // Issue 37 item 3: a flipped byte in a row's text.
+        let mut bytes = b"ab".to_vec();
+        bytes[1] = 0xff;
+        let text = std::str::from_utf8(&bytes).unwrap_err();
+        assert!(is_damage(&Error::Sqlite(rusqlite::Error::Utf8Error(
+            1, text
+        ))));
+        let mismatch =
+            rusqlite::Error::InvalidColumnType(0, "size".into(), rusqlite::types::Type::Text);
+        assert!(is_damage(&Error::Sqlite(mismatch)));
         let newer = Error::SchemaTooNew {
             path: "index.db".into(),
             found: 99,

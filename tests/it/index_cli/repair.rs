@@ -94,6 +94,52 @@ fn r26_reindex_full_recovers_an_index_damaged_inside() {
     }
 }
 
+/// Issue 37 item 3: one flipped byte inside a row's text passes SQLite's
+/// checks and fails the rebuild as text that is not UTF-8; the first
+/// `reindex --full` exited 2 with a raw "sqlite: invalid utf-8 sequence"
+/// (no path, no fix). The first run moves the index aside and rebuilds it,
+/// saying where it went and why, whatever the old file holds.
+#[test]
+fn r37_reindex_full_rebuilds_an_index_whose_text_is_not_utf8() {
+    let env = Env::new();
+    for i in 0..40 {
+        env.add(
+            "decisions",
+            &format!("k{i}"),
+            &format!(
+                "fact {i} about tokio runtime number{i} {}",
+                "padding words ".repeat(40)
+            ),
+        );
+    }
+    let db = env.project_dir().join("index.db");
+    // A byte early, halfway and late in the rows' text; each run starts
+    // from the index the one before rebuilt.
+    for at in [0.1, 0.5, 0.9] {
+        let mut bytes = std::fs::read(&db).unwrap();
+        let rows: Vec<usize> = bytes
+            .windows(13)
+            .enumerate()
+            .filter(|(_, w)| w == b"padding words")
+            .map(|(i, _)| i)
+            .collect();
+        assert!(rows.len() > 100, "{}", rows.len());
+        let pos = rows[(rows.len() as f64 * at) as usize] + 3;
+        bytes[pos] = 0xff;
+        std::fs::write(&db, bytes).unwrap();
+        let out = env.cmd().args(["reindex", "--full"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "byte {pos}: {err}");
+        let said = format!("the index at {} was damaged (", db.display());
+        assert!(err.contains(&said), "{err}");
+        assert!(err.contains("utf-8"), "says why: {err}");
+        assert!(err.contains("moved it aside to"), "{err}");
+        assert_eq!(env.hit_ids("alpha", "number17").len(), 1, "{err}");
+        let (code, text) = env.doctor();
+        assert_eq!(code, Some(0), "{text}");
+    }
+}
+
 #[test]
 fn doctor_reports_drift_and_permissions_with_fixes() {
     use std::os::unix::fs::PermissionsExt;
