@@ -8,7 +8,10 @@ use anyhow::Result;
 
 use super::args::SyncArgs;
 use super::context::{env, Ctx};
-use crate::memory::{SyncOptions, SyncReport, SyncStatus};
+use crate::memory::{SyncInit, SyncOptions, SyncReport, SyncStatus};
+
+/// The exit code of a sync that withheld something (docs/output.md).
+const WITHHELD: u8 = 3;
 
 pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     let mut ctx = ctx.clone();
@@ -30,8 +33,13 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         }
         return Ok(0);
     }
+    let mut pull_only = a.pull_only;
     if let Some(url) = &a.init {
-        let (before, after) = ctx.sync_init(url, &env)?;
+        let SyncInit {
+            before,
+            after,
+            can_push,
+        } = ctx.sync_init(url, &env)?;
         let remote = ctx.sync_remote(&env)?;
         match before {
             0 => eprintln!(
@@ -48,6 +56,12 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
             "sync: remote kept in {}",
             ctx.home.root().join("config.toml").display()
         );
+        if !can_push && !pull_only {
+            eprintln!(
+                "sync: this role may read the recall tables but not write them: pull only (run `recall sync --pull-only` from this host)"
+            );
+            pull_only = true;
+        }
     }
     if a.share || a.init.is_some() {
         match ctx.share(a.team.as_deref(), !a.no_sessions, !a.no_tickets) {
@@ -68,7 +82,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     }
     let opts = SyncOptions {
         only_current: a.this_project,
-        pull_only: a.pull_only,
+        pull_only,
     };
     if a.background {
         // Started by a hook: yield the CPU to the agent's own hooks and
@@ -82,7 +96,13 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     if !a.watch {
         let report = ctx.sync(&opts, true, &env)?;
         print_report(report.as_ref(), a.json)?;
-        return Ok(0);
+        // 3, as for a batch that finished with items it could not do: the
+        // rest was synced, and stderr named each item withheld.
+        return Ok(if report.is_some_and(|r| r.withheld()) {
+            WITHHELD
+        } else {
+            0
+        });
     }
     let every = match a.interval {
         Some(secs) => Duration::from_secs_f64(secs),

@@ -38,7 +38,7 @@ pub use remember::Fact;
 pub use repo_records::{repo_records_dir, RecordsPlace};
 pub use search::{parse_search_scope, Found, RecallOptions};
 pub use skills::Promoted;
-pub use sync::{is_shared, SyncOptions, SyncReport, SyncStatus};
+pub use sync::{is_shared, SyncInit, SyncOptions, SyncReport, SyncStatus};
 
 use crate::config::Config;
 use crate::error::{Error, Result};

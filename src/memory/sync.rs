@@ -22,6 +22,16 @@ pub struct SyncOptions {
     pub pull_only: bool,
 }
 
+/// What `recall sync --init` found and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncInit {
+    /// The server's schema before and after.
+    pub before: i32,
+    pub after: i32,
+    /// Whether this role may push (else it is read-only: pull only).
+    pub can_push: bool,
+}
+
 /// What a sync run did, per scope.
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncReport {
@@ -29,6 +39,13 @@ pub struct SyncReport {
     pub remote: String,
     pub host: String,
     pub scopes: Vec<ScopeReport>,
+}
+
+impl SyncReport {
+    /// Whether anything was withheld (not sent because it holds a secret).
+    pub fn withheld(&self) -> bool {
+        self.scopes.iter().any(|s| !s.refused.is_empty())
+    }
 }
 
 /// One line of `recall sync --status`.
@@ -90,14 +107,21 @@ impl Memory {
     }
 
     /// `recall sync --init URL`: create or upgrade the server's schema and
-    /// keep `url` as this home's remote. Returns (schema before, after).
-    pub fn sync_init(&self, url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(i32, i32)> {
+    /// keep `url` as this home's remote. A role that may only read the
+    /// tables (nothing to create when the schema is current) is set up
+    /// too, to pull only.
+    pub fn sync_init(&self, url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<SyncInit> {
         let remote = RemoteUrl::parse(url, env)?;
         let mut client = remote.connect(self.timeout())?;
-        let versions = sync::pgschema::migrate(&mut client, &remote)?;
+        let (before, after) = sync::pgschema::migrate(&mut client, &remote)?;
+        let can_push = sync::pgschema::can_push(&mut client, &remote)?;
         self.home.ensure()?;
         crate::config::set_sync_url(&self.home.root().join("config.toml"), url.trim())?;
-        Ok(versions)
+        Ok(SyncInit {
+            before,
+            after,
+            can_push,
+        })
     }
 
     /// Share the current project as `team` (default: its normalised

@@ -69,6 +69,22 @@ fn too_new(v: i32, url: &RemoteUrl) -> Error {
     ))
 }
 
+/// Whether this role may push: write the entries and its progress, and
+/// take ids. A read-only role (CI agents) may only pull.
+pub fn can_push(client: &mut Client, url: &RemoteUrl) -> Result<bool> {
+    Ok(client
+        .query_one(
+            "SELECT has_table_privilege('recall_entries', 'INSERT')
+                AND has_table_privilege('recall_entries', 'UPDATE')
+                AND has_table_privilege('recall_hosts', 'INSERT')
+                AND has_table_privilege('recall_hosts', 'UPDATE')
+                AND has_sequence_privilege('recall_order', 'USAGE')",
+            &[],
+        )
+        .map_err(|e| describe(&e, url))?
+        .get(0))
+}
+
 /// Create or upgrade the schema. Returns (version before, version after).
 pub fn migrate(client: &mut Client, url: &RemoteUrl) -> Result<(i32, i32)> {
     let err = |e: postgres::Error| describe(&e, url);

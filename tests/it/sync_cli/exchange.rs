@@ -403,3 +403,29 @@ fn r_a_push_stopped_before_it_was_noted_is_not_sent_again() {
         );
     }
 }
+
+/// Issue 36 item 7: a sync that withholds a record because it holds a
+/// secret said "not sent" and exited 0, so a script never noticed. It
+/// exits 3 (a batch finished, some items not done), names the file, and
+/// sends the rest.
+#[test]
+fn r36_a_sync_that_withholds_a_record_exits_3() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.add("fine", "Nothing secret here");
+    a.add("leaky", "The CI token is kept in the vault");
+    let path = PathBuf::from(a.record_json("leaky")["path"].as_str().unwrap());
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "kept in the vault",
+        "ghp_Zq7mXw2Lk9Pt4Vb8Rn3Hy6Jc1Gd5Sf0Ae2Uo",
+    );
+    std::fs::write(&path, text).unwrap();
+    let out = a.out(&["sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("not sent") && err.contains("leaky"), "{err}");
+    b.sync();
+    assert!(b.body("fine").is_some());
+    assert_eq!(b.body("leaky"), None);
+}
