@@ -1,12 +1,53 @@
 //! The `recall` binary: parse, log, run, map the result to an exit code.
 
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Log output a process writes to a stderr nobody may read (a hook's, an
+/// MCP server's) at the default level: past this, lines are dropped, so a
+/// client that never drains the pipe (64 KiB) cannot stall the process.
+const STDERR_LOG_CAP: usize = 16 * 1024;
+
+/// Bytes of log written to stderr so far.
+static LOGGED: AtomicUsize = AtomicUsize::new(0);
+
+/// stderr for log lines, capped at [`STDERR_LOG_CAP`] bytes when `capped`.
+struct LogStderr {
+    capped: bool,
+}
+
+impl Write for LogStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.capped {
+            let before = LOGGED.fetch_add(buf.len(), Ordering::Relaxed);
+            if before >= STDERR_LOG_CAP {
+                return Ok(buf.len());
+            }
+            if before + buf.len() > STDERR_LOG_CAP {
+                let mut err = std::io::stderr().lock();
+                err.write_all(buf)?;
+                err.write_all(b"recall: further log lines dropped (16 KiB written; RECALL_LOG=warn shows them all)\n")?;
+                return Ok(buf.len());
+            }
+        }
+        std::io::stderr().write_all(buf).map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
 
 fn main() -> ExitCode {
     // SAFETY: the first statement of `main`: no other thread exists yet.
     unsafe { recall::store::configure_process() };
+    // A level the user chose is theirs in full; the default one, to a
+    // stderr that is not a terminal, is capped.
+    let chosen = std::env::var_os("RECALL_LOG").is_some() || std::env::var_os("RUST_LOG").is_some();
+    let capped = !chosen && !std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(move || LogStderr { capped })
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RECALL_LOG")
                 .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())

@@ -660,3 +660,78 @@ fn python_sdk_client_drives_the_server() {
     let cli = env.run(&["record", "get", "python-client"]);
     assert!(cli.contains("status: archived"), "{cli}");
 }
+
+/// Regression (issue 37 item 8: `recall mcp` wrote a WARN line to stderr
+/// for every bad request, 86 KB for 3,000 lines, and a client that never
+/// read stderr stalled the server once the pipe was full): the default
+/// log to a stderr that is not a terminal stops at 16 KiB, so 3,000 bad
+/// bad requests are all answered while stderr is never read.
+#[test]
+fn r37_a_client_that_never_reads_stderr_does_not_stall_the_server() {
+    use std::io::{BufRead, Write};
+    let env = Env::new();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("recall"))
+        .env_remove("RECALL_HOME")
+        .env_remove("RECALL_LOG")
+        .env_remove("RUST_LOG")
+        .arg("--home")
+        .arg(env.home())
+        .args(["--project", &env.project, "mcp"])
+        .current_dir(env.tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "recall-test", "version": "1"}}});
+    let writer = std::thread::spawn(move || {
+        writeln!(stdin, "{init}").unwrap();
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        // Each is answered with an error, which the SDK also logs.
+        for i in 0..3000 {
+            let bad = json!({"jsonrpc": "2.0", "id": 100 + i, "method": "resources/read",
+                             "params": {"uri": format!("memory://nope/{i}")}});
+            writeln!(stdin, "{bad}").unwrap();
+        }
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        )
+        .unwrap();
+        stdin
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut answered = false;
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("\"id\":7") => {
+                answered = true;
+                break;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(writer.join());
+    assert!(answered, "the server stalled on its own stderr");
+}
