@@ -82,27 +82,52 @@ fn check_records_modes(dir: &ScopeDir, out: &mut Vec<Finding>) {
     if in_repo {
         return;
     }
-    for e in walkdir::WalkDir::new(&records).into_iter().flatten() {
+    // Links are not followed, `records` itself included: a link's mode is
+    // its target's, outside the home. Report the link, never a chmod that
+    // would change the target (issue 26 item 16) or a file in a linked
+    // folder. Whether it is a folder is what it points to.
+    let walk = walkdir::WalkDir::new(&records).follow_root_links(false);
+    for e in walk.into_iter().flatten() {
         if e.path_is_symlink() {
-            // Its mode is the target's, outside the home: report the link,
-            // never a chmod that would change the target (issue 26 item 16).
-            let target = std::fs::read_link(e.path()).unwrap_or_default();
-            out.push(Finding {
-                what: format!(
-                    "{} is a symbolic link to {}: recall reads it but never changes files outside the home",
-                    e.path().display(),
-                    target.display()
-                ),
-                fix: format!(
-                    "keep the record in the home: cp --remove-destination \"$(readlink -f {0})\" {0}",
-                    e.path().display()
-                ),
-            });
+            out.push(linked(e.path(), e.path().is_dir()));
             continue;
         }
         let want = if e.file_type().is_dir() { 0o700 } else { 0o600 };
         check_mode(e.path(), want, out);
     }
+}
+
+/// A record file or folder that is a symbolic link, and the commands that
+/// put a private copy of what it points to in its place. A folder is
+/// copied whole (`cp --remove-destination` cannot replace a link to a
+/// folder: issue 37 item 6), and its copy made private.
+fn linked(path: &Path, is_dir: bool) -> Finding {
+    let target = std::fs::read_link(path).unwrap_or_default();
+    let at = shell_quote(&path.to_string_lossy());
+    let fix = if is_dir {
+        format!(
+            "keep the records in the home: t=\"$(readlink -f {at})\" && rm {at} && cp -R \"$t\" {at} && chmod -R go= {at}"
+        )
+    } else {
+        format!("keep the record in the home: cp --remove-destination \"$(readlink -f {at})\" {at}")
+    };
+    Finding {
+        what: format!(
+            "{} is a symbolic link to {}: recall reads it but never changes files outside the home",
+            path.display(),
+            target.display()
+        ),
+        fix,
+    }
+}
+
+/// `s` as one POSIX shell word.
+fn shell_quote(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// `logs/` 0700 and its files 0600: hook and sync logs quote paths and

@@ -285,6 +285,79 @@ fn r26_doctor_never_points_a_chmod_outside_the_home() {
     );
 }
 
+/// Issue 37 item 6: doctor's fix for a records folder that is a symbolic
+/// link was `cp --remove-destination "$(readlink -f DIR)" DIR`, which fails
+/// on a folder. Run as printed, the fix now leaves a private copy in the
+/// home, the folder it pointed to untouched, and doctor passes: for a
+/// category folder and for `records` itself (whose files doctor no longer
+/// tells you to `chmod` through the link).
+#[cfg(unix)]
+#[test]
+fn r37_doctor_fixes_a_linked_records_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for linked in ["records/principles", "records"] {
+        let env = Env::new();
+        env.add("decisions", "k", "fact");
+        let link = env.project_dir().join(linked);
+        let outside = env.tmp.path().join("team's notes");
+        if linked == "records" {
+            std::fs::rename(&link, &outside).unwrap();
+        }
+        let category = match linked {
+            "records" => outside.join("principles"),
+            _ => outside.clone(),
+        };
+        std::fs::create_dir_all(&category).unwrap();
+        let note = record_text("x", "x", "principles", "The walrus cache is shared.");
+        std::fs::write(category.join("x.md"), &note).unwrap();
+        std::fs::set_permissions(&category, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            category.join("x.md"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        assert_eq!(env.hit_ids("alpha", "walrus cache"), vec!["x"]);
+        let (code, out) = env.doctor();
+        assert_eq!(code, Some(1), "{out}");
+        assert!(!out.contains("chmod 600"), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(&format!("{} is a symbolic link to", link.display())))
+            .unwrap_or_else(|| panic!("{out}"));
+        let fix = lines[at + 1]
+            .trim_start()
+            .strip_prefix("fix: keep the records in the home: ")
+            .unwrap_or_else(|| panic!("{out}"));
+        let ran = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(fix)
+            .output()
+            .unwrap();
+        assert!(
+            ran.status.success(),
+            "{fix}: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let meta = std::fs::symlink_metadata(&link).unwrap();
+        assert!(meta.is_dir(), "{linked}: a folder of the home now");
+        assert_eq!(mode(&link), 0o700);
+        let copy = env.project_dir().join("records/principles/x.md");
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), note);
+        assert_eq!(mode(&copy), 0o600);
+        assert_eq!(env.hit_ids("alpha", "walrus cache"), vec!["x"]);
+        let (code, out) = env.doctor();
+        assert_eq!(code, Some(0), "{linked}: {out}");
+        assert_eq!(
+            (mode(&category), mode(&category.join("x.md"))),
+            (0o755, 0o644),
+            "the folder it pointed to is untouched"
+        );
+    }
+}
+
 /// Regression (issue 26 item 17): a zero-length `index.db` (a full disk
 /// or a crash while it was created) gave "no such table: record_dirs ...
 /// SQL logic error". It is a fresh index: queries rebuild it from the
