@@ -62,17 +62,26 @@ fn launchers_dir() -> PathBuf {
 /// skips) when it is not installed outside CI.
 pub fn launcher(bin: &str) -> Option<PathBuf> {
     let path = launchers_dir().join("node_modules/.bin").join(bin);
-    if path.is_file() {
+    // Installed and working (a package whose install step did not run
+    // leaves a placeholder that is not a program).
+    let runs = Command::new(&path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if runs {
         return Some(path);
     }
     let how = format!(
-        "npm install --ignore-scripts --prefix {} {CLAUDE_CODE} {CODEX} {GEMINI_CLI}",
+        "bash scripts/install-launchers.sh {}",
         launchers_dir().display()
     );
     let ci =
         std::env::var_os("CI").is_some() || std::env::var_os("RECALL_REQUIRE_SHARED").is_some();
-    assert!(!ci, "{bin} is not installed at {}: {how}", path.display());
-    eprintln!("skipped: {bin} is not installed; `{how}` installs the launchers");
+    assert!(!ci, "{bin} does not run at {}: {how}", path.display());
+    eprintln!("skipped: {bin} is not installed (or does not run); `{how}` installs the launchers");
     None
 }
 
@@ -257,15 +266,21 @@ pub fn assert_ran(what: &str, out: &Output) {
     );
 }
 
-/// `.ci/run` installs the versions this suite was written against.
+/// `.ci/run` installs, through the script, the versions this suite was
+/// written against.
 #[test]
 fn ci_installs_the_launcher_versions_the_suite_names() {
-    let ci =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run")).unwrap();
-    let line = ci
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert!(
+        ci.contains("bash scripts/install-launchers.sh \"$LAUNCHERS\""),
+        "{ci}"
+    );
+    let script = std::fs::read_to_string(root.join("scripts/install-launchers.sh")).unwrap();
+    let line = script
         .lines()
         .find(|l| l.starts_with("LAUNCHER_PKGS=("))
-        .expect(".ci/run names the launcher packages");
+        .expect("the script names the launcher packages");
     for pkg in [CLAUDE_CODE, CODEX, GEMINI_CLI] {
         assert!(line.contains(pkg), "{pkg} not in {line}");
     }
