@@ -12,7 +12,8 @@
 //! - [`pgschema`]: versioned server migrations (`schema/pg/`).
 //! - [`identity`]: this host's id and a project's team identity.
 //! - [`local`]: what a scope's index has exchanged (cursor and hashes).
-//! - [`exchange`]: pull then push for one scope.
+//! - [`exchange`]: pull for one scope, and what pull and push share.
+//! - [`push`]: push for one scope, and settling a push a killed sync left.
 //! - [`horizon`]: tombstones dropped once read, and the reconcile of a
 //!   host that may have missed one.
 //!
@@ -25,6 +26,7 @@ pub mod horizon;
 pub mod identity;
 pub mod local;
 pub mod pgschema;
+pub mod push;
 pub mod remote;
 
 use std::time::Duration;
@@ -60,7 +62,7 @@ pub fn sync_scope(
         ..ScopeReport::default()
     };
     let t0 = std::time::Instant::now();
-    exchange::settle_push(client, url, conn, target, me)?;
+    push::settle_push(client, url, conn, target, me)?;
     exchange::pull(client, url, conn, target, me, &mut report)?;
     report.pull_ms = t0.elapsed().as_millis() as u64;
     if pull_only {
@@ -68,7 +70,7 @@ pub fn sync_scope(
         return Ok(report);
     }
     let t0 = std::time::Instant::now();
-    exchange::push(client, url, conn, target, me, &mut report)?;
+    push::push(client, url, conn, target, me, &mut report)?;
     report.push_ms = t0.elapsed().as_millis() as u64;
     // A sync that moved nothing and read nothing new has nothing to note:
     // the no-op sync (the common case of --watch and the hooks) then costs

@@ -1,0 +1,186 @@
+//! Push: send what this host changed, one row per (project, kind, key).
+//!
+//! Each changed item replaces the older version on the server (or becomes
+//! a tombstone) under the project's advisory lock, which also makes the
+//! ids commit in order; pushing the same version twice changes nothing.
+//! A push is noted locally first, with a token the server transaction
+//! stores as this host's receipt, so a sync killed after the server took
+//! a push and before this index noted it does not send that push again
+//! later ([`settle_push`]).
+
+use postgres::Client;
+use rusqlite::Connection;
+
+use super::exchange::{Me, ScopeReport, Target};
+use super::local::{self, Kind, LocalRef, Pending};
+use super::remote::{describe, RemoteUrl};
+use crate::error::{Error, Result};
+use crate::index::export_source;
+use crate::store::ScopeDir;
+
+/// Bytes of bodies sent per push transaction.
+const PUSH_BYTES: usize = 8 << 20;
+
+/// Push this scope's pending changes.
+pub fn push(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    report: &mut ScopeReport,
+) -> Result<()> {
+    let mut pending = local::pending_records(conn)?;
+    pending.extend(local::pending_sources(
+        conn, me.host, t.sessions, t.tickets,
+    )?);
+    let mut batch: Vec<Outgoing> = Vec::new();
+    let mut bytes = 0;
+    for p in pending {
+        let Some(out) = outgoing(conn, t.dir, p, report)? else {
+            continue;
+        };
+        bytes += out.body.as_ref().map_or(0, String::len);
+        batch.push(out);
+        if bytes >= PUSH_BYTES {
+            bytes = 0;
+            report.pushed += send(client, url, conn, t, me, std::mem::take(&mut batch))?;
+        }
+    }
+    report.pushed += send(client, url, conn, t, me, batch)?;
+    Ok(())
+}
+
+/// A change ready to send.
+struct Outgoing {
+    kind: Kind,
+    key: String,
+    hash: String,
+    /// The local hash to remember once sent (`None`: forget the key).
+    state: Option<String>,
+    body: Option<String>,
+}
+
+fn outgoing(
+    conn: &Connection,
+    dir: &ScopeDir,
+    p: Pending,
+    report: &mut ScopeReport,
+) -> Result<Option<Outgoing>> {
+    let body = match &p.local {
+        None => None,
+        Some(LocalRef::Source(id)) => {
+            let doc = export_source(conn, *id)?;
+            report.passages_pushed += doc.passages();
+            Some(serde_json::to_string(&doc)?)
+        }
+        Some(LocalRef::RecordFile(rel)) => {
+            let path = dir.root.join(rel);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                // Deleted since the index saw it: the next sync sends the
+                // tombstone once the index has caught up.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(Error::io("cannot read", path, e)),
+            };
+            let (_, found) = crate::secrets::redact(&text);
+            if let Some(f) = found.first() {
+                report
+                    .refused
+                    .push(format!("{}: holds a secret ({})", path.display(), f.kind));
+                return Ok(None);
+            }
+            Some(text)
+        }
+    };
+    Ok(Some(Outgoing {
+        kind: p.kind,
+        key: p.key,
+        hash: p.hash.clone().unwrap_or_default(),
+        state: p.hash,
+        body,
+    }))
+}
+
+/// Send one batch in one server transaction, then remember it locally.
+fn send(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    batch: Vec<Outgoing>,
+) -> Result<usize> {
+    if batch.is_empty() {
+        return Ok(0);
+    }
+    let err = |e: postgres::Error| describe(&e, url);
+    let kinds: Vec<&str> = batch.iter().map(|o| o.kind.as_str()).collect();
+    let keys: Vec<&str> = batch.iter().map(|o| o.key.as_str()).collect();
+    let hashes: Vec<&str> = batch.iter().map(|o| o.hash.as_str()).collect();
+    let deleted: Vec<bool> = batch.iter().map(|o| o.body.is_none()).collect();
+    let bodies: Vec<Option<&str>> = batch.iter().map(|o| o.body.as_deref()).collect();
+    let token = uuid::Uuid::new_v4().to_string();
+    local::journal_push(
+        conn,
+        &token,
+        batch
+            .iter()
+            .map(|o| (o.kind, o.key.as_str(), o.state.as_deref())),
+    )?;
+    let mut tx = client.transaction().map_err(err)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[&t.project],
+    )
+    .map_err(err)?;
+    tx.execute(
+        "INSERT INTO recall_entries(project, kind, key, id, host, author, hash, deleted, body)
+         SELECT $1, k, key, nextval('recall_order'), $2, $3, h, d, b
+         FROM unnest($4::text[], $5::text[], $6::text[], $7::bool[], $8::text[]) AS u(k, key, h, d, b)
+         ON CONFLICT (project, kind, key) DO UPDATE SET
+             id = excluded.id, host = excluded.host, author = excluded.author,
+             hash = excluded.hash, deleted = excluded.deleted, body = excluded.body, changed = now()
+         WHERE recall_entries.hash IS DISTINCT FROM excluded.hash
+            OR recall_entries.deleted IS DISTINCT FROM excluded.deleted",
+        &[
+            &t.project, &me.host, &me.author, &kinds, &keys, &hashes, &deleted, &bodies,
+        ],
+    )
+    .map_err(err)?;
+    tx.execute(
+        "INSERT INTO recall_hosts(project, host, push_token) VALUES($1, $2, $3)
+         ON CONFLICT (project, host) DO UPDATE SET push_token = excluded.push_token",
+        &[&t.project, &me.host, &token],
+    )
+    .map_err(err)?;
+    tx.commit().map_err(err)?;
+    fail::fail_point!("sync-push-committed");
+    local::settle_push(conn, true)?;
+    Ok(batch.len())
+}
+
+/// Settle a push a killed sync left noted: the server holds this host's
+/// receipt for it exactly when it committed.
+pub fn settle_push(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+) -> Result<()> {
+    let Some(token) = local::push_token(conn)? else {
+        return Ok(());
+    };
+    let receipt: Option<String> = client
+        .query_opt(
+            "SELECT push_token FROM recall_hosts WHERE project=$1 AND host=$2",
+            &[&t.project, &me.host],
+        )
+        .map_err(|e| describe(&e, url))?
+        .and_then(|r| r.get(0));
+    let took = receipt.as_deref() == Some(token.as_str());
+    let sent = local::settle_push(conn, took)?;
+    tracing::debug!(took, sent, "settled a push a killed sync left");
+    Ok(())
+}
