@@ -165,13 +165,11 @@ impl Memory {
     /// front end addressing projects by name must not create one by a typo.
     pub fn existing_project(&self, name_or_id: &str) -> Result<Project> {
         // A name or id is one path component: `/etc` or `../x` must not
-        // reach outside the home's projects folder.
-        let t = name_or_id.trim();
-        if t.is_empty() || t == "." || t == ".." || t.contains(['/', '\\', '\0']) {
-            return Err(Error::invalid(format!(
-                "'{name_or_id}' is not a project name or id (they contain no slashes); list them with `recall project list` (or GET /api/projects)"
-            )));
-        }
+        // reach outside the home's projects folder. The rule is the one a
+        // new project's name follows.
+        crate::store::check_name(name_or_id).map_err(|e| {
+            Error::invalid(format!("{e}; the REST API lists them at GET /api/projects"))
+        })?;
         let p = Project::resolve(&self.home, Some(name_or_id), &self.cwd)?;
         if !p.dir.root.join("project.json").exists() {
             return Err(Error::NotFound(format!(

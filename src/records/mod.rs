@@ -7,4 +7,5 @@ mod validate;
 
 pub use file::{parse_record, record_path, render_record};
 pub use model::{Category, Frontmatter, Origin, Record, Source, Status, Temporal};
+pub(crate) use validate::is_hidden_char;
 pub use validate::{validate, Limits, MAX_KEY_CHARS};

@@ -80,7 +80,7 @@ pub fn validate(r: &Record, limits: &Limits) -> Result<(), (&'static str, Error)
 /// nothing: controls (tab included) and the Unicode bidirectional
 /// overrides, embeddings and isolates (a right-to-left override makes a key
 /// read backwards), zero-width characters and the byte-order mark.
-fn is_hidden_char(c: char) -> bool {
+pub(crate) fn is_hidden_char(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

@@ -24,8 +24,8 @@ pub use db::{
     bound_wal, checkpoint, configure_process, immutable_uri, Checkpoint, Db, OpenMode, WAL_LIMIT,
 };
 pub use fsutil::{
-    atomic_write, create_private_dir, file_mtime_ns, is_orphan_temp, is_temp_name, private_file,
-    remove_orphan_temps, sync_parent, ORPHAN_AGE,
+    atomic_write, create_private_dir, file_mtime_ns, is_orphan_temp, is_temp_name, no_space_left,
+    private_file, remove_orphan_temps, sync_parent, ORPHAN_AGE,
 };
 pub use hits::{fold_hits, hits_log, note_hits};
 pub use home::{resolve_home, user_home};
@@ -34,7 +34,9 @@ pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{
     empty_in_memory, schema_version, MIGRATIONS, SCHEMA_VERSION, SESSION_WORK_SCHEMA,
 };
-pub use project::{canonical_root, checkout_roots, project_id, Project, ProjectInfo, Sharing};
+pub use project::{
+    canonical_root, check_name, checkout_roots, project_id, Project, ProjectInfo, Sharing,
+};
 pub use readers::ReadPools;
 pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,

@@ -188,6 +188,33 @@ impl Project {
     }
 }
 
+/// Whether `name` may name a project: one path component (no slashes, not
+/// `.` or `..`) with nothing invisible in it (controls, text-direction
+/// overrides, zero-width characters), the rule the REST API and record
+/// keys follow too. A name is shown in lists and prompts, and its id is a
+/// folder of the home.
+pub fn check_name(name: &str) -> Result<()> {
+    let t = name.trim();
+    let bad = if t.is_empty() {
+        Some("it is empty".to_string())
+    } else if t == "." || t == ".." {
+        Some(format!("'{t}' is a folder reference"))
+    } else if t.contains(['/', '\\']) {
+        Some("it contains a slash".to_string())
+    } else {
+        t.chars()
+            .find(|c| crate::records::is_hidden_char(*c))
+            .map(|c| format!("it contains the invisible character U+{:04X}", u32::from(c)))
+    };
+    match bad {
+        None => Ok(()),
+        Some(why) => Err(Error::invalid(format!(
+            "'{}' cannot name a project: {why}; use letters, digits and - _ . (list the projects with `recall project list`)",
+            name.escape_debug()
+        ))),
+    }
+}
+
 /// A project named explicitly: an existing id, or an existing project's name,
 /// or a new project whose id hashes the name.
 fn named(home: &Home, name: &str) -> Result<ProjectInfo> {
@@ -199,7 +226,7 @@ fn named(home: &Home, name: &str) -> Result<ProjectInfo> {
         .filter(|p| p.name == name)
         .collect();
     match matches.len() {
-        0 => Ok(ProjectInfo {
+        0 => check_name(name).map(|()| ProjectInfo {
             id: project_id(name, &format!("name:{name}")),
             name: name.to_string(),
             root: None,

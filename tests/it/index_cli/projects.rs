@@ -121,3 +121,60 @@ fn project_list_prints_the_mapping() {
         "{out}"
     );
 }
+
+/// Regression (issue 37 item 7: the CLI made projects named `a/b` or
+/// holding U+202E, which record keys and the REST API refuse): one rule
+/// everywhere; the message says what is wrong and what to use, and
+/// nothing is created.
+#[test]
+fn r37_a_project_name_follows_the_rule_keys_and_the_api_follow() {
+    let env = Env::new();
+    for (name, why) in [
+        ("team/app", "it contains a slash"),
+        (
+            "dep\u{202E}gnp",
+            "it contains the invisible character U+202E",
+        ),
+        ("..", "is a folder reference"),
+    ] {
+        let out = env
+            .cmd_in(name)
+            .args([
+                "record",
+                "add",
+                "--category",
+                "decisions",
+                "--key",
+                "k",
+                "a fact",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot name a project") && err.contains(why),
+            "{err}"
+        );
+        assert!(err.contains("use letters, digits and - _ ."), "{err}");
+    }
+    assert!(
+        !env.home().join("projects").exists()
+            || std::fs::read_dir(env.home().join("projects"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    env.cmd_in("team-app.v2")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "a fact",
+        ])
+        .assert()
+        .success();
+}
