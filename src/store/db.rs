@@ -129,6 +129,11 @@ impl Db {
                 if let Some(dir) = path.parent() {
                     super::create_private_dir(dir)?;
                 }
+                // Created private before SQLite opens it: SQLite would
+                // create it 0644 (less the umask), and an open that fails
+                // after (a full disk) would leave it so (issue 37 item 5).
+                // A folder that refuses it is SQLite's to report.
+                let _ = super::private_file().write(true).open(path);
                 let mut c = Connection::open(path).map_err(corrupt)?;
                 init_conn(&mut c).map_err(corrupt)?;
                 c.busy_timeout(WRITE_WAIT).map_err(corrupt)?;

@@ -124,6 +124,32 @@ pub fn sync_parent(path: &Path) {
     }
 }
 
+/// Whether the disk holding `path` has no space left for this user (no
+/// available blocks, as `df` counts them); `false` when it cannot tell.
+/// SQLite answers a full disk with "disk I/O error" when the write it
+/// could not make was to grow its `-shm` file, so this tells the two apart
+/// for messages that must say "free space first".
+pub fn no_space_left(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return false;
+        };
+        let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+        // SAFETY: `c` is a NUL-terminated path and `st` a buffer of the
+        // size statvfs fills.
+        let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+        // SAFETY: statvfs returned 0, so it filled `st` (zeroed before).
+        rc == 0 && unsafe { st.assume_init() }.f_bavail == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// A file's modification time in nanoseconds since the epoch (0 if unknown).
 pub fn file_mtime_ns(meta: &fs::Metadata) -> i64 {
     meta.modified()

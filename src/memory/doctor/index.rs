@@ -8,7 +8,7 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags};
 
 use super::Finding;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::drift;
 use crate::store::{current_docs, immutable_uri, ScopeDir, Table, SCHEMA_VERSION};
 
@@ -41,21 +41,50 @@ pub(super) fn check_index(dir: &ScopeDir, out: &mut Vec<Finding>) -> bool {
     let c = match open(&path) {
         Ok(c) => c,
         Err(e) => {
-            out.push(Finding {
-                what: format!("cannot open {}: {e}", path.display()),
-                fix: REBUILD.into(),
-            });
+            out.push(failed(&path, "cannot open", e.into()));
             return false;
         }
     };
     let read_only = c.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
     if let Err(e) = check_open_index(&c, dir, read_only, out) {
-        out.push(Finding {
-            what: e.to_string(),
-            fix: REBUILD.into(),
-        });
+        out.push(failed(&path, "cannot check", e));
     }
     read_only
+}
+
+/// The one finding of an index whose check failed with `e`. A disk that
+/// refuses writes (full, or a file size limit) fails every check that
+/// needs one, the first read of a WAL index included (its `-shm`): that
+/// is one problem with the disk's fix, not the index's, since `reindex
+/// --full` would fail the same way (issue 37 item 5). Anything else names
+/// the index, and a rebuild is its fix.
+fn failed(path: &Path, doing: &str, e: Error) -> Finding {
+    let full = crate::store::no_space_left(path);
+    match e.at(path) {
+        Error::NoSpace { .. } => disk_full(path, doing),
+        Error::WriteFailed { .. } if full => disk_full(path, doing),
+        Error::WriteFailed { .. } => Finding {
+            what: format!(
+                "{doing} {}: the system refuses writes beside it (disk I/O error)",
+                path.display()
+            ),
+            fix: "check that disk (or a file size limit such as `ulimit -f`), then run `recall doctor` again".into(),
+        },
+        e => Finding {
+            what: format!("{doing} {}: {e}", path.display()),
+            fix: REBUILD.into(),
+        },
+    }
+}
+
+fn disk_full(path: &Path, doing: &str) -> Finding {
+    Finding {
+        what: format!(
+            "{doing} {}: no space left on its disk",
+            path.display()
+        ),
+        fix: "free space on that disk (or use another home with --home), then run `recall doctor` again".into(),
+    }
 }
 
 /// A plain connection, read-write because FTS5's integrity-check is
@@ -82,6 +111,10 @@ fn check_open_index(
     out: &mut Vec<Finding>,
 ) -> Result<()> {
     let path = dir.index_path();
+    if is_empty(c)? {
+        out.push(empty(&path));
+        return Ok(());
+    }
     check_schema(c, &path, out)?;
     if !read_only {
         check_integrity(c, &path, out)?;
@@ -108,6 +141,34 @@ fn check_open_index(
         });
     }
     Ok(())
+}
+
+/// Whether the index holds nothing: no schema and no table (a file of
+/// zero bytes, or one whose header only was written). A writer that
+/// opens it creates its tables, as for a new index.
+fn is_empty(c: &Connection) -> Result<bool> {
+    let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let tables: i64 = c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+    Ok(v == 0 && tables == 0)
+}
+
+/// The one finding of an empty index: every other check would fail on its
+/// missing tables (issue 37 item 5: eleven findings, one of them "no such
+/// table" with no path, each fixed by a `reindex --full` that a full disk
+/// refused).
+fn empty(path: &Path) -> Finding {
+    let fix = if crate::store::no_space_left(path) {
+        "free space on that disk (or use another home with --home), then run `recall reindex`"
+    } else {
+        "run `recall reindex`"
+    };
+    Finding {
+        what: format!(
+            "{} is empty: it was created but never written (a full disk, or a crash while it was created), so nothing in it is found",
+            path.display()
+        ),
+        fix: fix.into(),
+    }
 }
 
 fn check_schema(c: &Connection, path: &Path, out: &mut Vec<Finding>) -> Result<()> {
