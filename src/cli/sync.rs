@@ -134,6 +134,12 @@ fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
         if s.kept_local > 0 {
             line.push_str(&format!(", kept {} local (pushed instead)", s.kept_local));
         }
+        if s.yielded > 0 {
+            line.push_str(&format!(
+                ", took {} person's version(s) the server kept over this host's agent's",
+                s.yielded
+            ));
+        }
         if s.dropped > 0 {
             line.push_str(&format!(", dropped {} deleted elsewhere", s.dropped));
         }

@@ -8,7 +8,8 @@
 //! changed here and not yet pushed is not overwritten: it is pushed next and
 //! takes its place after the other version in the server's order, so every
 //! host ends with the same value. An agent's version never replaces a
-//! record a person wrote. A pulled record's file hash is noted before the
+//! record a person wrote, and a person's replaces an agent's that was not
+//! pushed yet (the server would refuse the agent's). A pulled record's file hash is noted before the
 //! file is written ([`local::journal_pull`]), so a sync killed between the
 //! file and the note of the exchange does not take the pulled file for a
 //! change made here and push it back over newer versions.
@@ -63,6 +64,9 @@ pub struct ScopeReport {
     /// Records and sources dropped because the server no longer has them
     /// (deleted while this host could not read the tombstone).
     pub dropped: usize,
+    /// Records pushed as an agent's that the server kept a person's
+    /// version of, which this host then took.
+    pub yielded: usize,
     pub cursor: i64,
     /// Passages in the sources pulled and pushed.
     pub passages_pulled: usize,
@@ -73,15 +77,35 @@ pub struct ScopeReport {
 }
 
 /// A row from the server.
-struct Row {
+pub(super) struct Row {
     id: i64,
     kind: Kind,
-    key: String,
+    pub(super) key: String,
     host: String,
     author: Option<String>,
-    hash: String,
+    pub(super) hash: String,
     deleted: bool,
     body: Option<String>,
+}
+
+/// The columns [`Row::read`] reads, in its order.
+pub(super) const ROW_COLUMNS: &str = "id, kind, key, host, author, hash, deleted, body";
+
+impl Row {
+    /// A row selected as [`ROW_COLUMNS`]; `None` for a kind this version
+    /// does not know.
+    pub(super) fn read(r: &postgres::Row) -> Option<Row> {
+        Some(Row {
+            id: r.get(0),
+            kind: Kind::parse(r.get(1))?,
+            key: r.get(2),
+            host: r.get(3),
+            author: r.get(4),
+            hash: r.get(5),
+            deleted: r.get(6),
+            body: r.get(7),
+        })
+    }
 }
 
 /// Pull every row other hosts sent since the cursor.
@@ -101,30 +125,17 @@ pub fn pull(
     loop {
         let rows = client
             .query(
-                "SELECT id, kind, key, host, author, hash, deleted, body FROM recall_entries
-                 WHERE project=$1 AND id > $2 AND host <> $3 ORDER BY id LIMIT $4",
+                &format!(
+                    "SELECT {ROW_COLUMNS} FROM recall_entries
+                     WHERE project=$1 AND id > $2 AND host <> $3 ORDER BY id LIMIT $4"
+                ),
                 &[&t.project, &cursor, &me.host, &PULL_BATCH],
             )
             .map_err(|e| describe(&e, url))?;
-        if rows.is_empty() {
+        let Some(last) = rows.last().map(|r| r.get::<_, i64>(0)) else {
             break;
-        }
-        let rows: Vec<Row> = rows
-            .iter()
-            .filter_map(|r| {
-                Some(Row {
-                    id: r.get(0),
-                    kind: Kind::parse(r.get(1))?,
-                    key: r.get(2),
-                    host: r.get(3),
-                    author: r.get(4),
-                    hash: r.get(5),
-                    deleted: r.get(6),
-                    body: r.get(7),
-                })
-            })
-            .collect();
-        let last = rows.last().map_or(cursor, |r| r.id);
+        };
+        let rows: Vec<Row> = rows.iter().filter_map(Row::read).collect();
         apply_batch(conn, t, me, rows, first, report)?;
         // Rows of a kind this version does not know are skipped, but the
         // cursor still moves past them.
@@ -135,6 +146,32 @@ pub fn pull(
     }
     report.cursor = cursor;
     super::horizon::catch_up(client, url, conn, t, me, before, report)?;
+    fail::fail_point!("sync-pulled");
+    Ok(())
+}
+
+/// Take the server's version of records this host just pushed and the
+/// server kept a person's version over: the person's replaces the agent's
+/// here too. The cursor does not move: the pull meets these rows again in
+/// their turn and finds nothing to change.
+pub(super) fn take_persons(
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    rows: Vec<Row>,
+    report: &mut ScopeReport,
+) -> Result<()> {
+    for row in rows {
+        let _lock = t.dir.lock_records()?;
+        let applied = apply_record(conn, t.dir, me, &row, false)?;
+        let tx = begin_in_turn(conn)?;
+        if let Applied::State(h) = applied {
+            local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?;
+            report.yielded += 1;
+        }
+        local::forget_pull(&tx, &row.key)?;
+        tx.commit()?;
+    }
     Ok(())
 }
 
@@ -233,9 +270,6 @@ fn apply_record(
     let changed_here = here
         .as_ref()
         .is_some_and(|h| known.as_deref() != Some(h.hash.as_str()) && !(first && known.is_none()));
-    if changed_here {
-        return Ok(Applied::Kept);
-    }
     let mut store = RecordStore {
         dir,
         conn,
@@ -243,6 +277,9 @@ fn apply_record(
         gate: None,
     };
     let Some(body) = row.body.as_deref().filter(|_| !row.deleted) else {
+        if changed_here {
+            return Ok(Applied::Kept);
+        }
         if let Some(h) = &here {
             store.delete(&h.id)?;
         }
@@ -255,12 +292,23 @@ fn apply_record(
     let where_ = Path::new("sync").join(&row.host).join(&row.key);
     let mut record = parse_record(body, &where_, &me.limits)?;
     if let Some(h) = &here {
-        if record.meta.source == Source::Agent && h.source == Source::Manual.as_str() {
+        let (person_here, person_there) = (
+            h.source == Source::Manual.as_str(),
+            record.meta.source == Source::Manual,
+        );
+        if person_here && !person_there {
             // A person's record is never replaced by an agent's: keep it
             // and push it again, so it wins on every host.
             let tx = begin_in_turn(store.conn)?;
             local::set_state(&tx, Kind::Record, &row.key, Some(MUST_PUSH))?;
             tx.commit()?;
+            return Ok(Applied::Kept);
+        }
+        // A change made here and not yet pushed stays, unless it is an
+        // agent's and a person's version arrives: the server would keep
+        // the person's anyway.
+        let persons_over_agents = person_there && !person_here;
+        if changed_here && !persons_over_agents {
             return Ok(Applied::Kept);
         }
     }

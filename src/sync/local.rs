@@ -255,7 +255,12 @@ pub struct Pending {
 /// Where a pending item's content is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LocalRef {
-    RecordFile(String),
+    /// A record file, relative to the scope, and who wrote it (`manual`,
+    /// `agent`, `auto`), as the index read it.
+    RecordFile {
+        path: String,
+        source: String,
+    },
     Source(i64),
 }
 
@@ -263,19 +268,19 @@ pub enum LocalRef {
 pub fn pending_records(conn: &Connection) -> Result<Vec<Pending>> {
     let mut out = Vec::new();
     let mut st = conn.prepare(
-        "SELECT r.key, r.file_hash, r.path FROM records r
+        "SELECT r.key, r.file_hash, r.path, r.source FROM records r
          LEFT JOIN sync_state s ON s.kind='record' AND s.key=r.key
          WHERE (s.hash IS NULL OR s.hash <> r.file_hash)
            AND NOT EXISTS (SELECT 1 FROM sync_pulling p WHERE p.key=r.key AND p.hash=r.file_hash)
          ORDER BY r.rowid",
     )?;
-    for row in st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))? {
-        let (key, hash, path): (String, String, String) = row?;
+    for row in st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))? {
+        let (key, hash, path, source): (String, String, String, String) = row?;
         out.push(Pending {
             kind: Kind::Record,
             key,
             hash: Some(hash),
-            local: Some(LocalRef::RecordFile(path)),
+            local: Some(LocalRef::RecordFile { path, source }),
         });
     }
     let mut st = conn.prepare(

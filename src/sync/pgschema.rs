@@ -21,6 +21,10 @@ pub const PG_MIGRATIONS: &[(&str, &str)] = &[
         "0003_compaction_horizon",
         include_str!("../../schema/pg/0003_compaction_horizon.sql"),
     ),
+    (
+        "0004_record_source",
+        include_str!("../../schema/pg/0004_record_source.sql"),
+    ),
 ];
 
 /// The schema version this build reads and writes.

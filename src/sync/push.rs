@@ -6,12 +6,16 @@
 //! A push is noted locally first, with a token the server transaction
 //! stores as this host's receipt, so a sync killed after the server took
 //! a push and before this index noted it does not send that push again
-//! later ([`settle_push`]).
+//! later ([`settle_push`]). A version that is not a person's never
+//! replaces a person's record on the server: the host that sent it takes
+//! the person's version instead, so no host ever receives the agent's.
+
+use std::collections::HashSet;
 
 use postgres::Client;
 use rusqlite::Connection;
 
-use super::exchange::{Me, ScopeReport, Target};
+use super::exchange::{take_persons, Me, Row, ScopeReport, Target, ROW_COLUMNS};
 use super::local::{self, Kind, LocalRef, Pending};
 use super::remote::{describe, RemoteUrl};
 use crate::error::{Error, Result};
@@ -44,11 +48,10 @@ pub fn push(
         batch.push(out);
         if bytes >= PUSH_BYTES {
             bytes = 0;
-            report.pushed += send(client, url, conn, t, me, std::mem::take(&mut batch))?;
+            send(client, url, conn, t, me, std::mem::take(&mut batch), report)?;
         }
     }
-    report.pushed += send(client, url, conn, t, me, batch)?;
-    Ok(())
+    send(client, url, conn, t, me, batch, report)
 }
 
 /// A change ready to send.
@@ -59,6 +62,8 @@ struct Outgoing {
     /// The local hash to remember once sent (`None`: forget the key).
     state: Option<String>,
     body: Option<String>,
+    /// Who wrote a record (`manual`, `agent`, `auto`); `None` otherwise.
+    source: Option<String>,
 }
 
 fn outgoing(
@@ -74,7 +79,7 @@ fn outgoing(
             report.passages_pushed += doc.passages();
             Some(serde_json::to_string(&doc)?)
         }
-        Some(LocalRef::RecordFile(rel)) => {
+        Some(LocalRef::RecordFile { path: rel, .. }) => {
             let path = dir.root.join(rel);
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
@@ -93,16 +98,23 @@ fn outgoing(
             Some(text)
         }
     };
+    let source = match p.local {
+        Some(LocalRef::RecordFile { source, .. }) => Some(source),
+        _ => None,
+    };
     Ok(Some(Outgoing {
         kind: p.kind,
         key: p.key,
         hash: p.hash.clone().unwrap_or_default(),
         state: p.hash,
         body,
+        source,
     }))
 }
 
 /// Send one batch in one server transaction, then remember it locally.
+/// A record the server keeps a person's version of (this host sent an
+/// agent's) is not replaced; this host takes the person's instead.
 fn send(
     client: &mut Client,
     url: &RemoteUrl,
@@ -110,9 +122,10 @@ fn send(
     t: &Target,
     me: &Me,
     batch: Vec<Outgoing>,
-) -> Result<usize> {
+    report: &mut ScopeReport,
+) -> Result<()> {
     if batch.is_empty() {
-        return Ok(0);
+        return Ok(());
     }
     let err = |e: postgres::Error| describe(&e, url);
     let kinds: Vec<&str> = batch.iter().map(|o| o.kind.as_str()).collect();
@@ -120,6 +133,7 @@ fn send(
     let hashes: Vec<&str> = batch.iter().map(|o| o.hash.as_str()).collect();
     let deleted: Vec<bool> = batch.iter().map(|o| o.body.is_none()).collect();
     let bodies: Vec<Option<&str>> = batch.iter().map(|o| o.body.as_deref()).collect();
+    let sources: Vec<Option<&str>> = batch.iter().map(|o| o.source.as_deref()).collect();
     let token = uuid::Uuid::new_v4().to_string();
     local::journal_push(
         conn,
@@ -134,20 +148,54 @@ fn send(
         &[&t.project],
     )
     .map_err(err)?;
-    tx.execute(
-        "INSERT INTO recall_entries(project, kind, key, id, host, author, hash, deleted, body)
-         SELECT $1, k, key, nextval('recall_order'), $2, $3, h, d, b
-         FROM unnest($4::text[], $5::text[], $6::text[], $7::bool[], $8::text[]) AS u(k, key, h, d, b)
-         ON CONFLICT (project, kind, key) DO UPDATE SET
-             id = excluded.id, host = excluded.host, author = excluded.author,
-             hash = excluded.hash, deleted = excluded.deleted, body = excluded.body, changed = now()
-         WHERE recall_entries.hash IS DISTINCT FROM excluded.hash
-            OR recall_entries.deleted IS DISTINCT FROM excluded.deleted",
-        &[
-            &t.project, &me.host, &me.author, &kinds, &keys, &hashes, &deleted, &bodies,
-        ],
-    )
-    .map_err(err)?;
+    // A version that is not a person's never replaces a person's record
+    // (schema/pg/0004_record_source.sql); RETURNING names what changed.
+    let changed: HashSet<(String, String)> = tx
+        .query(
+            "INSERT INTO recall_entries(project, kind, key, id, host, author, hash, deleted, body, source)
+             SELECT $1, k, key, nextval('recall_order'), $2, $3, h, d, b, s
+             FROM unnest($4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], $9::text[])
+                  AS u(k, key, h, d, b, s)
+             ON CONFLICT (project, kind, key) DO UPDATE SET
+                 id = excluded.id, host = excluded.host, author = excluded.author,
+                 hash = excluded.hash, deleted = excluded.deleted, body = excluded.body,
+                 source = excluded.source, changed = now()
+             WHERE (recall_entries.hash IS DISTINCT FROM excluded.hash
+                    OR recall_entries.deleted IS DISTINCT FROM excluded.deleted)
+               AND NOT (recall_entries.source = 'manual' AND NOT recall_entries.deleted
+                        AND NOT excluded.deleted AND excluded.source IS DISTINCT FROM 'manual')
+             RETURNING kind, key",
+            &[
+                &t.project, &me.host, &me.author, &kinds, &keys, &hashes, &deleted, &bodies,
+                &sources,
+            ],
+        )
+        .map_err(err)?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let kept: Vec<&str> = batch
+        .iter()
+        .filter(|o| o.kind == Kind::Record && o.body.is_some())
+        .filter(|o| o.source.as_deref() != Some("manual"))
+        .filter(|o| !changed.contains(&(o.kind.as_str().to_string(), o.key.clone())))
+        .map(|o| o.key.as_str())
+        .collect();
+    let persons: Vec<Row> = if kept.is_empty() {
+        Vec::new()
+    } else {
+        tx.query(
+            &format!(
+                "SELECT {ROW_COLUMNS} FROM recall_entries WHERE project=$1 AND kind='record'
+                 AND key = ANY($2) AND source = 'manual' AND NOT deleted"
+            ),
+            &[&t.project, &kept],
+        )
+        .map_err(err)?
+        .iter()
+        .filter_map(Row::read)
+        .collect()
+    };
     tx.execute(
         "INSERT INTO recall_hosts(project, host, push_token) VALUES($1, $2, $3)
          ON CONFLICT (project, host) DO UPDATE SET push_token = excluded.push_token",
@@ -157,7 +205,8 @@ fn send(
     tx.commit().map_err(err)?;
     fail::fail_point!("sync-push-committed");
     local::settle_push(conn, true)?;
-    Ok(batch.len())
+    report.pushed += batch.len() - persons.len();
+    take_persons(conn, t, me, persons, report)
 }
 
 /// Settle a push a killed sync left noted: the server holds this host's

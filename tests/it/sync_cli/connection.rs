@@ -257,7 +257,8 @@ fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
     a.sync();
     pg.sql(
         "team",
-        "DROP TABLE recall_horizons; ALTER TABLE recall_hosts DROP COLUMN push_token;
+        "DROP TABLE recall_horizons; ALTER TABLE recall_entries DROP COLUMN source;
+         ALTER TABLE recall_hosts DROP COLUMN push_token;
          DELETE FROM recall_schema WHERE version > 1",
     );
     let out = b.out(&["sync"]);
@@ -270,7 +271,7 @@ fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
     b.init(&pg);
     assert_eq!(
         pg.sql("team", "SELECT max(version) FROM recall_schema"),
-        "3"
+        "4"
     );
     b.sync();
     assert_eq!(
@@ -289,7 +290,8 @@ fn r36_an_upgraded_server_keeps_its_members_and_readers_syncing() {
     let env = Env::new();
     let owner = Host::new(&env, "owner");
     owner.init(&pg);
-    let to_schema_2 = "DROP TABLE recall_horizons; DELETE FROM recall_schema WHERE version > 2";
+    let to_schema_2 = "DROP TABLE recall_horizons; ALTER TABLE recall_entries DROP COLUMN source;
+                       DELETE FROM recall_schema WHERE version > 2";
     pg.sql("team", to_schema_2);
     // The grants of schema 2's docs, then the upgrade.
     pg.sql(

@@ -429,3 +429,105 @@ fn r36_a_sync_that_withholds_a_record_exits_3() {
     assert!(b.body("fine").is_some());
     assert_eq!(b.body("leaky"), None);
 }
+
+/// Issue 36 item 5: a person's record reached the server from host A, and
+/// A went offline; an agent on host B, which had not pulled it yet,
+/// remembered the same key and pushed, replacing the person's version on
+/// the server, so every host that synced took the agent's text until A
+/// came back. Now B takes the person's version and C never sees the
+/// agent's.
+#[test]
+fn r36_an_agents_version_never_replaces_a_persons_with_the_persons_host_offline() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b, c] = joined(&env, &pg, ["a", "b", "c"]);
+    let person = "Deploys go through the release train on Tuesdays";
+    a.add("deploy", person);
+    a.sync();
+    // A is offline from here.
+    b.run(&[
+        "remember",
+        "--key",
+        "deploy",
+        "--category",
+        "decisions",
+        "Deploy whenever CI is green",
+    ]);
+    b.sync();
+    c.sync();
+    let on_server = pg.sql(
+        "team",
+        "SELECT body FROM recall_entries WHERE key = 'deploy'",
+    );
+    assert!(on_server.contains(person), "{on_server}");
+    for h in [&b, &c] {
+        assert_eq!(
+            h.body("deploy").as_deref(),
+            Some(person),
+            "{}",
+            h.home.display()
+        );
+        assert_eq!(h.record_json("deploy")["source"], "manual");
+    }
+    assert!(b.sync().contains("pushed 0"));
+}
+
+/// The same, when the agent's version reaches the server after the
+/// person's without its host having pulled it (the person pushed while
+/// B was between its pull and its push): the server keeps the person's
+/// version, B takes it in the same sync, and no host ever receives the
+/// agent's.
+#[test]
+fn r36_the_server_keeps_a_persons_version_over_an_agents_push() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b, c] = joined(&env, &pg, ["a", "b", "c"]);
+    let person = "The platform team owns the database";
+    a.add("owner", person);
+    b.run(&[
+        "remember",
+        "--key",
+        "owner",
+        "--category",
+        "decisions",
+        "Nobody owns the database",
+    ]);
+    // B pulls (nothing yet), then waits before it pushes.
+    let slow = b.std_cmd_env(
+        &["sync", "--json"],
+        &[("FAILPOINTS", "sync-pulled=sleep(4000)")],
+    );
+    let pulled = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'recall' \
+                  AND state = 'idle' AND query LIKE '%recall_horizons%'";
+    let t0 = std::time::Instant::now();
+    while pg.sql("team", pulled) != "1" {
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "host b never finished its pull"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    a.sync();
+    let out = slow.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["scopes"][0]["yielded"], 1, "{report}");
+    let on_server = pg.sql(
+        "team",
+        "SELECT body FROM recall_entries WHERE key = 'owner'",
+    );
+    assert!(on_server.contains(person), "{on_server}");
+    c.sync();
+    for h in [&b, &c] {
+        assert_eq!(
+            h.body("owner").as_deref(),
+            Some(person),
+            "{}",
+            h.home.display()
+        );
+    }
+}

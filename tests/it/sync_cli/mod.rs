@@ -49,7 +49,13 @@ impl<'a> Host<'a> {
 
     /// `recall ... args` started in the background, output captured.
     fn std_cmd(&self, args: &[&str]) -> std::process::Child {
+        self.std_cmd_env(args, &[])
+    }
+
+    /// The same, with more variables set.
+    fn std_cmd_env(&self, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"))
+            .envs(vars.iter().copied())
             .env_remove("RECALL_HOME")
             .env_remove("RECALL_PROJECT")
             .env_remove("PGPASSWORD")
