@@ -159,9 +159,38 @@ pub fn truncate_chars(s: &str, max: usize) -> &str {
     }
 }
 
+/// `s` cut to at most `max` characters, at the end of a word when one
+/// ends in its second half, with `…` appended when anything was cut (so a
+/// shown line never ends mid-word without saying so).
+pub fn shorten_at_word(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let cut = truncate_chars(s, max);
+    if cut.len() == s.len() {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let at_word = cut
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace())
+        .map(|(i, _)| &cut[..i])
+        .filter(|w| w.chars().count() * 2 >= max)
+        .unwrap_or(cut);
+    std::borrow::Cow::Owned(format!("{}…", at_word.trim_end()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortened_text_ends_at_a_word_and_says_it_was_cut() {
+        assert_eq!(shorten_at_word("short enough", 20), "short enough");
+        assert_eq!(
+            shorten_at_word("the quick brown fox jumps", 12),
+            "the quick…"
+        );
+        // One long word: cut inside it rather than keep almost nothing.
+        assert_eq!(shorten_at_word("a supercalifragilistic", 10), "a supercal…");
+    }
 
     #[test]
     fn slug_collapses_and_trims() {

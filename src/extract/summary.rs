@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::index::Listed;
-use crate::text::{estimate_tokens, truncate_chars};
+use crate::text::{estimate_tokens, shorten_at_word, truncate_chars};
 
 /// Characters of a record's first line kept as its hook.
 const HOOK_CHARS: usize = 120;
@@ -21,7 +21,7 @@ pub struct Section<'a> {
 /// The summary line of one record.
 pub fn summary_line(r: &Listed) -> String {
     let first = r.text.lines().next().unwrap_or("").trim();
-    let hook = truncate_chars(first, HOOK_CHARS);
+    let hook = shorten_at_word(first, HOOK_CHARS);
     let pin = if r.pinned { " (pinned)" } else { "" };
     format!("- **{}**{pin} [{}]: {hook}\n", r.key, r.category)
 }
@@ -143,6 +143,17 @@ mod tests {
     fn empty_memory_says_so() {
         let out = render_summary("app", &sections(0), 100);
         assert_eq!(out, "# Memory of app\n\n(no records yet)\n");
+    }
+
+    /// Regression (issue 37 item 13: `summary` cut lines at 120 characters
+    /// mid-word, with nothing to say so).
+    #[test]
+    fn r37_a_long_first_line_ends_at_a_word_with_an_ellipsis() {
+        let long =
+            "Deploys go through make ship-it from the release branch, after the changelog is \
+                    updated and the staging smoke tests pass on every supported platform";
+        let line = summary_line(&rec("deploys", long));
+        assert!(line.ends_with(" smoke tests…\n"), "{line}");
     }
 
     #[test]
