@@ -384,9 +384,9 @@ pub enum Checkpoint {
     Truncate,
 }
 
-/// Run a checkpoint of `conn`'s database, waiting at most [`BUSY_TIMEOUT`]
+/// Run a checkpoint of `conn`'s database, waiting at most five seconds
 /// for the readers of old frames whatever the connection's own timeout
-/// (a writer's is [`WRITE_WAIT`]): while it waits it holds the write lock,
+/// (a writer's is ten minutes): while it waits it holds the write lock,
 /// so every other writer waits with it. Returns SQLite's three numbers
 /// (busy, frames in the log, frames checkpointed).
 pub fn checkpoint(conn: &Connection, mode: Checkpoint) -> rusqlite::Result<(i64, i64, i64)> {
