@@ -11,6 +11,12 @@
 //! holds the source state at its end, so a run stopped between parts leaves
 //! a source the next run continues by appending, and the write lock is
 //! released between parts for other writers (`recall record`, `remember`).
+//!
+//! A source is known by its stored path, which is the file's path redacted
+//! when it holds a secret (`secrets::redact_path`: the same file always
+//! gives the same text), so each file's row is found by redacting the path
+//! in hand; rows an older version stored with the secret are renamed first
+//! (`sources::redact_stored_paths`).
 
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -21,7 +27,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::budget::Budget;
-use super::sources::{delete_source, load_sources, write_source, Ready};
+use super::sources::{delete_source, load_sources, redact_stored_paths, write_source, Ready};
 use super::Progress;
 use crate::error::Result;
 use crate::ingest::discover::Input;
@@ -166,6 +172,7 @@ pub(crate) fn index_sources_with(
         files: paths.len(),
         ..IndexReport::default()
     };
+    redact_stored_paths(conn)?;
     let mut stored = load_sources(conn)?;
     let mut jobs = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -176,21 +183,23 @@ pub(crate) fn index_sources_with(
             report.files -= 1;
             continue;
         }
+        // The path as given, redacted when it holds a secret.
+        let shown = || crate::secrets::redact_path(&p.to_string_lossy()).into_owned();
         let meta = match std::fs::metadata(p) {
             Ok(m) => m,
             Err(e) => {
                 report.failed += 1;
-                report_line(format!("{}: cannot read: {e}", p.display()));
+                report_line(format!("{}: cannot read: {e}", shown()));
                 continue;
             }
         };
         if let Some(why) = unreadable_kind(&meta) {
             report.failed += 1;
-            report_line(format!("{}: {why}", p.display()));
+            report_line(format!("{}: {why}", shown()));
             continue;
         }
         let (size, mtime) = (meta.len() as i64, file_mtime_ns(&meta));
-        let old = stored.remove(&key);
+        let old = stored.remove(crate::secrets::redact_path(&key).as_ref());
         let same = old.as_ref().is_some_and(|s| {
             s.size == size
                 && s.mtime == mtime
@@ -433,13 +442,14 @@ fn count(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(Str
     }
 }
 
-/// Delete the given sources whose files are gone. Returns how many.
+/// Delete the given sources whose files are gone. Returns how many. A
+/// stored path that was redacted is looked for by its parts.
 fn prune<'a>(
     conn: &mut Connection,
     candidates: impl Iterator<Item = (i64, &'a str)>,
 ) -> Result<usize> {
     let gone: Vec<i64> = candidates
-        .filter(|(_, path)| !std::path::Path::new(path).exists())
+        .filter(|(_, path)| crate::secrets::find_path(std::path::Path::new(""), path).is_none())
         .map(|(id, _)| id)
         .collect();
     let tx = crate::store::begin_in_turn(conn)?;

@@ -309,7 +309,8 @@ pub fn find_record(
         )
         .optional()?;
     let Some(rel) = rel else { return Ok(None) };
-    let path = dir.root.join(rel);
+    // A hand-written file whose name holds a secret is stored redacted.
+    let path = crate::secrets::find_path(&dir.root, &rel).unwrap_or_else(|| dir.root.join(rel));
     let text = fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
     let record = parse_record(&text, &path, limits)?;
     Ok(Some(Located { record, path }))

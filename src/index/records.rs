@@ -5,6 +5,12 @@
 //! refreshes the stat. Files are read and parsed in parallel with rayon; one
 //! writer commits in batched transactions. A malformed file is reported with
 //! `path:line` and skipped; it never aborts the batch and is never touched.
+//!
+//! A row's `path` is the file's path relative to the scope, redacted when
+//! the file's name holds a secret (a file written by hand:
+//! `secrets::redact_path`, the same text for the same name), so rows and
+//! files are matched by the redacted form and the real name is stored
+//! nowhere; messages that name such a file name it redacted too.
 
 use std::collections::HashMap;
 use std::fs;
@@ -55,6 +61,7 @@ impl SyncReport {
 
 /// A file on disk, as seen by a stat.
 struct Seen {
+    /// As stored: redacted when the name holds a secret.
     rel: String,
     abs: PathBuf,
     size: i64,
@@ -107,17 +114,77 @@ fn scan(dir: &ScopeDir) -> (Vec<Seen>, Vec<String>) {
             }
             match e.metadata() {
                 Ok(m) if m.is_file() => seen.push(Seen {
-                    rel: format!("records/{}/{name}", cat.as_str()),
+                    rel: stored_rel(format!("records/{}/{name}", cat.as_str())),
                     abs,
                     size: m.len() as i64,
                     mtime: file_mtime_ns(&m),
                 }),
                 Ok(_) => {}
-                Err(err) => errors.push(format!("{}: cannot stat: {err}", abs.display())),
+                Err(err) => errors.push(format!("{}: cannot stat: {err}", shown(&abs))),
             }
         }
     }
     (seen, errors)
+}
+
+/// A path relative to the scope as `records.path` stores it.
+fn stored_rel(rel: String) -> String {
+    match crate::secrets::redact_path(&rel) {
+        std::borrow::Cow::Owned(clean) => clean,
+        std::borrow::Cow::Borrowed(_) => rel,
+    }
+}
+
+impl Seen {
+    /// The file's path as messages name it: its name as `rel` stores it,
+    /// so a name holding a secret is shown as queries show it.
+    fn shown(&self) -> String {
+        let name = self.rel.rsplit('/').next().unwrap_or(&self.rel);
+        self.abs.with_file_name(name).display().to_string()
+    }
+}
+
+/// A file's path as messages name it: redacted when it holds a secret.
+fn shown(path: &Path) -> String {
+    crate::secrets::redact_path(&path.to_string_lossy()).into_owned()
+}
+
+/// Rename the rows whose path holds a secret (stored so before issue #37)
+/// to the redacted form files are now matched by; a row already stored
+/// under that form wins and the old one goes.
+fn redact_stored_paths(conn: &mut Connection) -> Result<()> {
+    let old: Vec<(i64, String)> = {
+        let mut st = conn.prepare("SELECT rowid, path FROM records")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get::<_, String>(1)?)))?;
+        let mut old = Vec::new();
+        for row in rows {
+            let (rowid, path) = row?;
+            if let std::borrow::Cow::Owned(clean) = crate::secrets::redact_path(&path) {
+                old.push((rowid, clean));
+            }
+        }
+        old
+    };
+    if old.is_empty() {
+        return Ok(());
+    }
+    let tx = conn.transaction()?;
+    let mut stats = TermDeltas::default();
+    for (rowid, clean) in &old {
+        let taken: Option<i64> = tx
+            .prepare_cached("SELECT rowid FROM records WHERE path=?1")?
+            .query_row([clean], |r| r.get(0))
+            .optional()?;
+        if taken.is_some() {
+            delete_row(&tx, *rowid, &mut stats)?;
+        } else {
+            tx.prepare_cached("UPDATE records SET path=?2 WHERE rowid=?1")?
+                .execute(params![rowid, clean])?;
+        }
+    }
+    stats.flush(&tx)?;
+    tx.commit()?;
+    Ok(())
 }
 
 fn load_rows(conn: &Connection) -> Result<HashMap<String, Row>> {
@@ -142,7 +209,7 @@ fn load_rows(conn: &Connection) -> Result<HashMap<String, Row>> {
 fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
     let bytes = match fs::read(&s.abs) {
         Ok(b) => b,
-        Err(e) => return Parsed::Failed(format!("{}: cannot read: {e}", s.abs.display())),
+        Err(e) => return Parsed::Failed(format!("{}: cannot read: {e}", s.shown())),
     };
     let hash = blake3::hash(&bytes).to_hex().to_string();
     if let Some(o) = old.filter(|o| !full && o.hash == hash) {
@@ -160,7 +227,7 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
                 .filter(|b| **b == b'\n')
                 .count();
             return Parsed::Invalid {
-                msg: format!("{}:{line}: invalid UTF-8", s.abs.display()),
+                msg: format!("{}:{line}: invalid UTF-8", s.shown()),
                 rel: s.rel,
             };
         }
@@ -172,16 +239,17 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
             match super::screen_secrets(&mut r, super::SecretPolicy::Redact) {
                 Ok(kinds) if !kinds.is_empty() => tracing::warn!(
                     "{}: holds a secret ({}); indexed redacted: remove it from the file (`recall doctor` lists such files)",
-                    s.abs.display(),
+                    s.shown(),
                     kinds.join(", ")
                 ),
                 Ok(_) => {}
-                Err(e) => return Parsed::Failed(format!("{}: {e}", s.abs.display())),
+                Err(e) => return Parsed::Failed(format!("{}: {e}", s.shown())),
             }
             Parsed::Record(Box::new((r, hash, s)))
         }
+        // The parser names the file as it is: its name may hold a secret.
         Err(e) => Parsed::Invalid {
-            msg: e.to_string(),
+            msg: crate::secrets::redact(&e.to_string()).0.into_owned(),
             rel: s.rel,
         },
     }
@@ -189,18 +257,27 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
 
 /// Record files of `dir` that hold a secret, with what was found: files
 /// written outside recall (by hand, or arriving with `git pull`) that the
-/// index keeps redacted but the file still holds.
+/// index keeps redacted but the file still holds, in its text or its name.
+/// A path whose name holds one is given redacted.
 pub fn files_with_secrets(dir: &ScopeDir, limits: &Limits) -> Vec<(PathBuf, Vec<String>)> {
     let (seen, _) = scan(dir);
     seen.into_par_iter()
         .filter_map(|s| {
+            let name = s.abs.file_name().map(|n| n.to_string_lossy().into_owned());
+            let mut kinds: Vec<String> = crate::secrets::scan(name.as_deref().unwrap_or(""))
+                .iter()
+                .map(|f| format!("{} in the file name", f.kind))
+                .collect();
             let text = fs::read_to_string(&s.abs).ok()?;
-            if !crate::secrets::contains_secret(&text) {
-                return None;
+            if crate::secrets::contains_secret(&text) {
+                if let Ok(mut r) = parse_record(&text, &s.abs, limits) {
+                    kinds.extend(
+                        super::screen_secrets(&mut r, super::SecretPolicy::Redact)
+                            .unwrap_or_default(),
+                    );
+                }
             }
-            let mut r = parse_record(&text, &s.abs, limits).ok()?;
-            let kinds = super::screen_secrets(&mut r, super::SecretPolicy::Redact).ok()?;
-            (!kinds.is_empty()).then_some((s.abs, kinds))
+            (!kinds.is_empty()).then(|| (PathBuf::from(s.shown()), kinds))
         })
         .collect()
 }
@@ -242,6 +319,7 @@ fn sync_with(
         .map(|d| remove_orphan_temps(d).len())
         .sum();
     let dir_times = dir_times(dir);
+    redact_stored_paths(conn)?;
     let rows = load_rows(conn)?;
     between(conn);
     let (seen, mut errors) = scan(dir);
@@ -270,7 +348,7 @@ fn sync_with(
     let mut stats = TermDeltas::default();
     for (rel, rowid) in &gone {
         // Written again since the listing: the writer's row stands.
-        if dir.root.join(rel).exists() {
+        if crate::secrets::find_path(&dir.root, rel).is_some() {
             continue;
         }
         delete_row(&tx, *rowid, &mut stats)?;
@@ -356,7 +434,7 @@ fn apply(
             match write_row(tx, &record, &stat, stats) {
                 Ok(()) if existed => report.updated += 1,
                 Ok(()) => report.added += 1,
-                Err(Error::Invalid(msg)) => errors.push(format!("{}:1: {msg}", seen.abs.display())),
+                Err(Error::Invalid(msg)) => errors.push(format!("{}:1: {msg}", seen.shown())),
                 Err(e) => return Err(e),
             }
         }
@@ -488,7 +566,14 @@ pub fn truncate_wal(conn: &Connection) {
     }
 }
 
+/// A record file's path relative to the scope, as `records.path` stores it.
 fn relative(dir: &ScopeDir, path: &Path) -> String {
+    stored_rel(folder(dir, path))
+}
+
+/// A path relative to the scope, as it is (the watched folders' names,
+/// which recall chooses).
+fn folder(dir: &ScopeDir, path: &Path) -> String {
     path.strip_prefix(&dir.root)
         .unwrap_or(path)
         .to_string_lossy()
@@ -513,7 +598,7 @@ fn dir_mtime(p: &Path) -> i64 {
 fn dir_times(dir: &ScopeDir) -> Vec<(String, i64)> {
     watched_dirs(dir)
         .iter()
-        .map(|d| (relative(dir, d), dir_mtime(d)))
+        .map(|d| (folder(dir, d), dir_mtime(d)))
         .collect()
 }
 
@@ -535,7 +620,7 @@ fn remember_dirs(conn: &Connection, times: &[(String, i64)]) -> Result<()> {
 pub fn records_changed(conn: &Connection, dir: &ScopeDir) -> Result<bool> {
     let mut st = conn.prepare_cached("SELECT mtime FROM record_dirs WHERE path=?1")?;
     for d in watched_dirs(dir) {
-        let stored: Option<i64> = st.query_row([relative(dir, &d)], |r| r.get(0)).optional()?;
+        let stored: Option<i64> = st.query_row([folder(dir, &d)], |r| r.get(0)).optional()?;
         if stored.unwrap_or(0) != dir_mtime(&d) {
             return Ok(true);
         }

@@ -208,7 +208,8 @@ fn export_tickets(conn: &Connection, source_id: i64) -> Result<Vec<TicketDoc>> {
 
 /// Write a document received from `host` as the source `path` (replacing
 /// what was there), through the indexer's own writer. Every text is
-/// scanned for secrets again; returns how many were redacted.
+/// scanned for secrets again, the path too (a host before issue #37 sent
+/// its paths as they were); returns how many were redacted.
 pub fn import_source(
     tx: &Transaction,
     path: &str,
@@ -236,6 +237,7 @@ pub fn import_source(
         .into_iter()
         .map(|t| ticket_out(t, &mut clean))
         .collect();
+    let path = secrets::redact_path(path);
     let prepared = Prepared {
         path: path.to_string(),
         action: Action::Replace,
@@ -369,11 +371,12 @@ fn launcher(s: &str) -> Launcher {
     }
 }
 
-/// Remove the source stored as `path`, if any (a teammate's tombstone).
+/// Remove the source stored as `path` (redacted as [`import_source`]
+/// stores it), if any (a teammate's tombstone).
 pub fn remove_source_at(tx: &Transaction, path: &str, stats: &mut TermDeltas) -> Result<bool> {
     let id: Option<i64> = tx
         .prepare_cached("SELECT id FROM sources WHERE path=?1")?
-        .query_row([path], |r| r.get(0))
+        .query_row([secrets::redact_path(path)], |r| r.get(0))
         .optional()?;
     match id {
         Some(id) => {

@@ -49,6 +49,7 @@ const HEAD_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceState {
     pub id: i64,
+    /// As stored: redacted when the file's path holds a secret.
     pub path: String,
     pub format: String,
     pub size: i64,
@@ -149,6 +150,7 @@ pub struct TicketOut {
 /// One source, prepared.
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    /// The path stored and shown ([`secrets::redact_path`] of the file's).
     pub path: String,
     pub action: Action,
     pub format: Option<Format>,
@@ -254,7 +256,8 @@ fn is_append_only(f: Format) -> bool {
 
 pub(super) fn failed(job: &Job, msg: String) -> Prepared {
     Prepared {
-        path: job.path.to_string_lossy().into_owned(),
+        // What is stored and shown: a path holding a secret is redacted.
+        path: secrets::redact_path(&job.path.to_string_lossy()).into_owned(),
         action: Action::Failed,
         format: None,
         size: job.size,
@@ -640,7 +643,9 @@ fn prepare_tickets(
     out.redactions = redactions;
 }
 
-/// Canonical string form of a source path, as stored in `sources.path`.
+/// Canonical string form of a source path: the file's real path, which
+/// `sources.path` stores as [`secrets::redact_path`] gives it (the path
+/// itself unless it holds a secret).
 pub fn source_key(path: &Path) -> String {
     std::fs::canonicalize(path)
         .unwrap_or_else(|_| path.to_path_buf())

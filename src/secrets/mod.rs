@@ -17,7 +17,9 @@
 //! value heuristics the password rules share (`values.rs`). This file runs
 //! them and turns their spans into findings. Names built from text (slugs,
 //! keys, ids, file names) go through [`redacted_slug`] and [`redact_id`]
-//! (`names.rs`), which redact before they slug.
+//! (`names.rs`), which redact before they slug; the paths of files recall
+//! stores and prints go through [`redact_path`], and [`find_path`] finds a
+//! redacted path's file again (`paths.rs`).
 //!
 //! Speed: clean text must cost about one pass. The detectors run in turn,
 //! each a regex whose search starts from literals (`AKIA`, `ghp_`, `eyJ`,
@@ -38,6 +40,7 @@ mod assignments;
 mod commands;
 mod config_files;
 mod names;
+mod paths;
 mod private_keys;
 mod tokens;
 mod urls;
@@ -47,6 +50,7 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 
 pub use names::{redact_id, redacted_slug};
+pub use paths::{find_path, redact_path};
 
 use assignments::detect_assignments;
 use commands::detect_commands;

@@ -437,3 +437,244 @@ fn r26_transcript_ids_holding_a_secret_are_never_stored_or_printed() {
     let found = files_holding(&plants, &env.home());
     assert!(found.is_empty(), "files under the home: {found:#?}");
 }
+
+/// The `source.path` of every hit of a JSON query for `q`.
+fn hit_paths(env: &Env, q: &str) -> Vec<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(&env.run(&["query", "--format", "json", q])).unwrap();
+    v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["source"]["path"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// `index --json ARGS`: its summary.
+fn index_json(env: &Env, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["index", "--json"];
+    all.extend_from_slice(args);
+    env.run_json(&all)["summary"].clone()
+}
+
+/// Regression (issue #37 item 1: a transcript's file name kept its token
+/// in `sources.path`, and so in `query --format json`'s `source.path`, the
+/// prompt format and the REST API; the same for Claude Code files). The
+/// path is stored and shown redacted, and the file is still found again:
+/// the next run finds it unchanged, a grown file is appended to, `--prune`
+/// keeps it while it exists, and extraction reads it.
+#[test]
+fn r37_a_transcript_file_name_holding_a_secret_is_never_stored_or_printed() {
+    let plants = [
+        said("github-token", format!("ghp_{}", alnum(80, 36))),
+        said(
+            "aws-access-key",
+            format!("AKIA{}", alnum(81, 16).to_uppercase()),
+        ),
+    ];
+    let env = Env::new();
+    let dir = env.tmp.path().join("d1");
+    std::fs::create_dir(&dir).unwrap();
+    let neutral = dir.join(format!("{}.jsonl", plants[0].secret));
+    let line = |text: &str| format!("{{\"role\":\"user\",\"content\":\"{text}\"}}\n");
+    std::fs::write(&neutral, line("deploy filename test quokka")).unwrap();
+    let claude = dir.join(format!("{}.jsonl", plants[1].secret));
+    std::fs::write(
+        &claude,
+        concat!(
+            r#"{"type":"user","uuid":"u1","sessionId":"s1","cwd":"/p","message":{"role":"user","content":"the wombat filename deploy"}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let n = neutral.to_str().unwrap();
+    let c = claude.to_str().unwrap();
+    let mut printed = all_output(&env, &["index", "--format", "neutral", n]);
+    printed += &all_output(&env, &["index", "--format", "claude-code", c]);
+    for q in ["quokka", "wombat"] {
+        let paths = hit_paths(&env, q);
+        assert_eq!(paths.len(), 1, "{q}: {paths:?}");
+        assert!(paths[0].contains("/d1/[REDACTED:"), "{paths:?}");
+        printed += &all_output(&env, &["query", "--format", "json", q]);
+        printed += &all_output(&env, &["query", "--format", "prompt", q]);
+    }
+    let server = crate::common::server::Server::start(&env, &[]);
+    for format in ["json", "prompt", "snippets"] {
+        let (code, v) = server.call(
+            "GET",
+            &format!("/api/projects/alpha/recall?q=quokka&format={format}"),
+            None,
+        );
+        assert_eq!(code, 200, "{v}");
+        assert!(
+            format != "json" || v.to_string().contains("d1/[REDACTED:github-token].jsonl#"),
+            "{v}"
+        );
+        printed += &v.to_string();
+    }
+    drop(server);
+    let stored: Vec<String> = env
+        .open_index()
+        .prepare("SELECT path FROM sources ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert!(
+        stored[0].contains("[REDACTED:github-token].jsonl#"),
+        "{stored:?}"
+    );
+    assert!(
+        stored[1].contains("[REDACTED:aws-access-key].jsonl#"),
+        "{stored:?}"
+    );
+
+    // Found again: unchanged, then appended to, kept by --prune.
+    assert_eq!(
+        index_json(&env, &["--format", "neutral", n])["unchanged"],
+        1
+    );
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&neutral)
+        .unwrap();
+    std::io::Write::write_all(&mut f, line("the platypus rollout").as_bytes()).unwrap();
+    drop(f);
+    let grown = index_json(&env, &["--format", "neutral", n]);
+    assert_eq!(
+        (grown["appended"].clone(), grown["indexed"].clone()),
+        (1.into(), 0.into()),
+        "{grown}"
+    );
+    assert_eq!(hit_paths(&env, "platypus rollout").len(), 1);
+    assert_eq!(index_json(&env, &["--prune"])["removed"], 0);
+    printed += &all_output(
+        &env,
+        &["extract", "--extractor", "builtin", "--since", "2000-01-01"],
+    );
+    let status = all_output(&env, &["extract", "--status"]);
+    assert!(!status.contains("cannot read"), "{status}");
+    printed += &status;
+
+    assert_no_leak(
+        &plants,
+        "the output of index, query, serve and extract",
+        &printed,
+    );
+    let found = files_holding(&plants, &env.home());
+    assert!(found.is_empty(), "files under the home: {found:#?}");
+
+    // Gone: --prune removes it, and nothing else.
+    std::fs::remove_file(&neutral).unwrap();
+    assert_eq!(index_json(&env, &["--prune"])["removed"], 1);
+    assert_eq!(hit_paths(&env, "wombat").len(), 1);
+}
+
+/// Regression (issue #37 item 1, for indexes written before it): a row
+/// whose path holds the secret is renamed on the next run, not indexed a
+/// second time beside the old one.
+#[test]
+fn r37_a_path_stored_with_its_secret_is_redacted_in_place() {
+    let token = format!("ghp_{}", alnum(82, 36));
+    let env = Env::new();
+    let file = env.tmp.path().join(format!("{token}.jsonl"));
+    std::fs::write(
+        &file,
+        "{\"role\":\"user\",\"content\":\"the echidna deploy\"}\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    env.run(&["index", f]);
+    let real = std::fs::canonicalize(&file).unwrap();
+    let db = env.open_index();
+    db.execute("UPDATE sources SET path=?1", [real.to_str().unwrap()])
+        .unwrap();
+    // As an index written before issue #37 is: its paths never swept.
+    db.execute("DELETE FROM meta WHERE key LIKE 'sources.paths%'", [])
+        .unwrap();
+    drop(db);
+    assert_eq!(index_json(&env, &[f])["unchanged"], 1);
+    let paths: Vec<String> = env
+        .open_index()
+        .prepare("SELECT path FROM sources")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(paths.len(), 1, "{paths:?}");
+    assert!(
+        !paths[0].contains(&token) && paths[0].contains("[REDACTED:"),
+        "{paths:?}"
+    );
+}
+
+/// Regression (issue #37 item 1: a record file written by hand whose name
+/// holds a secret kept it in `records.path`, printed by `record list` and
+/// `query`). The row's path is redacted, the record is still read and
+/// found, `doctor` names the file (redacted), and an older row holding
+/// the name is renamed by the next sync.
+#[test]
+fn r37_a_record_file_name_holding_a_secret_is_never_stored_or_printed() {
+    let plants = [said("github-token", format!("ghp_{}", alnum(83, 36)))];
+    let env = Env::new();
+    env.add("decisions", "seed", "A record so the project exists.");
+    let dir = env.project_dir().join("records").join("decisions");
+    let file = dir.join(format!("{}.md", plants[0].secret));
+    let text = crate::common::record_text(
+        "d-handwritten",
+        "numbat-release",
+        "decisions",
+        "We release the numbat build on Fridays.",
+    );
+    std::fs::write(&file, text).unwrap();
+    // As recall writes records (a file others may read is a finding of
+    // its own, which names the file as it is).
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut printed = all_output(&env, &["reindex"]);
+    let paths = hit_paths(&env, "numbat release Fridays");
+    assert_eq!(paths.len(), 1, "{paths:?}");
+    assert!(
+        paths[0].contains("decisions/[REDACTED:github-token].md#"),
+        "{paths:?}"
+    );
+    printed += &all_output(&env, &["query", "--format", "json", "numbat release"]);
+    printed += &all_output(&env, &["query", "--format", "prompt", "numbat release"]);
+    printed += &all_output(&env, &["record", "list", "--format", "json"]);
+    let (_, doctor) = env.doctor();
+    assert!(doctor.contains("github-token in the file name"), "{doctor}");
+    printed += &doctor;
+    // Read by id or key: the file is found from the redacted row.
+    let got = all_output(&env, &["record", "get", "numbat-release"]);
+    assert!(got.contains("numbat build on Fridays"), "{got}");
+    assert_no_leak(
+        &plants,
+        "the output of reindex, query, list and doctor",
+        &printed,
+    );
+    let found = files_holding(&plants, &env.project_dir().join("index.db"));
+    assert!(found.is_empty(), "the index: {found:#?}");
+
+    let rel = format!("records/decisions/{}.md", plants[0].secret);
+    let db = env.open_index();
+    db.execute(
+        "UPDATE records SET path=?1 WHERE key='numbat-release'",
+        [&rel],
+    )
+    .unwrap();
+    drop(db);
+    env.run(&["reindex"]);
+    let rows: Vec<String> = env
+        .open_index()
+        .prepare("SELECT path FROM records WHERE key='numbat-release'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(rows[0].contains("[REDACTED:github-token]"), "{rows:?}");
+}
