@@ -39,8 +39,9 @@ use crate::text::aux_terms;
 /// Bumped when chunking or redaction changes, so every source is redone
 /// (3: one passage per message instead of overlapping multi-message chunks;
 /// 4: the secret kinds of issue #26, so passages indexed before them lose
-/// the secrets they hold).
-pub const PIPELINE_VERSION: u32 = 4;
+/// the secrets they hold; 5: the same for the kinds and values of issue
+/// #37).
+pub const PIPELINE_VERSION: u32 = 5;
 
 /// How much of a file is read to detect its format.
 const HEAD_BYTES: usize = 64 * 1024;

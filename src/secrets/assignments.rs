@@ -389,6 +389,44 @@ mod tests {
         }
     }
 
+    /// Regression (issue #37: a random value holding `pass`, `token`,
+    /// `sample`, `test` or `xxx` was taken for a placeholder and stored by
+    /// `record add`). A placeholder is made of such words; these are not.
+    #[test]
+    fn r37_random_values_holding_a_placeholder_word_are_secrets() {
+        for (key, value) in [
+            ("DB_PASSWORD", format!("Passw0rd!{}", 2024)),
+            ("DB_PASSWORD", format!("Kq7v{}Z2mW9", "Token")),
+            ("api_key", format!("Zq81{}R7tY3u", "sample")),
+            ("SECRET", format!("9f{}k{}", "Test", mixed(20))),
+            ("API_TOKEN", format!("{}AxXxG{}", upper(12), mixed(20))),
+            ("password", format!("{}-pass{}", mixed(6), mixed(6))),
+        ] {
+            let text = format!("{key}={value}");
+            assert_single(&text, PASSWORD_ASSIGNMENT, &value);
+        }
+    }
+
+    /// Values made of placeholder words stay placeholders under the rule of
+    /// issue #37.
+    #[test]
+    fn r37_values_made_of_placeholder_words_are_not_passwords() {
+        for text in [
+            "PASSWORD=testpassword123",
+            "PASSWORD=Password-2024!",
+            "TOKEN=your-api-key-here",
+            "API_KEY=sample_key_1",
+            "PASSWORD=Test1234!",
+            "secret=mysecret123",
+            "token=xxxx-xxxx-1234",
+            "PASSWORD=CHANGE_ME_2",
+            "api_key=YOUR_API_KEY",
+            "password: <token>",
+        ] {
+            assert_clean(text);
+        }
+    }
+
     #[test]
     fn code_mentioning_passwords_is_not_a_password() {
         for text in [

@@ -1,8 +1,9 @@
 //! Credentials in HTTP headers and on command lines: the value of an
 //! `Authorization: Bearer|Basic|Token` header (`auth-header`), the password
 //! of `curl -u user:password` (`basic-auth`), and the passwords given to
-//! `mysql -p<password>` (and `mysqldump`, `mysqladmin`, `mariadb`, ...) and
-//! `sshpass -p <password>` (`cli-password`).
+//! `mysql -p<password>` (and `mysqldump`, `mysqladmin`, `mariadb`, ...),
+//! `sshpass -p <password>` and `docker login -p <password>` (and
+//! `--password`, `podman login`, `nerdctl login`) (`cli-password`).
 //!
 //! A detector of its own, not part of [`super::tokens`]: a header's value
 //! may be a token of a known format (a JWT), which then keeps its own, more
@@ -41,7 +42,8 @@ macro_rules! argument {
 }
 
 /// Every header and command rule, one alternation driven by the literals
-/// `authorization`, `curl`, `mysql`/`mariadb` and `sshpass`.
+/// `authorization`, `curl`, `mysql`/`mariadb`, `sshpass` and the container
+/// tools' names.
 static COMMANDS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i:authorization)[\x22']?[ \t]*[:=][ \t]*[\x22']?(?i:bearer|basic|token)[ \t]+(?P<bearer>[A-Za-z0-9._~+/=-]{16,})",
@@ -51,6 +53,9 @@ static COMMANDS: LazyLock<Regex> = LazyLock::new(|| {
         argument!("mysql"),
         r"|(?-u:\b)sshpass(?-u:\b)[^\n|;&]{0,100}?[ \t]-p[ \t]*",
         argument!("sshpass"),
+        r"|(?-u:\b)(?:docker|podman|nerdctl)[ \t]+login(?-u:\b)[^\n|;&]{0,200}?[ \t]",
+        r"(?:-p[ \t]*|--password(?:[ \t]+|=))",
+        argument!("docker"),
     ))
     .expect("command pattern is a valid constant regex")
 });
@@ -80,6 +85,9 @@ fn command_span(caps: &Captures<'_>) -> Option<Span> {
             "sshpass",
             "sshpass_sq",
             "sshpass_dq",
+            "docker",
+            "docker_sq",
+            "docker_dq",
         ]
         .iter()
         .find_map(|g| caps.name(g))?;
@@ -152,6 +160,53 @@ mod tests {
             "mysql -P 3306 -h db --protocol=tcp",
             "mysql -e 'select 1' | perl -pe 's/a/b/'",
             "run mysql with -p to be asked for the password",
+        ] {
+            assert_clean(text);
+        }
+    }
+
+    /// Regression (issue #37: a bearer token holding `test` or `xxx` in
+    /// any case was taken for a placeholder).
+    #[test]
+    fn r37_bearer_tokens_holding_a_placeholder_word_are_redacted() {
+        for t in [
+            format!("9f{}k{}", "Test", mixed(26)),
+            format!("{}AxXxG{}", upper(14), mixed(21)),
+        ] {
+            let text = format!("curl -H 'Authorization: Bearer {t}' https://api");
+            assert_single(&text, AUTH_HEADER, &t);
+        }
+        for text in [
+            "Authorization: Bearer your-token-here-1234",
+            "Authorization: Bearer test_token_1234567890",
+            "Authorization: Bearer <token-goes-here-1234>",
+        ] {
+            assert_clean(text);
+        }
+    }
+
+    /// Regression (issue #37: `docker login -p <password>` was stored as
+    /// is).
+    #[test]
+    fn r37_docker_login_password_is_redacted() {
+        let pw = format!("S{}-x", mixed(11));
+        for text in [
+            format!("docker login -u deploy -p {pw} registry.example.org"),
+            format!("docker login --username deploy --password={pw} r.example.org"),
+            format!("docker login --password {pw} r.example.org"),
+            format!("podman login -u deploy -p '{pw}' quay.io"),
+            format!("nerdctl login -p\"{pw}\" r.example.org"),
+        ] {
+            assert_single(&text, CLI_PASSWORD, &pw);
+        }
+        for text in [
+            "docker login -u deploy --password-stdin r.example.org",
+            "echo \"$PW\" | docker login --username u --password-stdin",
+            "docker login -u deploy -p $REGISTRY_PASSWORD r.example.org",
+            "docker login -u deploy -p \"${REGISTRY_PASSWORD}\" r.example.org",
+            "docker run -p 8080:80 nginx",
+            "docker login r.example.org && docker run -p 8080:80 nginx",
+            "docker login -p",
         ] {
             assert_clean(text);
         }

@@ -137,6 +137,14 @@ const DOCKER_HUB_TOKEN: &str = "docker-hub-token";
 const CLI_PASSWORD: &str = "cli-password";
 const DOCKER_AUTH: &str = "docker-auth";
 const NETRC_PASSWORD: &str = "netrc-password";
+const VAULT_TOKEN: &str = "vault-token";
+const GOOGLE_OAUTH_SECRET: &str = "google-oauth-secret";
+const AGE_SECRET_KEY: &str = "age-secret-key";
+const DATABRICKS_TOKEN: &str = "databricks-token";
+const GRAFANA_TOKEN: &str = "grafana-token";
+const LINEAR_KEY: &str = "linear-key";
+const POSTMAN_KEY: &str = "postman-key";
+const SENTRY_DSN: &str = "sentry-dsn";
 
 /// A candidate secret before overlap resolution and line/column lookup.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,11 @@
-//! Passwords in URLs (`url-password`): `scheme://user:password@host`.
+//! Passwords in URLs (`url-password`): `scheme://user:password@host`, and
+//! the key of a Sentry DSN (`sentry-dsn`): `https://<key>@o1.ingest.sentry.io/2`,
+//! its key 32 hex digits in the user part (older DSNs add `:<secret>`).
 //!
-//! Only the password is redacted. Precision policy: it needs 4+ characters
+//! Only the password, or the DSN's key (and secret), is redacted. A DSN's
+//! key is reported when its host names Sentry or a project number follows
+//! it (a self-hosted Sentry); its regex is its own, searched from the
+//! literal `://`. Precision policy: it needs 4+ characters
 //! and skips placeholders and well-known defaults (`password`, `pass`,
 //! `postgres`, `guest`, `admin`, `root`, ...) and port-like numbers; a `:`
 //! inside the password ends the match (real URLs percent-encode it), so
@@ -10,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::values::is_placeholder;
+use super::values::{has_digit, is_placeholder};
 use super::*;
 
 static URL_PASSWORD_RE: LazyLock<Regex> = LazyLock::new(|| {
@@ -21,7 +26,17 @@ static URL_PASSWORD_RE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("URL password pattern is a valid constant regex")
 });
 
+/// A DSN: 32 hex digits (and an optional `:secret`) as the user of a URL.
+static DSN_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"://(?P<key>[0-9a-f]{32})(?::[0-9a-f]{32})?@",
+        r"(?P<host>[A-Za-z0-9.-]+)(?::[0-9]{1,5})?(?P<project>/[0-9]+)?",
+    ))
+    .expect("DSN pattern is a valid constant regex")
+});
+
 pub(super) fn detect_url_passwords(text: &str, out: &mut Vec<Span>) {
+    detect_dsns(text, out);
     for caps in URL_PASSWORD_RE.captures_iter(text) {
         let Some(pw) = caps.name("password") else {
             continue;
@@ -31,6 +46,28 @@ pub(super) fn detect_url_passwords(text: &str, out: &mut Vec<Span>) {
                 start: pw.start(),
                 end: pw.end(),
                 kind: URL_PASSWORD,
+            });
+        }
+    }
+}
+
+fn detect_dsns(text: &str, out: &mut Vec<Span>) {
+    for caps in DSN_RE.captures_iter(text) {
+        let (Some(key), Some(host)) = (caps.name("key"), caps.name("host")) else {
+            continue;
+        };
+        let k = key.as_str();
+        let random = has_digit(k) && k.bytes().any(|b| b.is_ascii_alphabetic());
+        let sentry =
+            host.as_str().to_ascii_lowercase().contains("sentry") || caps.name("project").is_some();
+        if random && sentry {
+            // The user part ends where `@` stands: after the key, or after
+            // the key's secret.
+            let end = host.start() - 1;
+            out.push(Span {
+                start: key.start(),
+                end,
+                kind: SENTRY_DSN,
             });
         }
     }
@@ -69,6 +106,32 @@ mod tests {
             "new URL('https://abc:xyz@example.com')",
         ] {
             assert_clean(text);
+        }
+    }
+
+    /// Regression (issue #37: a Sentry DSN's key was stored as is). The
+    /// key (and an old DSN's secret) is redacted, the host kept.
+    #[test]
+    fn r37_sentry_dsn_key_is_redacted() {
+        let key = hex(32);
+        let dsn = format!("SENTRY_DSN=https://{key}@o4505123.ingest.sentry.io/4505124");
+        assert_single(&dsn, SENTRY_DSN, &key);
+        assert_eq!(
+            redact(&dsn).0,
+            "SENTRY_DSN=https://[REDACTED:sentry-dsn]@o4505123.ingest.sentry.io/4505124"
+        );
+        let secret = hex(40)[8..].to_owned();
+        let old = format!("dsn: https://{key}:{secret}@sentry.example.org/12");
+        assert_single(&old, SENTRY_DSN, &format!("{key}:{secret}"));
+        let hosted = format!("https://{key}@errors.example.org:9000/3");
+        assert_single(&hosted, SENTRY_DSN, &key);
+        for text in [
+            format!("https://{key}@example.org/about"),
+            format!("https://example.org/{key}@sentry.io"),
+            format!("https://{}@o1.ingest.sentry.io/2", "0".repeat(32)),
+            "https://public@sentry.io/1".to_owned(),
+        ] {
+            assert_clean(&text);
         }
     }
 }

@@ -3,13 +3,20 @@
 //!
 //! Precision policy: a value reported as a password has 6 characters to
 //! 1 KiB, no whitespace, a letter plus a digit or symbol, and is not a
-//! placeholder (`${X}`, `$X`, `<your-password>`, `changeme`, `example`,
-//! `xxx`, `***`, `...`, values naming `password`/`secret`/`token`/`test`/
-//! `fake`), not code (`read_password()`, `os.environ[...]`,
+//! placeholder, not code (`read_password()`, `os.environ[...]`,
 //! `process.env.X`, `String`, `snake_case`/`SCREAMING_CASE` identifiers,
 //! `Type,` annotations, number literals such as `2048u32`), and not a path
 //! or URL. Hence letters-only passwords such as `correcthorsebattery` and
 //! digits-only ones are deliberately not reported.
+//!
+//! A placeholder is a value made of placeholder words: a template or
+//! reference (`${X}`, `$X`, `<your-password>`, `{{ x }}`), a mask (`***`,
+//! `...`, `xxxx`), a well-known default (`changeme`, `postgres`), a value
+//! whose letters are placeholder words and digits alone (`your_token_here`,
+//! `test1234`, `change_me_123`, `Password-2024`), or one whose first or
+//! last part is a fixture's word (`fake-4f9a2`). A random string that
+//! merely holds one of those words (`Kq7vTokenZ2mW9`, `Zq81sampleR7tY3u`,
+//! `9fTestk2Lm...`, `Passw0rd!2024`) is not a placeholder (issue #37).
 
 /// Shortest assigned value reported as a password.
 const MIN_VALUE_CHARS: usize = 6;
@@ -20,25 +27,85 @@ const PLACEHOLDER_VALUES: &str = "admin changeit default empty false guest hidde
     masked mysql nil none null optional postgres redis required root string true undefined unset \
     user username";
 
-/// Fragments that mark a value as a placeholder, template, mask or test
-/// fixture, matched lowercase anywhere in the value (space-separated).
-const PLACEHOLDER_PARTS: &str = "your example placeholder changeme change_me change-me \
-    redacted dummy fake sample test pass secret token xxx *** ... ${ {{ }} %( $( <";
+/// Words a placeholder is made of, lowercase (space-separated): a value
+/// whose letters split into these words (digits and punctuation aside) is
+/// a placeholder.
+const PLACEHOLDER_WORDS: &str = "your yours my example examples sample samples placeholder \
+    changeme redacted dummy fake test tests testing pass passwd password passwords passphrase \
+    pwd secret secrets token tokens key keys api here value x xxx";
+
+/// Words that mark a value as a fixture when its first or last part is
+/// made of them (`fake-4f9a2`): fewer than [`PLACEHOLDER_WORDS`], since
+/// `token-...` or `api-...` may well start a real credential.
+const MARKER_WORDS: &str = "your example examples sample samples placeholder changeme redacted \
+    dummy fake test tests testing x xxx";
+
+/// Fragments of templates, variable references and masks, matched anywhere
+/// in the value (space-separated).
+const TEMPLATE_PARTS: &str = "*** ... ${ {{ }} %( $( <";
 
 /// Leading characters of variable references, templates, code and YAML tags.
 const PLACEHOLDER_STARTS: [char; 9] = ['$', '%', '<', '{', '&', '*', '!', '#', '@'];
 
 /// Placeholder, template, mask, default or test value (`${X}`, `changeme`,
-/// `xxx`, `postgres`, `fake-123`)?
+/// `xxx`, `postgres`, `fake-123`)? See the module comment.
 pub(super) fn is_placeholder(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     let word = lower.trim_matches(|c: char| !c.is_ascii_alphanumeric());
     v.starts_with(PLACEHOLDER_STARTS)
         || listed(PLACEHOLDER_VALUES, word)
-        || PLACEHOLDER_PARTS
+        || TEMPLATE_PARTS
             .split_ascii_whitespace()
             .any(|part| lower.contains(part))
         || distinct_chars(v) < 3
+        || made_of(&alphanumerics(&lower), PLACEHOLDER_WORDS, 1)
+        || marked(&lower)
+}
+
+/// The letters and digits of `v`, without the punctuation between them.
+fn alphanumerics(v: &str) -> String {
+    v.chars().filter(char::is_ascii_alphanumeric).collect()
+}
+
+/// Does the value start or end with a part made of [`MARKER_WORDS`]
+/// (`fake-4f9a2`, `test_8c1e`, `9f2c-example`)? Only the first and last
+/// parts count: a long value made of many parts (a path, a list of
+/// tokens) will hold a short word such as `api` somewhere.
+fn marked(lower: &str) -> bool {
+    let mut parts = lower.split(|c: char| !c.is_ascii_alphanumeric());
+    let first = parts.next().unwrap_or("");
+    let last = parts.next_back().unwrap_or("");
+    [first, last]
+        .iter()
+        .any(|part| made_of(part, MARKER_WORDS, 3))
+}
+
+/// Do the letters of `text` (lowercase), at least `min_letters` of them,
+/// split into `words` (space-separated), with nothing else but digits
+/// between them (`yourtokenhere`, `test1234`)?
+fn made_of(text: &str, words: &str, min_letters: usize) -> bool {
+    let letters = text.bytes().filter(u8::is_ascii_alphabetic).count();
+    letters >= min_letters
+        && text.bytes().all(|b| b.is_ascii_alphanumeric())
+        && text
+            .split(|c: char| c.is_ascii_digit())
+            .all(|run| run.is_empty() || splits_into(run, words))
+}
+
+/// Can `run` be cut into `words` (`testpassword`: `test` and `password`)?
+/// A word break by dynamic programming: `ok[i]` says whether the first
+/// `i` bytes can.
+fn splits_into(run: &str, words: &str) -> bool {
+    let mut ok = vec![false; run.len() + 1];
+    ok[0] = true;
+    for end in 1..=run.len() {
+        ok[end] = words.split_ascii_whitespace().any(|w| {
+            end >= w.len()
+                && ok[end - w.len()]
+                && &run.as_bytes()[end - w.len()..end] == w.as_bytes()
+        });
+    }
+    ok[run.len()]
 }
 
 /// Could this assigned value be a credential rather than a placeholder, a
@@ -126,4 +193,41 @@ fn distinct_chars(v: &str) -> usize {
         }
     }
     seen.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue #37: any value containing `xxx`, `test`, `token`,
+    /// `pass` or `sample` was a placeholder). A placeholder is made of
+    /// such words; a random string holding one is not.
+    #[test]
+    fn r37_a_placeholder_is_made_of_placeholder_words() {
+        for v in [
+            "changeme",
+            "change_me_123",
+            "your_token_here",
+            "example123",
+            "test1234",
+            "fake-4f9a2",
+            "testpassword123",
+            "Password-2024!",
+            "xxxxxxxxxxxx",
+            "XXXX-XXXX-1234",
+            "${DB_PASSWORD}",
+            "{{ vault_db_password }}",
+            "********",
+            "postgres",
+        ] {
+            assert!(is_placeholder(v), "{v} is a placeholder");
+        }
+        let random = ["Passw0rd!2024", "Kq7vTokenZ2mW9", "Zq81sampleR7tY3u"];
+        for v in random {
+            assert!(!is_placeholder(v), "{v} is not a placeholder");
+        }
+        // A bearer token holding `Test`, another holding `xXx`.
+        assert!(!is_placeholder(&format!("9f{}k2LmQ8rZ1vB7nX4", "Test")));
+        assert!(!is_placeholder(&format!("CNJZXUYCRJm5F{}GVJNEL4w", "xXx")));
+    }
 }

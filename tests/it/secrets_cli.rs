@@ -678,3 +678,123 @@ fn r37_a_record_file_name_holding_a_secret_is_never_stored_or_printed() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0].contains("[REDACTED:github-token]"), "{rows:?}");
 }
+
+/// Regression (issue #37 item 2: values the scanner skipped were stored by
+/// `record add` although the docs promise to refuse their kind, and nine
+/// kinds were not known). Each is refused, and `--redact` stores none.
+#[test]
+fn r37_values_the_scanner_skipped_are_refused() {
+    let h = |i: u64, n: usize| hex(i, n);
+    let letters = |i: u64, n: usize| {
+        let mut s = pick(b"bcdfghjkmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ", i, n);
+        s.replace_range(0..2, "Qk");
+        s
+    };
+    // `pick` puts `Q7k` first: upper case, it is of the bech32 alphabet.
+    let bech = pick(b"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 96, 58).to_uppercase();
+    let plants = vec![
+        said("huggingface-token", format!("hf_{}", letters(84, 34))),
+        said("google-api-key", format!("AIza{}-2-", alnum(85, 32))),
+        said("gitlab-token", format!("glpat-{}", "abcdefghijklmnopqrst")),
+        line(
+            "password-assignment",
+            format!("DB_PASSWORD=Passw0rd!{}", 2024),
+            format!("Passw0rd!{}", 2024),
+        ),
+        {
+            let v = format!("Kq7v{}Z2mW9", "Token");
+            line("password-assignment", format!("DB_PASSWORD={v}"), v)
+        },
+        {
+            let v = format!("Zq81{}R7tY3u", "sample");
+            line("password-assignment", format!("api_key={v}"), v)
+        },
+        {
+            let t = format!("9f{}k{}", "Test", alnum(86, 26));
+            line(
+                "auth-header",
+                format!("curl -H 'Authorization: Bearer {t}' https://api"),
+                t,
+            )
+        },
+        {
+            let t = format!("{}AxXxG{}", alnum(87, 14).to_uppercase(), alnum(88, 21));
+            line(
+                "auth-header",
+                format!("curl -H 'Authorization: Bearer {t}' https://api"),
+                t,
+            )
+        },
+        {
+            let t = format!("hvs.{}", alnum(89, 24));
+            line("vault-token", format!("VAULT_TOKEN={t} vault kv get x"), t)
+        },
+        said("google-oauth-secret", format!("GOCSPX-{}", alnum(90, 28))),
+        {
+            let p = format!("Zq{}", alnum(91, 12));
+            line(
+                "cli-password",
+                format!("docker login -u deploy -p {p} r.example.org"),
+                p,
+            )
+        },
+        {
+            let k = h(92, 32);
+            line(
+                "sentry-dsn",
+                format!("SENTRY_DSN=https://{k}@o1.ingest.sentry.io/2"),
+                k,
+            )
+        },
+        said("age-secret-key", format!("AGE-SECRET-KEY-1{bech}")),
+        said("databricks-token", format!("dapi{}", h(93, 32))),
+        said(
+            "grafana-token",
+            format!("glsa_{}_{}", alnum(94, 32), h(95, 8)),
+        ),
+        said("linear-key", format!("lin_api_{}", alnum(97, 40))),
+        said("postman-key", format!("PMAK-{}-{}", h(98, 24), h(99, 34))),
+    ];
+    let env = Env::new();
+    let mut printed = String::new();
+    for (i, p) in plants.iter().enumerate() {
+        let key = format!("k{i}");
+        let out = env
+            .cmd()
+            .args([
+                "record",
+                "add",
+                "--category",
+                "incidents",
+                "--key",
+                &key,
+                &p.text,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}: {} was stored: {err}",
+            p.kind,
+            p.text
+        );
+        assert!(err.contains("secret"), "{}: {err}", p.kind);
+        printed += &err;
+        printed += &env.run(&[
+            "record",
+            "add",
+            "--redact",
+            "--category",
+            "incidents",
+            "--key",
+            &key,
+            &p.text,
+        ]);
+    }
+    printed += &env.run(&["record", "list", "--format", "json"]);
+    assert_no_leak(&plants, "the output of record add and list", &printed);
+    let found = files_holding(&plants, &env.home());
+    assert!(found.is_empty(), "files under the home: {found:#?}");
+}
