@@ -154,15 +154,17 @@ pub struct SyncConfig {
     /// This host's name in provenance (default: the machine's host name
     /// plus a random suffix, kept in `<home>/host.json`).
     pub host: Option<String>,
-    /// Who writes from this host, shown as a record's author (default:
-    /// `$USER`).
+    /// Not used since the server names each change's author by the
+    /// database login (docs/team-memory.md); still read, so a config
+    /// that sets it loads.
     pub author: Option<String>,
     /// Share indexed sessions of shared projects (records always are).
     pub sessions: bool,
     /// Share indexed tickets of shared projects.
     pub tickets: bool,
     /// Sync the user scope (your preferences) between your own hosts, as
-    /// `user:<author>`; never into a team project.
+    /// `user:<person>`, the person the server's owner mapped this host's
+    /// database login to; never into a team project.
     pub user_scope: bool,
     /// Seconds to wait for the server to answer a connection.
     pub connect_timeout_secs: u64,

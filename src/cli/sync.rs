@@ -125,6 +125,9 @@ fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
         eprintln!("sync: another sync is running in this home");
         return Ok(());
     };
+    if let Some(note) = &r.note {
+        eprintln!("sync: {note}");
+    }
     if json {
         outln!("{}", serde_json::to_string(r)?);
         return Ok(());
@@ -171,6 +174,11 @@ fn status(ctx: &Ctx, json: bool) -> Result<u8> {
 }
 
 fn print_status(r: &SyncStatus) -> Result<()> {
+    if let Some(why) = &r.note {
+        outln!("{}: not synced", r.scope);
+        outln!("  {why}");
+        return Ok(());
+    }
     outln!("{} (team {})", r.scope, r.team);
     outln!("  remote:     {}", r.remote);
     outln!(

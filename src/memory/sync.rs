@@ -11,6 +11,7 @@ use super::Memory;
 use crate::error::{Error, Result};
 use crate::index::{sync_records, Progress};
 use crate::store::{Db, OpenMode, Project, ScopeDir, Sharing};
+use crate::sync::pgschema::Who;
 use crate::sync::{self, identity, local, Me, RemoteUrl, ScopeReport, Target};
 
 /// Options of one sync run.
@@ -39,6 +40,8 @@ pub struct SyncReport {
     pub remote: String,
     pub host: String,
     pub scopes: Vec<ScopeReport>,
+    /// Something to say once: why the user scope is not synced.
+    pub note: Option<String>,
 }
 
 impl SyncReport {
@@ -65,6 +68,8 @@ pub struct SyncStatus {
     pub error: Option<String>,
     pub sessions: bool,
     pub tickets: bool,
+    /// Why this scope is not synced, when it is not.
+    pub note: Option<String>,
 }
 
 /// A scope to sync: its folder and how it is shared.
@@ -91,15 +96,6 @@ impl Memory {
     /// This host's id.
     pub fn host_id(&self) -> Result<String> {
         identity::host_id(&self.home, self.config.sync.host.as_deref())
-    }
-
-    fn author(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-        self.config
-            .sync
-            .author
-            .clone()
-            .or_else(|| env("USER"))
-            .filter(|a| !a.trim().is_empty())
     }
 
     fn timeout(&self) -> Duration {
@@ -167,13 +163,9 @@ impl Memory {
         Ok(was)
     }
 
-    /// The scopes a sync covers: every shared project of the home (or only
-    /// the current one), and the user scope when configured.
-    fn shared_scopes(
-        &self,
-        only_current: bool,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Vec<Shared>> {
+    /// The shared projects a sync covers: every one of the home, or only
+    /// the current one.
+    fn shared_projects(&self, only_current: bool) -> Result<Vec<Shared>> {
         let mut out = Vec::new();
         let projects = if only_current {
             vec![self.project()?.info]
@@ -190,18 +182,31 @@ impl Memory {
                 tickets: s.tickets,
             });
         }
-        if !only_current && self.config.sync.user_scope {
-            if let Some(author) = self.author(env) {
-                out.push(Shared {
-                    label: "user".into(),
-                    dir: self.home.user(),
-                    target: identity::user_project(&author),
-                    sessions: false,
-                    tickets: false,
-                });
-            }
-        }
         Ok(out)
+    }
+
+    /// The user scope, shared as the person the server knows the login to
+    /// be (never `$USER`: schema/pg/0005_people.sql).
+    fn user_scope(&self, person: &str) -> Shared {
+        Shared {
+            label: "user".into(),
+            dir: self.home.user(),
+            target: identity::user_project(person),
+            sessions: false,
+            tickets: false,
+        }
+    }
+
+    /// Why the user scope is not synced when no person is mapped to the
+    /// login, said once per home and login (`<home>/sync-no-person` keeps
+    /// the login it was said for); `None` when said before.
+    fn no_person_once(&self, who: &Who, remote: &RemoteUrl) -> Result<Option<String>> {
+        let marker = self.home.root().join("sync-no-person");
+        if std::fs::read_to_string(&marker).is_ok_and(|l| l == who.login) {
+            return Ok(None);
+        }
+        crate::store::atomic_write(&marker, who.login.as_bytes())?;
+        Ok(Some(no_person(who, remote)))
     }
 
     /// Sync every shared scope: pull, then push. One sync per home runs at
@@ -214,21 +219,32 @@ impl Memory {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<SyncReport>> {
         let remote = self.sync_remote(env)?;
-        let scopes = self.shared_scopes(opts.only_current, env)?;
-        if scopes.is_empty() {
-            return Err(Error::Sync(
-                "no project is shared yet; run `recall sync --share` in a project (its team is its git origin, or name it with --team NAME)".into(),
-            ));
+        let mut scopes = self.shared_projects(opts.only_current)?;
+        let wants_user = !opts.only_current && self.config.sync.user_scope;
+        if scopes.is_empty() && !wants_user {
+            return Err(nothing_shared(None));
         }
         let Some(_lock) = self.sync_lock(wait)? else {
             return Ok(None);
         };
         let host = self.host_id()?;
-        let author = self.author(env);
         let mut client = sync::connect(&remote, self.timeout())?;
+        let who = sync::pgschema::who(&mut client, &remote)?;
+        let mut note = None;
+        if wants_user {
+            match &who.person {
+                Some(p) => {
+                    scopes.push(self.user_scope(p));
+                    let _ = std::fs::remove_file(self.home.root().join("sync-no-person"));
+                }
+                None => note = self.no_person_once(&who, &remote)?,
+            }
+        }
+        if scopes.is_empty() {
+            return Err(nothing_shared(Some(no_person(&who, &remote))));
+        }
         let me = Me {
             host: &host,
-            author: author.as_deref(),
             limits: self.limits(),
             now: self.now.as_second(),
         };
@@ -269,6 +285,7 @@ impl Memory {
             remote: remote.masked().to_string(),
             host,
             scopes: reports,
+            note,
         }))
     }
 
@@ -296,9 +313,19 @@ impl Memory {
     /// the last sync, and (when the server answers) hosts and backlog.
     pub fn sync_status(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<SyncStatus>> {
         let remote = self.sync_remote(env)?;
-        let scopes = self.shared_scopes(false, env)?;
+        let mut scopes = self.shared_projects(false)?;
         let host = self.host_id()?;
         let mut client = sync::connect(&remote, self.timeout());
+        let who = match &mut client {
+            Ok(c) if self.config.sync.user_scope => Some(sync::pgschema::who(c, &remote)?),
+            _ => None,
+        };
+        let mut unsynced = None;
+        match who.as_ref().map(|w| (w, w.person.as_deref())) {
+            Some((_, Some(p))) => scopes.push(self.user_scope(p)),
+            Some((w, None)) => unsynced = Some(no_person(w, &remote)),
+            None => {}
+        }
         let mut out = Vec::new();
         for s in scopes {
             let (pending, last, cursor) = match self.open_for_read(&s.dir, false)? {
@@ -328,10 +355,45 @@ impl Memory {
                 error,
                 sessions: s.sessions,
                 tickets: s.tickets,
+                note: None,
+            });
+        }
+        if let Some(why) = unsynced {
+            out.push(SyncStatus {
+                scope: "user".into(),
+                team: String::new(),
+                remote: remote.masked().to_string(),
+                last_sync: None,
+                pending: 0,
+                server: None,
+                error: None,
+                sessions: false,
+                tickets: false,
+                note: Some(why),
             });
         }
         Ok(out)
     }
+}
+
+/// Why the user scope of a login no person is mapped to is not synced,
+/// and how the owner maps one.
+fn no_person(who: &Who, remote: &RemoteUrl) -> String {
+    format!(
+        "the user scope is not synced: no person is mapped to the login {} on {}; the owner maps it once with INSERT INTO recall_people(login, person) VALUES ('{}', 'NAME') (docs/team-memory.md)",
+        who.login,
+        remote.masked(),
+        who.login
+    )
+}
+
+fn nothing_shared(why_not_user: Option<String>) -> Error {
+    let mut msg = "no project is shared yet; run `recall sync --share` in a project (its team is its git origin, or name it with --team NAME)".to_string();
+    if let Some(why) = why_not_user {
+        msg.push_str(", and ");
+        msg.push_str(&why);
+    }
+    Error::Sync(msg)
 }
 
 /// Whether `project` is shared (used by front ends to decide whether a

@@ -39,11 +39,10 @@ pub struct Target<'a> {
     pub tickets: bool,
 }
 
-/// Who is syncing.
+/// Who is syncing (the author of what it pushes is the server's to say).
 #[derive(Debug, Clone)]
 pub struct Me<'a> {
     pub host: &'a str,
-    pub author: Option<&'a str>,
     pub limits: Limits,
     pub now: i64,
 }
@@ -388,7 +387,6 @@ mod tests {
     fn host_a() -> Me<'static> {
         Me {
             host: "a",
-            author: None,
             limits: Limits::default(),
             now: 1_767_225_600,
         }

@@ -76,6 +76,31 @@ pub fn set_noted(conn: &Connection, cursor: i64) -> Result<()> {
     set_meta(conn, "sync.noted", cursor)
 }
 
+/// Bind this scope to its name on the server. A scope synced before under
+/// another name (a user scope whose person changed, a project shared as
+/// another team) starts over: its position and what it exchanged belong
+/// to the old name, so it pulls the new one from the start and pushes what
+/// the new one lacks. Returns whether it started over.
+pub fn bind_project(conn: &mut Connection, project: &str) -> Result<bool> {
+    let was = meta(conn, "sync.project")?;
+    if was.as_deref() == Some(project) {
+        return Ok(false);
+    }
+    let tx = begin_in_turn(conn)?;
+    let reset = was.is_some();
+    if reset {
+        tx.execute("DELETE FROM sync_state", [])?;
+        tx.execute("DELETE FROM sync_pushing", [])?;
+        tx.execute(
+            "DELETE FROM meta WHERE key IN ('sync.cursor', 'sync.noted', 'sync.horizon', ?1)",
+            [PUSH_TOKEN],
+        )?;
+    }
+    set_meta(&tx, "sync.project", project)?;
+    tx.commit()?;
+    Ok(reset)
+}
+
 /// The compaction horizon this scope last reconciled against.
 pub fn horizon(conn: &Connection) -> Result<Option<i64>> {
     meta_i64(conn, "sync.horizon")

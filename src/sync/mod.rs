@@ -61,6 +61,12 @@ pub fn sync_scope(
         project: target.project.clone(),
         ..ScopeReport::default()
     };
+    if local::bind_project(conn, &target.project)? {
+        tracing::info!(
+            project = target.project,
+            "this scope's server name changed; syncing it from the start"
+        );
+    }
     let t0 = std::time::Instant::now();
     push::settle_push(client, url, conn, target, me)?;
     exchange::pull(client, url, conn, target, me, &mut report)?;

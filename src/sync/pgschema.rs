@@ -25,6 +25,10 @@ pub const PG_MIGRATIONS: &[(&str, &str)] = &[
         "0004_record_source",
         include_str!("../../schema/pg/0004_record_source.sql"),
     ),
+    (
+        "0005_people",
+        include_str!("../../schema/pg/0005_people.sql"),
+    ),
 ];
 
 /// The schema version this build reads and writes.
@@ -87,6 +91,25 @@ pub fn can_push(client: &mut Client, url: &RemoteUrl) -> Result<bool> {
         )
         .map_err(|e| describe(&e, url))?
         .get(0))
+}
+
+/// Who a connection is: its database login, and the person the owner
+/// mapped it to (`recall_people`), if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Who {
+    pub login: String,
+    pub person: Option<String>,
+}
+
+/// Ask the server who this connection is.
+pub fn who(client: &mut Client, url: &RemoteUrl) -> Result<Who> {
+    let row = client
+        .query_one("SELECT session_user::text, recall_person()", &[])
+        .map_err(|e| describe(&e, url))?;
+    Ok(Who {
+        login: row.get(0),
+        person: row.get(1),
+    })
 }
 
 /// Create or upgrade the schema. Returns (version before, version after).

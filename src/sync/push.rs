@@ -150,11 +150,14 @@ fn send(
     .map_err(err)?;
     // A version that is not a person's never replaces a person's record
     // (schema/pg/0004_record_source.sql); RETURNING names what changed.
+    // The author is who the server knows the login to be, never what the
+    // host says (schema/pg/0005_people.sql).
     let changed: HashSet<(String, String)> = tx
         .query(
             "INSERT INTO recall_entries(project, kind, key, id, host, author, hash, deleted, body, source)
-             SELECT $1, k, key, nextval('recall_order'), $2, $3, h, d, b, s
-             FROM unnest($4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], $9::text[])
+             SELECT $1, k, key, nextval('recall_order'), $2,
+                    (SELECT coalesce(recall_person(), session_user::text)), h, d, b, s
+             FROM unnest($3::text[], $4::text[], $5::text[], $6::bool[], $7::text[], $8::text[])
                   AS u(k, key, h, d, b, s)
              ON CONFLICT (project, kind, key) DO UPDATE SET
                  id = excluded.id, host = excluded.host, author = excluded.author,
@@ -166,8 +169,7 @@ fn send(
                         AND NOT excluded.deleted AND excluded.source IS DISTINCT FROM 'manual')
              RETURNING kind, key",
             &[
-                &t.project, &me.host, &me.author, &kinds, &keys, &hashes, &deleted, &bodies,
-                &sources,
+                &t.project, &me.host, &kinds, &keys, &hashes, &deleted, &bodies, &sources,
             ],
         )
         .map_err(err)?

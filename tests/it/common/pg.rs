@@ -249,6 +249,14 @@ chmod 600 server.key"#,
     /// Run SQL through the Unix socket as the superuser; returns rows as
     /// `|`-separated lines.
     pub fn sql(&self, db: &str, sql: &str) -> String {
+        self.sql_as(db, USER, sql)
+            .unwrap_or_else(|e| panic!("psql {sql}: {e}"))
+    }
+
+    /// Run SQL (one or more statements, each in its own transaction, as
+    /// psql runs a script) through the Unix socket as the login `user`;
+    /// rows as `|`-separated lines, or psql's error.
+    pub fn sql_as(&self, db: &str, user: &str, sql: &str) -> Result<String, String> {
         let psql = self.bin.join("psql");
         let exe = if psql.exists() {
             psql
@@ -262,23 +270,30 @@ chmod 600 server.key"#,
                 "-p",
                 &self.port.to_string(),
                 "-U",
-                USER,
+                user,
                 "-d",
                 db,
-                "-AtX",
+                "-qAtX",
                 "-v",
                 "ON_ERROR_STOP=1",
-                "-c",
-                sql,
+                "-f",
+                "-",
             ])
-            .output()
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(sql.as_bytes())?;
+                child.wait_with_output()
+            })
             .unwrap();
-        assert!(
-            out.status.success(),
-            "psql {sql}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        if out.status.success() {
+            Ok(String::from_utf8(out.stdout).unwrap().trim().to_string())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
     }
 
     /// `pg_dump` of the team database.

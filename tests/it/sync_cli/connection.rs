@@ -255,12 +255,7 @@ fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
     let [a, b] = joined(&env, &pg, ["a", "b"]);
     a.add("port", "The API listens on port 8080");
     a.sync();
-    pg.sql(
-        "team",
-        "DROP TABLE recall_horizons; ALTER TABLE recall_entries DROP COLUMN source;
-         ALTER TABLE recall_hosts DROP COLUMN push_token;
-         DELETE FROM recall_schema WHERE version > 1",
-    );
+    down_to(&pg, 1);
     let out = b.out(&["sync"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -271,7 +266,7 @@ fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
     b.init(&pg);
     assert_eq!(
         pg.sql("team", "SELECT max(version) FROM recall_schema"),
-        "4"
+        "5"
     );
     b.sync();
     assert_eq!(
@@ -290,9 +285,7 @@ fn r36_an_upgraded_server_keeps_its_members_and_readers_syncing() {
     let env = Env::new();
     let owner = Host::new(&env, "owner");
     owner.init(&pg);
-    let to_schema_2 = "DROP TABLE recall_horizons; ALTER TABLE recall_entries DROP COLUMN source;
-                       DELETE FROM recall_schema WHERE version > 2";
-    pg.sql("team", to_schema_2);
+    down_to(&pg, 2);
     // The grants of schema 2's docs, then the upgrade.
     pg.sql(
         "team",
@@ -318,7 +311,7 @@ fn r36_an_upgraded_server_keeps_its_members_and_readers_syncing() {
     a.run(&["record", "delete", "doomed"]);
     a.sync();
     pg.sql("team", "DELETE FROM recall_entries WHERE deleted");
-    pg.sql("team", to_schema_2);
+    down_to(&pg, 2);
     owner.init(&pg);
     ci.run(&["sync", "--pull-only"]);
     assert_eq!(ci.body("doomed"), None);
@@ -342,5 +335,36 @@ fn r36_an_upgraded_server_keeps_its_members_and_readers_syncing() {
     assert_eq!(
         pg.sql("team", "SELECT count(*) FROM recall_entries WHERE deleted"),
         "0"
+    );
+}
+
+/// Take the server back to the schema `version` an older recall made,
+/// undoing each later migration, keeping the rows.
+fn down_to(pg: &Pg, version: u32) {
+    let undo = [
+        (2, "ALTER TABLE recall_hosts DROP COLUMN push_token"),
+        (3, "DROP TABLE recall_horizons"),
+        (4, "ALTER TABLE recall_entries DROP COLUMN source"),
+        (
+            5,
+            "DROP POLICY recall_teams ON recall_entries; DROP POLICY recall_own_scope ON recall_entries;
+             DROP POLICY recall_teams ON recall_hosts; DROP POLICY recall_own_scope ON recall_hosts;
+             ALTER TABLE recall_entries DISABLE ROW LEVEL SECURITY;
+             ALTER TABLE recall_hosts DISABLE ROW LEVEL SECURITY;
+             DROP FUNCTION recall_person(); DROP TABLE recall_people",
+        ),
+    ];
+    let now: u32 = pg
+        .sql("team", "SELECT max(version) FROM recall_schema")
+        .parse()
+        .unwrap();
+    for (v, sql) in undo.iter().rev() {
+        if *v > version && *v <= now {
+            pg.sql("team", sql);
+        }
+    }
+    pg.sql(
+        "team",
+        &format!("DELETE FROM recall_schema WHERE version > {version}"),
     );
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{demo, grep_tree, joined, Host, TEAM};
+use super::{demo, grep_tree, joined, member_url, Host, TEAM};
 use crate::common::pg::Pg;
 use crate::common::Env;
 use serde_json::Value;
@@ -295,7 +295,11 @@ fn clones_of_one_repository_are_one_project_and_the_user_scope_stays_personal() 
         );
         String::from_utf8(out.stdout).unwrap() + &String::from_utf8_lossy(&out.stderr)
     };
-    let said = in_repo("h1", &r1, "alice", &["sync", "--init", &pg.url()]);
+    // The tables first (the owner), then each person with their own login.
+    Host::new(&env, "owner").init(&pg);
+    let alice = member_url(&pg, "alice", Some("alice"));
+    let bob = member_url(&pg, "bob", Some("bob"));
+    let said = in_repo("h1", &r1, "alice", &["sync", "--init", &alice]);
     assert!(said.contains("github.com/acme/app"), "{said}");
     in_repo(
         "h1",
@@ -329,14 +333,14 @@ fn clones_of_one_repository_are_one_project_and_the_user_scope_stays_personal() 
     );
     in_repo("h1", &r1, "alice", &["sync"]);
     // Alice's second host, another path, the other spelling of the remote.
-    in_repo("h2", &r2, "alice", &["sync", "--init", &pg.url()]);
+    in_repo("h2", &r2, "alice", &["sync", "--init", &alice]);
     let listed = in_repo("h2", &r2, "alice", &["record", "list", "--format", "json"]);
     assert!(
         listed.contains("Run clippy") && listed.contains("Answer tersely"),
         "{listed}"
     );
     // Bob shares the project but not Alice's preferences.
-    in_repo("h3", &r2, "bob", &["sync", "--init", &pg.url()]);
+    in_repo("h3", &r2, "bob", &["sync", "--init", &bob]);
     let listed = in_repo("h3", &r2, "bob", &["record", "list", "--format", "json"]);
     assert!(listed.contains("Run clippy"), "{listed}");
     assert!(!listed.contains("Answer tersely"), "{listed}");

@@ -6,12 +6,14 @@
 //! converges), `connection` (the server: errors, credentials, TLS, roles, a
 //! server that stops) and `background` (syncs nobody waits for: hooks,
 //! `--watch`, `recall serve`), `deletes` (tombstones reaching every host,
-//! read-only ones included).
+//! read-only ones included) and `people` (each person's user scope bound
+//! to their database login).
 
 mod background;
 mod connection;
 mod deletes;
 mod exchange;
+mod people;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -182,6 +184,44 @@ fn reader_url(pg: &Pg) -> String {
     }
     format!(
         "postgres://recall_reader:reader-pw-123@127.0.0.1:{}/team",
+        pg.port
+    )
+}
+
+/// The URL of the member login `login` (made on first use, with the
+/// grants of docs/team-memory.md), mapped to the person `person` unless
+/// `None`. The recall tables must exist.
+fn member_url(pg: &Pg, login: &str, person: Option<&str>) -> String {
+    let exists = pg.sql(
+        "team",
+        &format!("SELECT count(*) FROM pg_roles WHERE rolname = '{login}'"),
+    );
+    if exists == "0" {
+        pg.sql(
+            "team",
+            &format!(
+                "DO $$ BEGIN
+                   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'recall_member') THEN
+                     CREATE ROLE recall_member NOLOGIN;
+                     GRANT USAGE ON SCHEMA public TO recall_member;
+                     GRANT SELECT, INSERT, UPDATE, DELETE ON recall_entries, recall_hosts TO recall_member;
+                     GRANT SELECT, INSERT, UPDATE ON recall_horizons TO recall_member;
+                     GRANT SELECT ON recall_schema TO recall_member;
+                     GRANT USAGE ON SEQUENCE recall_order TO recall_member;
+                   END IF;
+                 END $$;
+                 CREATE ROLE {login} LOGIN PASSWORD '{login}-pw-123' IN ROLE recall_member;"
+            ),
+        );
+        if let Some(p) = person {
+            pg.sql(
+                "team",
+                &format!("INSERT INTO recall_people(login, person) VALUES ('{login}', '{p}')"),
+            );
+        }
+    }
+    format!(
+        "postgres://{login}:{login}-pw-123@127.0.0.1:{}/team",
         pg.port
     )
 }
