@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::index::Listed;
-use crate::text::{estimate_tokens, shorten_at_word, truncate_chars};
+use crate::text::{estimate_tokens, shorten_at_word};
 
 /// Characters of a record's first line kept as its hook.
 const HOOK_CHARS: usize = 120;
