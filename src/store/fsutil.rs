@@ -55,6 +55,7 @@ pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
     tmp.write_all(contents)
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| Error::io("cannot write", tmp.path().to_path_buf(), e))?;
+    fail::fail_point!("atomic-write-unpersisted");
     tmp.persist(path)
         .map_err(|e| Error::io("cannot replace", path, e.error))?;
     sync_dir(dir);
@@ -69,21 +70,27 @@ pub fn is_temp_name(name: &str) -> bool {
 const TEMP_PREFIX: &str = ".recall-";
 const TEMP_SUFFIX: &str = ".tmp";
 
-/// How old an unlocked temporary file must be before it counts as a dead
-/// writer's. A writer locks its file right after creating it; the age rule
-/// closes that window, so no live writer's file is ever taken for an
-/// orphan (issue 26 items 7 and 9).
+/// How old an unlocked, empty temporary file must be before it counts as a
+/// dead writer's. A writer locks its file right after creating it, before
+/// it writes a byte; the age rule closes that window, so no live writer's
+/// file is ever taken for an orphan (issue 26 items 7 and 9).
 pub const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Whether the temporary file at `path` was left by a writer that died: no
-/// process holds its lock and it is older than [`ORPHAN_AGE`].
+/// process holds its lock, and it holds something (a live writer locks it
+/// before writing, so a file with text and no lock is a dead writer's:
+/// removed by the next command, not a minute later, since it may hold
+/// text deleted since, issue 36 item 6) or is older than [`ORPHAN_AGE`].
 pub fn is_orphan_temp(path: &Path) -> bool {
-    let old = fs::metadata(path)
-        .and_then(|m| m.modified())
+    let Ok(meta) = fs::metadata(path) else {
+        return false;
+    };
+    let old = meta
+        .modified()
         .ok()
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age >= ORPHAN_AGE);
-    old && fs::File::open(path).is_ok_and(|f| f.try_lock().is_ok())
+    (meta.len() > 0 || old) && fs::File::open(path).is_ok_and(|f| f.try_lock().is_ok())
 }
 
 /// Remove the temporary files that writers killed mid-write left in `dir`,
@@ -222,11 +229,29 @@ mod tests {
     fn r26_a_temp_file_just_created_is_never_removed() {
         let tmp = tempfile::tempdir().unwrap();
         let young = tmp.path().join(".recall-young1.tmp");
-        fs::write(&young, "being written").unwrap();
+        // Created and not yet locked: nothing is written before the lock.
+        fs::write(&young, "").unwrap();
         assert!(remove_orphan_temps(tmp.path()).is_empty());
         assert!(young.exists());
         age(&young);
         assert_eq!(remove_orphan_temps(tmp.path()), [young]);
+    }
+
+    /// Issue 36 item 6: a writer killed after it wrote its temp file left
+    /// text (a pulled record, deleted since) that stayed until a scan a
+    /// minute later. A file with text that no writer holds goes at once;
+    /// one a live writer holds stays.
+    #[test]
+    fn r36_a_dead_writers_temp_file_with_text_goes_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dead = tmp.path().join(".recall-dead01.tmp");
+        fs::write(&dead, "a pulled record's text").unwrap();
+        let live = tmp.path().join(".recall-live01.tmp");
+        let held = fs::File::create(&live).unwrap();
+        held.lock().unwrap();
+        fs::write(&live, "being written").unwrap();
+        assert_eq!(remove_orphan_temps(tmp.path()), [dead]);
+        assert!(live.exists());
     }
 
     /// Move a file's mtime past ORPHAN_AGE.

@@ -54,8 +54,8 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
                 }
             }
         }
-        // A write in progress is not damage: only a file no writer holds,
-        // older than a minute, was left by a killed write.
+        // A write in progress is not damage: only a file no writer holds
+        // (with text, or older than a minute) was left by a killed write.
         if is_temp_name(&e.file_name().to_string_lossy()) && is_orphan_temp(e.path()) {
             out.push(Finding {
                 what: format!(

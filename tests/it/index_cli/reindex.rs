@@ -163,9 +163,10 @@ fn r_reindex_removes_temp_files_left_by_killed_writes() {
     std::fs::write(&orphan, "---\nid: half").unwrap();
     // A killed write's file is at least a minute old by the next run.
     age(&orphan, 120);
-    // A writer that has created its file but not locked it yet.
+    // A writer that has created its file but not locked it yet (it locks
+    // before it writes a byte, so the file is still empty).
     let young = folder.join(".recall-Young1.tmp");
-    std::fs::write(&young, "---\nid: being written").unwrap();
+    std::fs::write(&young, "").unwrap();
     std::fs::set_permissions(&young, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let v = env.run_json(&["reindex", "--json"]);
     assert_eq!(v["summary"]["temps_removed"], 1, "{v}");

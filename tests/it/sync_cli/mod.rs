@@ -6,13 +6,15 @@
 //! converges), `connection` (the server: errors, credentials, TLS, roles, a
 //! server that stops) and `background` (syncs nobody waits for: hooks,
 //! `--watch`, `recall serve`), `deletes` (tombstones reaching every host,
-//! read-only ones included) and `people` (each person's user scope bound
-//! to their database login).
+//! read-only ones included), `leftovers` (what a sync killed mid-pull
+//! leaves on disk) and `people` (each person's user scope bound to their
+//! database login).
 
 mod background;
 mod connection;
 mod deletes;
 mod exchange;
+mod leftovers;
 mod people;
 
 use std::path::{Path, PathBuf};
