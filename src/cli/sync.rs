@@ -71,9 +71,16 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
                 if s.sessions { ", sessions" } else { "" },
                 if s.tickets { ", tickets" } else { "" },
             ),
-            // `--init` in a folder without a remote still sets up the user
-            // scope; `--share` alone must say why it did nothing.
-            Err(e) if a.init.is_some() => eprintln!("sync: this project is not shared: {e}"),
+            // `--init` in a folder without a remote still sets up the
+            // remote (the owner creating the tables from anywhere);
+            // `--share` alone must say why it did nothing.
+            Err(e) if a.init.is_some() => {
+                eprintln!("sync: this project is not shared: {e}");
+                if !ctx.shares_a_project()? {
+                    eprintln!("sync: nothing to sync from this home yet; run `recall sync --share` in a project");
+                    return Ok(0);
+                }
+            }
             Err(e) => return Err(e.into()),
         }
         if a.share && a.init.is_none() {

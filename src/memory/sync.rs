@@ -185,6 +185,11 @@ impl Memory {
         Ok(out)
     }
 
+    /// Whether any project of this home is shared.
+    pub fn shares_a_project(&self) -> Result<bool> {
+        Ok(!self.shared_projects(false)?.is_empty())
+    }
+
     /// The user scope, shared as the person the server knows the login to
     /// be (never `$USER`: schema/pg/0005_people.sql).
     fn user_scope(&self, person: &str) -> Shared {

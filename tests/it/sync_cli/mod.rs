@@ -7,8 +7,9 @@
 //! server that stops) and `background` (syncs nobody waits for: hooks,
 //! `--watch`, `recall serve`), `deletes` (tombstones reaching every host,
 //! read-only ones included), `leftovers` (what a sync killed mid-pull
-//! leaves on disk) and `people` (each person's user scope bound to their
-//! database login).
+//! leaves on disk), `people` (each person's user scope bound to their
+//! database login) and `roles` (the roles of docs/team-memory.md, run as
+//! written).
 
 mod background;
 mod connection;
@@ -16,6 +17,7 @@ mod deletes;
 mod exchange;
 mod leftovers;
 mod people;
+mod roles;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
