@@ -1,8 +1,10 @@
 //! Team memory under kill -9: two hosts (two homes) change records and
-//! index sessions, and `recall sync` on either side is killed at random
-//! points, again and again. Then each host syncs twice and both must hold
-//! exactly what was written: nothing lost, nothing duplicated, the same on
-//! both hosts and on the server.
+//! index sessions, and `recall sync` on either side, or `recall sync
+//! --pull-only` on a third host with a read-only role, is killed at random
+//! points, again and again. Then each host syncs twice and all three must
+//! hold exactly what was written: nothing lost, nothing duplicated or
+//! resurrected (the reader learns of deletes whose tombstones the members
+//! compacted), the same on every host and on the server.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -103,6 +105,7 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
         )]);
     };
     let homes = [w.root.join("sync/a"), w.root.join("sync/b")];
+    let reader = w.root.join("sync/c");
     let corpus = w.root.join("sync/corpus");
     for (i, h) in homes.iter().enumerate() {
         must(w, h, &["sync", "--init", &pg.url(), "--team", TEAM])?;
@@ -118,6 +121,14 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
         std::fs::write(&f, transcript(&format!("h{i}"), rounds + i, 60, seed))?;
         must(w, h, &["index", f.to_str().unwrap()])?;
     }
+    pg.sql(
+        "team",
+        "CREATE ROLE reader LOGIN PASSWORD 'reader-pw-123';
+         GRANT USAGE ON SCHEMA public TO reader;
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;",
+    );
+    let reader_url = format!("postgres://reader:reader-pw-123@127.0.0.1:{}/team", pg.port);
+    must(w, &reader, &["sync", "--init", &reader_url, "--team", TEAM])?;
     let mut want: [BTreeMap<String, Option<String>>; 2] = Default::default();
     for (i, m) in want.iter_mut().enumerate() {
         for k in 0..20 {
@@ -127,7 +138,18 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
     let mut r = Rng::with_seed(seed);
     let (mut killed, t0) = (0, Instant::now());
     for round in 0..rounds {
-        let i = r.usize(..2);
+        let i = r.usize(..3);
+        if i == 2 {
+            // The reader only pulls.
+            let mut child = sync_cmd(w, &reader, &["sync", "--pull-only"]).spawn()?;
+            std::thread::sleep(Duration::from_millis(r.u64(..40)));
+            if child.try_wait()?.is_none() {
+                killed += 1;
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            continue;
+        }
         let home = &homes[i];
         // Change something, then start a sync and kill it somewhere.
         let key = format!("h{i}-k{}", r.u64(..30));
@@ -165,13 +187,18 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
         for h in &homes {
             must(w, h, &["sync"])?;
         }
+        must(w, &reader, &["sync", "--pull-only"])?;
     }
     let expected: BTreeMap<String, String> = want
         .iter()
         .flat_map(|m| m.iter())
         .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
         .collect();
-    let got = [records_of(&homes[0])?, records_of(&homes[1])?];
+    let got = [
+        records_of(&homes[0])?,
+        records_of(&homes[1])?,
+        records_of(&reader)?,
+    ];
     let lost = expected
         .iter()
         .filter(|(k, v)| got.iter().any(|g| g.get(*k) != Some(*v)))
@@ -193,11 +220,12 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
         "SELECT count(*) - count(DISTINCT (kind, key)) FROM recall_entries",
     );
     // Every session indexed on one host arrives once on the other.
-    let chunks: Vec<i64> = homes
+    let all = [&homes[0], &homes[1], &reader];
+    let chunks: Vec<i64> = all
         .iter()
         .map(|h| index_db(h, "t").map_or(-1, |db| count(&db, "SELECT count(*) FROM chunks")))
         .collect();
-    let dup_sources: i64 = homes
+    let dup_sources: i64 = all
         .iter()
         .map(|h| {
             index_db(h, "t").map_or(-1, |db| {
@@ -236,10 +264,10 @@ pub fn sync_kill9(w: &World, rounds: usize, seed: u64) -> Result<Vec<Row>> {
         ),
         row(
             "sync kill -9",
-            "passages on host a / host b",
-            format!("{} / {}", chunks[0], chunks[1]),
+            "passages on host a / host b / reader c",
+            format!("{} / {} / {}", chunks[0], chunks[1], chunks[2]),
             "equal",
-            chunks[0] == chunks[1] && chunks[0] > 0 && dup_sources == 0,
+            chunks[0] == chunks[1] && chunks[1] == chunks[2] && chunks[0] > 0 && dup_sources == 0,
         ),
         row(
             "sync kill -9",
