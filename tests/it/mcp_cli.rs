@@ -18,20 +18,27 @@ struct Client {
     next: u64,
 }
 
+/// `recall mcp` for `env`, stdin and stdout piped, stderr to `stderr`.
+fn spawn_server(env: &Env, stderr: Stdio) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("recall"))
+        .env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .env_remove("RECALL_LOG")
+        .env_remove("RUST_LOG")
+        .arg("--home")
+        .arg(env.home())
+        .args(["--project", &env.project, "mcp"])
+        .current_dir(env.tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 impl Client {
     fn start(env: &Env) -> Client {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("recall"))
-            .env_remove("RECALL_HOME")
-            .env_remove("RECALL_PROJECT")
-            .arg("--home")
-            .arg(env.home())
-            .args(["--project", &env.project, "mcp"])
-            .current_dir(env.tmp.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_server(env, Stdio::null());
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut c = Client {
@@ -670,19 +677,7 @@ fn python_sdk_client_drives_the_server() {
 fn r37_a_client_that_never_reads_stderr_does_not_stall_the_server() {
     use std::io::{BufRead, Write};
     let env = Env::new();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("recall"))
-        .env_remove("RECALL_HOME")
-        .env_remove("RECALL_LOG")
-        .env_remove("RUST_LOG")
-        .arg("--home")
-        .arg(env.home())
-        .args(["--project", &env.project, "mcp"])
-        .current_dir(env.tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_server(&env, Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();

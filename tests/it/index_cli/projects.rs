@@ -129,6 +129,15 @@ fn project_list_prints_the_mapping() {
 #[test]
 fn r37_a_project_name_follows_the_rule_keys_and_the_api_follow() {
     let env = Env::new();
+    const ADD: [&str; 7] = [
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "k",
+        "a fact",
+    ];
     for (name, why) in [
         ("team/app", "it contains a slash"),
         (
@@ -137,19 +146,7 @@ fn r37_a_project_name_follows_the_rule_keys_and_the_api_follow() {
         ),
         ("..", "is a folder reference"),
     ] {
-        let out = env
-            .cmd_in(name)
-            .args([
-                "record",
-                "add",
-                "--category",
-                "decisions",
-                "--key",
-                "k",
-                "a fact",
-            ])
-            .output()
-            .unwrap();
+        let out = env.cmd_in(name).args(ADD).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{name}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -165,16 +162,5 @@ fn r37_a_project_name_follows_the_rule_keys_and_the_api_follow() {
                 .next()
                 .is_none()
     );
-    env.cmd_in("team-app.v2")
-        .args([
-            "record",
-            "add",
-            "--category",
-            "decisions",
-            "--key",
-            "k",
-            "a fact",
-        ])
-        .assert()
-        .success();
+    env.cmd_in("team-app.v2").args(ADD).assert().success();
 }
