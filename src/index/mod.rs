@@ -19,7 +19,9 @@ pub use record_ops::{
 };
 pub use records::{
     drift, files_with_secrets, records_changed, remove_record, sync_records, truncate_wal,
-    upsert_record, Drift, SyncReport,
+    upsert_record, upsert_records, Drift, SyncReport,
 };
-pub use shared::{export_source, import_source, remove_source_at, SourceDoc};
+pub use shared::{
+    export_source, import_source, prepare_import, remove_source_at, write_import, Import, SourceDoc,
+};
 pub use sources::{delete_source, load_sources, rebuild_source_fts};

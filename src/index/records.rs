@@ -539,6 +539,32 @@ pub fn upsert_record(tx: &Transaction, dir: &ScopeDir, r: &Record, path: &Path) 
     remember_dirs(tx, &dir_times(dir))
 }
 
+/// [`upsert_record`] for many records just written (each with the bytes
+/// written to its path), inside the caller's transaction: one update of
+/// the term statistics and of the folders' times for all of them, and no
+/// file read back (a pull writes thousands at once).
+pub fn upsert_records<'a>(
+    tx: &Transaction,
+    dir: &ScopeDir,
+    written: impl IntoIterator<Item = (&'a Record, &'a Path, &'a [u8])>,
+) -> Result<()> {
+    let mut stats = TermDeltas::default();
+    for (r, path, bytes) in written {
+        let meta = fs::metadata(path).map_err(|e| Error::io("cannot stat", path, e))?;
+        let rel = relative(dir, path);
+        let hash = blake3::hash(bytes).to_hex().to_string();
+        let stat = FileStat {
+            rel: &rel,
+            size: meta.len() as i64,
+            mtime: file_mtime_ns(&meta),
+            hash: &hash,
+        };
+        write_row(tx, r, &stat, &mut stats)?;
+    }
+    stats.flush(tx)?;
+    remember_dirs(tx, &dir_times(dir))
+}
+
 /// Drop the row of a record file that was deleted or moved, inside the
 /// caller's transaction. After a delete commits, [`truncate_wal`] clears
 /// the deleted text out of the log.

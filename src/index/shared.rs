@@ -218,6 +218,22 @@ pub fn import_source(
     now: i64,
     stats: &mut TermDeltas,
 ) -> Result<usize> {
+    write_import(tx, prepare_import(path, host, doc)?, now, stats)
+}
+
+/// A document received from another host, ready for the writer: what
+/// [`import_source`] does before it writes (the secret scan, the term
+/// counts), which needs no connection, so a pull prepares documents on
+/// other threads while one writes, as `recall index` prepares files.
+pub struct Import {
+    ready: Ready,
+    host: String,
+    /// Secrets redacted from its texts.
+    pub redactions: usize,
+}
+
+/// Prepare a document from `host` as the source `path` (see [`Import`]).
+pub fn prepare_import(path: &str, host: &str, doc: SourceDoc) -> Result<Import> {
     let format: Format = doc.format.parse().map_err(|e: String| {
         Error::invalid(format!(
             "a shared source from host {host} has an unknown format ({e}); upgrade recall on this host"
@@ -261,10 +277,26 @@ pub fn import_source(
         part: Part::whole(Action::Replace, 0),
         continues: None,
     };
-    write_source(tx, Ready::new(prepared), now, stats)?;
+    Ok(Import {
+        ready: Ready::new(prepared),
+        host: host.to_string(),
+        redactions,
+    })
+}
+
+/// Write a prepared document through the indexer's own writer; returns
+/// how many secrets were redacted from it.
+pub fn write_import(
+    tx: &Transaction,
+    import: Import,
+    now: i64,
+    stats: &mut TermDeltas,
+) -> Result<usize> {
+    let path = import.ready.prepared.path.clone();
+    write_source(tx, import.ready, now, stats)?;
     tx.prepare_cached("UPDATE sources SET host=?1 WHERE path=?2")?
-        .execute(params![host, path])?;
-    Ok(redactions)
+        .execute(params![import.host, path])?;
+    Ok(import.redactions)
 }
 
 fn session_out(s: SessionDoc, clean: &mut impl FnMut(&mut String)) -> SessionOut {
