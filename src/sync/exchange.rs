@@ -2,7 +2,7 @@
 //! [`ScopeReport`]); the push is in [`super::push`].
 //!
 //! Pull applies rows in the server's order through the same write paths as
-//! local writes (record files through [`RecordStore`], passages through the
+//! local writes (record files through the record store, passages through the
 //! index writer), and stores the cursor in the transaction that applies
 //! each row, so a sync killed anywhere resumes where it stopped. A record
 //! changed here and not yet pushed is not overwritten: it is pushed next and
@@ -14,20 +14,28 @@
 //! file and the note of the exchange does not take the pulled file for a
 //! change made here and push it back over newer versions.
 
-use std::path::Path;
-
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
 use postgres::Client;
 use rusqlite::Connection;
 
-use super::local::{self, Kind, MUST_PUSH};
+use super::local::{self, Kind};
+use super::pulled::{apply_one, apply_records, Applied};
 use super::remote::{describe, RemoteUrl};
 use crate::error::{Error, Result};
-use crate::index::{import_source, remove_source_at, RecordStore, SecretPolicy, SourceDoc};
-use crate::records::{parse_record, Limits, Origin, Source};
+use rayon::prelude::*;
+
+use crate::index::{prepare_import, remove_source_at, write_import, Import, SourceDoc};
+use crate::records::Limits;
 use crate::store::{begin_in_turn, ScopeDir, TermDeltas};
 
-/// Rows fetched per round trip when pulling.
-const PULL_BATCH: i64 = 256;
+/// Rows fetched, and applied, per round trip when pulling: each batch of
+/// records or sources is one transaction, so the fewer the better (fewer
+/// FTS5 segments to merge, each page written once per batch), within
+/// [`PULL_BYTES`] of bodies.
+const PULL_ROWS: i64 = 8192;
+/// Bytes of bodies per round trip (a batch holds at least one row).
+const PULL_BYTES: i64 = 32 << 20;
 
 /// One scope to sync and how.
 #[derive(Debug, Clone)]
@@ -77,14 +85,14 @@ pub struct ScopeReport {
 
 /// A row from the server.
 pub(super) struct Row {
-    id: i64,
-    kind: Kind,
+    pub(super) id: i64,
+    pub(super) kind: Kind,
     pub(super) key: String,
-    host: String,
-    author: Option<String>,
+    pub(super) host: String,
+    pub(super) author: Option<String>,
     pub(super) hash: String,
-    deleted: bool,
-    body: Option<String>,
+    pub(super) deleted: bool,
+    pub(super) body: Option<String>,
 }
 
 /// The columns [`Row::read`] reads, in its order.
@@ -121,32 +129,65 @@ pub fn pull(
     local::settle_pulls(conn)?;
     let mut cursor = local::cursor(conn)?;
     let (first, before) = (cursor == 0, cursor);
-    loop {
-        let rows = client
-            .query(
-                &format!(
-                    "SELECT {ROW_COLUMNS} FROM recall_entries
-                     WHERE project=$1 AND id > $2 AND host <> $3 ORDER BY id LIMIT $4"
-                ),
-                &[&t.project, &cursor, &me.host, &PULL_BATCH],
-            )
-            .map_err(|e| describe(&e, url))?;
-        let Some(last) = rows.last().map(|r| r.get::<_, i64>(0)) else {
-            break;
-        };
-        let rows: Vec<Row> = rows.iter().filter_map(Row::read).collect();
-        apply_batch(conn, t, me, rows, first, report)?;
+    let fetch = |client: &mut Client, after: i64| fetch_page(client, url, t, me, after);
+    let mut next = fetch(client, cursor)?;
+    while let Some((rows, last)) = next.take() {
+        // The next page comes over the network while this one is written.
+        let (applied, fetched) = std::thread::scope(|scope| {
+            let ahead = scope.spawn(|| fetch(client, last));
+            let applied = apply_batch(conn, t, me, rows, first, report);
+            let fetched = ahead
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (applied, fetched)
+        });
+        applied?;
         // Rows of a kind this version does not know are skipped, but the
         // cursor still moves past them.
         let tx = begin_in_turn(conn)?;
         local::set_cursor(&tx, last)?;
         tx.commit()?;
         cursor = last;
+        next = fetched?;
     }
     report.cursor = cursor;
     super::horizon::catch_up(client, url, conn, t, me, before, report)?;
     fail::fail_point!("sync-pulled");
     Ok(())
+}
+
+/// The rows other hosts sent after `after`, in the server's order, up to
+/// [`PULL_ROWS`] rows and [`PULL_BYTES`] of bodies (at least one row), and
+/// the id of the last; `None` when there are none.
+fn fetch_page(
+    client: &mut Client,
+    url: &RemoteUrl,
+    t: &Target,
+    me: &Me,
+    after: i64,
+) -> Result<Option<(Vec<Row>, i64)>> {
+    let err = |e: postgres::Error| describe(&e, url);
+    let params: [&(dyn ToSql + Sync); 5] = [&t.project, &after, &me.host, &PULL_ROWS, &PULL_BYTES];
+    // Streamed: each row is read as it arrives, so a page is held once.
+    let mut stream = client
+        .query_raw(
+            &format!(
+                "SELECT {ROW_COLUMNS} FROM (
+                     SELECT *, sum(coalesce(octet_length(body), 0)) OVER (ORDER BY id) AS upto
+                     FROM (SELECT {ROW_COLUMNS} FROM recall_entries
+                           WHERE project=$1 AND id > $2 AND host <> $3
+                           ORDER BY id LIMIT $4) page) w
+                 WHERE upto - coalesce(octet_length(body), 0) < $5 ORDER BY id"
+            ),
+            params,
+        )
+        .map_err(err)?;
+    let (mut rows, mut last) = (Vec::new(), None);
+    while let Some(r) = stream.next().map_err(err)? {
+        last = Some(r.get::<_, i64>(0));
+        rows.extend(Row::read(&r));
+    }
+    Ok(last.map(|last| (rows, last)))
 }
 
 /// Take the server's version of records this host just pushed and the
@@ -162,7 +203,7 @@ pub(super) fn take_persons(
 ) -> Result<()> {
     for row in rows {
         let _lock = t.dir.lock_records()?;
-        let applied = apply_record(conn, t.dir, me, &row, false)?;
+        let applied = apply_one(conn, t.dir, me, &row, false)?;
         let tx = begin_in_turn(conn)?;
         if let Applied::State(h) = applied {
             local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?;
@@ -174,8 +215,9 @@ pub(super) fn take_persons(
     Ok(())
 }
 
-/// Apply rows in order: consecutive sources share one transaction (with
-/// the cursor), each record is its own file write and then one.
+/// Apply rows in order: each run of consecutive records as one batch,
+/// each run of consecutive sources in one transaction, each with the
+/// cursor.
 fn apply_batch(
     conn: &mut Connection,
     t: &Target,
@@ -186,148 +228,104 @@ fn apply_batch(
 ) -> Result<()> {
     let mut rows = rows.into_iter().peekable();
     while let Some(row) = rows.next() {
-        if row.kind == Kind::Record {
-            // The scope's record lock, held from the look-up to the state
-            // write: a concurrent `record add` of the same key waits for
-            // this one record, never for the network.
-            let _lock = t.dir.lock_records()?;
-            let applied = apply_record(conn, t.dir, me, &row, first)?;
-            let tx = begin_in_turn(conn)?;
-            match applied {
-                Applied::State(h) => local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?,
-                Applied::Kept => report.kept_local += 1,
-            }
-            local::forget_pull(&tx, &row.key)?;
-            local::set_cursor(&tx, row.id)?;
-            tx.commit()?;
-            report.pulled += 1;
-            continue;
+        let kind = row.kind;
+        let mut run = vec![row];
+        while let Some(next) = rows.next_if(|n| n.kind == kind) {
+            run.push(next);
         }
-        let tx = begin_in_turn(conn)?;
-        let mut stats = TermDeltas::default();
-        let mut row = Some(row);
-        while let Some(r) = row.take() {
-            let (redacted, passages) = apply_source(&tx, me, r, &mut stats)?;
-            report.redacted += redacted;
-            report.passages_pulled += passages;
-            report.pulled += 1;
-            if rows.peek().is_some_and(|n| n.kind == Kind::Source) {
-                row = rows.next();
-            }
+        let last = run.last().map_or(0, |r| r.id);
+        match kind {
+            Kind::Record => apply_records(conn, t, me, &run, first, last, report)?,
+            Kind::Source => apply_sources(conn, me, run, last, report)?,
         }
-        stats.flush(&tx)?;
-        tx.commit()?;
     }
     Ok(())
 }
 
-fn apply_source(
-    tx: &rusqlite::Transaction,
-    me: &Me,
-    row: Row,
-    stats: &mut TermDeltas,
-) -> Result<(usize, usize)> {
-    let path = format!("sync://{}", row.key);
-    let (mut redacted, mut passages) = (0, 0);
-    match row.body.filter(|_| !row.deleted) {
-        None => {
-            remove_source_at(tx, &path, stats)?;
-            local::set_state(tx, Kind::Source, &row.key, None)?;
-        }
-        Some(body) => {
-            let doc: SourceDoc = serde_json::from_str(&body).map_err(|e| {
-                Error::Sync(format!(
-                    "a shared source from host {} ({}) is not readable ({e}); upgrade recall on this host",
-                    row.host, row.key
-                ))
-            })?;
-            passages = doc.passages();
-            redacted = import_source(tx, &path, &row.host, doc, me.now, stats)?;
-            local::set_state(tx, Kind::Source, &row.key, Some(&row.hash))?;
-        }
-    }
-    local::set_cursor(tx, row.id)?;
-    Ok((redacted, passages))
-}
-
-enum Applied {
-    /// The new `sync_state` hash (`None`: forget the key).
-    State(Option<String>),
-    /// The local version stays and will be pushed.
-    Kept,
-}
-
-fn apply_record(
+/// Sources pulled, prepared (parsed, scanned for secrets again, their
+/// terms counted) on the preparer threads while one writer writes them,
+/// as `recall index` does with files, in one transaction with the cursor.
+/// Each key comes once in a batch, so the order they are written in does
+/// not matter.
+fn apply_sources(
     conn: &mut Connection,
-    dir: &ScopeDir,
     me: &Me,
-    row: &Row,
-    first: bool,
-) -> Result<Applied> {
-    let here = local::record_by_key(conn, &row.key)?;
-    let known = local::state(conn, Kind::Record, &row.key)?;
-    let changed_here = here
-        .as_ref()
-        .is_some_and(|h| known.as_deref() != Some(h.hash.as_str()) && !(first && known.is_none()));
-    let mut store = RecordStore {
-        dir,
-        conn,
-        limits: me.limits,
-        gate: None,
-    };
-    let Some(body) = row.body.as_deref().filter(|_| !row.deleted) else {
-        if changed_here {
-            return Ok(Applied::Kept);
+    rows: Vec<Row>,
+    last: i64,
+    report: &mut ScopeReport,
+) -> Result<()> {
+    let tx = begin_in_turn(conn)?;
+    let mut stats = TermDeltas::default();
+    let (send, ready) = std::sync::mpsc::sync_channel::<Result<Incoming>>(PREPARED_AHEAD);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(move || {
+            // Stops when the writer hangs up (an error).
+            let _ = rows.into_par_iter().try_for_each_with(send, |send, row| {
+                send.send(Incoming::prepare(row)).map_err(drop)
+            });
+        });
+        for incoming in ready {
+            let Incoming { key, hash, doc } = incoming?;
+            match doc {
+                None => {
+                    remove_source_at(&tx, &format!("sync://{key}"), &mut stats)?;
+                    local::set_state(&tx, Kind::Source, &key, None)?;
+                }
+                Some(doc) => {
+                    report.passages_pulled += doc.passages;
+                    report.redacted += write_import(&tx, doc.import, me.now, &mut stats)?;
+                    local::set_state(&tx, Kind::Source, &key, Some(&hash))?;
+                }
+            }
+            report.pulled += 1;
         }
-        if let Some(h) = &here {
-            store.delete(&h.id)?;
-        }
-        // A sync killed here has not moved the cursor: the next one pulls
-        // this row (or a newer version of the key) again before it pushes,
-        // so the deletion is not taken for one made here.
-        fail::fail_point!("sync-pull-deleted");
-        return Ok(Applied::State(None));
-    };
-    let where_ = Path::new("sync").join(&row.host).join(&row.key);
-    let mut record = parse_record(body, &where_, &me.limits)?;
-    if let Some(h) = &here {
-        let (person_here, person_there) = (
-            h.source == Source::Manual.as_str(),
-            record.meta.source == Source::Manual,
-        );
-        if person_here && !person_there {
-            // A person's record is never replaced by an agent's: keep it
-            // and push it again, so it wins on every host.
-            let tx = begin_in_turn(store.conn)?;
-            local::set_state(&tx, Kind::Record, &row.key, Some(MUST_PUSH))?;
-            tx.commit()?;
-            return Ok(Applied::Kept);
-        }
-        // A change made here and not yet pushed stays, unless it is an
-        // agent's and a person's version arrives: the server would keep
-        // the person's anyway.
-        let persons_over_agents = person_there && !person_here;
-        if changed_here && !persons_over_agents {
-            return Ok(Applied::Kept);
-        }
+        Ok(())
+    })?;
+    local::set_cursor(&tx, last)?;
+    stats.flush(&tx)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Prepared sources the writer may have waiting.
+const PREPARED_AHEAD: usize = 64;
+
+/// A pulled source, ready for the writer.
+struct Incoming {
+    key: String,
+    hash: String,
+    /// `None`: a tombstone.
+    doc: Option<Prepared>,
+}
+
+struct Prepared {
+    import: Import,
+    passages: usize,
+}
+
+impl Incoming {
+    fn prepare(row: Row) -> Result<Incoming> {
+        let Some(body) = row.body.filter(|_| !row.deleted) else {
+            return Ok(Incoming {
+                key: row.key,
+                hash: row.hash,
+                doc: None,
+            });
+        };
+        let doc: SourceDoc = serde_json::from_str(&body).map_err(|e| {
+            Error::Sync(format!(
+                "a shared source from host {} ({}) is not readable ({e}); upgrade recall on this host",
+                row.host, row.key
+            ))
+        })?;
+        let passages = doc.passages();
+        let import = prepare_import(&format!("sync://{}", row.key), &row.host, doc)?;
+        Ok(Incoming {
+            key: row.key,
+            hash: row.hash,
+            doc: Some(Prepared { import, passages }),
+        })
     }
-    let origin = record.meta.origin.get_or_insert_with(Origin::default);
-    origin
-        .extra
-        .entry("host".into())
-        .or_insert_with(|| row.host.clone().into());
-    if let Some(a) = &row.author {
-        origin
-            .extra
-            .entry("author".into())
-            .or_insert_with(|| a.clone().into());
-    }
-    let previous = here.as_ref().map(|h| dir.root.join(&h.path));
-    let journal = |c: &Connection, hash: &str| local::journal_pull(c, &row.key, hash);
-    store.save_journaled(record, previous.as_ref(), SecretPolicy::Redact, &journal)?;
-    fail::fail_point!("sync-pull-saved");
-    let now_hash = local::record_by_key(conn, &row.key)?.map(|r| r.hash);
-    Ok(Applied::State(now_hash))
 }
 
 #[cfg(test)]
@@ -336,7 +334,7 @@ mod tests {
 
     use super::*;
     use crate::index::{sync_records, Progress};
-    use crate::records::{render_record, Category, Record};
+    use crate::records::{render_record, Category, Record, Source};
     use crate::store::{Db, OpenMode, Scope};
 
     const KEY: &str = "deploy-port";
@@ -397,6 +395,69 @@ mod tests {
         let file = std::fs::read_dir(&folder).unwrap().next().unwrap().unwrap();
         let text = std::fs::read_to_string(file.path()).unwrap();
         text.rsplit("---\n").next().unwrap().trim().to_string()
+    }
+
+    /// A record pulled under `key` with the id `id`, in `category`.
+    fn pulled_as(id: i64, key: &str, record_id: &str, category: Category) -> Row {
+        let now = jiff::Timestamp::from_second(1_767_225_600).unwrap();
+        let mut r = Record::new(key, category, Scope::Project, Source::Manual, "A fact", now);
+        r.meta.id = record_id.into();
+        let text = render_record(&r).unwrap();
+        Row {
+            key: key.into(),
+            hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+            body: Some(text),
+            ..pulled(id, 0)
+        }
+    }
+
+    /// A batch of pulled records that cannot be applied whole (one uses the
+    /// id of a record written here under another key) is undone and
+    /// applied one at a time: the records before the clash land, the clash
+    /// is the single write's error, and nothing of it is left on disk.
+    #[test]
+    fn a_batch_that_fails_is_undone_and_applied_one_at_a_time() {
+        // Fail points are global: wait for the tests that set them.
+        let scenario = fail::FailScenario::setup();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = scope_dir(&tmp);
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
+        let conn = db.writer().unwrap();
+        let (t, me) = (target(&dir), host_a());
+        let mine = pulled_as(0, "mine", "shared-id", Category::Decisions);
+        let mine_path = dir.records_dir().join("decisions/shared-id.md");
+        std::fs::create_dir_all(mine_path.parent().unwrap()).unwrap();
+        std::fs::write(&mine_path, mine.body.as_deref().unwrap()).unwrap();
+        sync_records(conn, &dir, &me.limits, false, &Progress::hidden()).unwrap();
+
+        let rows = vec![
+            pulled_as(1, "first", "first-id", Category::Decisions),
+            pulled_as(2, "theirs", "shared-id", Category::Procedures),
+            pulled_as(3, "later", "later-id", Category::Decisions),
+        ];
+        let mut report = ScopeReport::default();
+        let err = apply_batch(conn, &t, &me, rows, false, &mut report).unwrap_err();
+        assert!(err.to_string().contains("duplicate record"), "{err}");
+        assert!(local::state(conn, Kind::Record, "first").unwrap().is_some());
+        assert!(dir.records_dir().join("decisions/first-id.md").exists());
+        assert!(!dir.records_dir().join("procedures/shared-id.md").exists());
+        assert!(!dir.records_dir().join("decisions/later-id.md").exists());
+        assert_eq!(
+            std::fs::read_to_string(&mine_path).unwrap(),
+            mine.body.unwrap()
+        );
+        assert_eq!(
+            local::cursor(conn).unwrap(),
+            1,
+            "the cursor passed the clash"
+        );
+        let temps = walkdir::WalkDir::new(dir.records_dir())
+            .into_iter()
+            .flatten()
+            .filter(|e| crate::store::is_temp_name(&e.file_name().to_string_lossy()))
+            .count();
+        assert_eq!(temps, 0);
+        scenario.teardown();
     }
 
     /// A sync killed at each point of a pulled record's write must not

@@ -13,6 +13,7 @@
 //! - [`identity`]: this host's id and a project's team identity.
 //! - [`local`]: what a scope's index has exchanged (cursor and hashes).
 //! - [`exchange`]: pull for one scope, and what pull and push share.
+//! - `pulled`: pulled records applied a batch at a time (or one by one).
 //! - [`push`]: push for one scope, and settling a push a killed sync left.
 //! - [`horizon`]: tombstones dropped once read, and the reconcile of a
 //!   host that may have missed one.
@@ -26,6 +27,7 @@ pub mod horizon;
 pub mod identity;
 pub mod local;
 pub mod pgschema;
+mod pulled;
 pub mod push;
 pub mod remote;
 
