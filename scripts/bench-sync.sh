@@ -4,6 +4,7 @@
 #
 #   bash scripts/bench-sync.sh [--no-build] [--rounds N] [--no-beam]
 #                              [--beam PATH] [--beam-questions N]
+#                              [--fresh-only] [--fresh-records N]
 #
 # 1. Convergence: hosts A and B run `recall sync --watch --interval 0.5`;
 #    A adds a record, and B is polled (`record get`) until it has it.
@@ -24,19 +25,31 @@
 # 5. Hook cost: SessionStart hook p50 on a host with sync on (server up,
 #    server stopped, server at an unroutable address) against the same
 #    host with sync off. Target ratio <= 1.05.
+# 6. Fresh host: a host holding --fresh-records (default 20,000) records
+#    and all of BEAM merged pushes them; a fresh home then runs
+#    `recall sync --init` and pulls everything, under /usr/bin/time -v:
+#    wall time, passages/s, bytes written (File system outputs) against the
+#    size of what it built (index.db and WAL, record files), peak RSS. The
+#    floor: the same on a fresh home without the server, `recall index` of
+#    the sessions plus the record scan of the same record files (`recall
+#    reindex`), timed the same way; ratio = floor time / pull time.
+#    Target >= 1.0x, bytes written <= 3x. --fresh-only runs only this.
 #
 # Absolute times drift on these machines: read the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=1 ROUNDS=20 BEAM=1 BEAM_PATH=../shared/data/beam/beam_100k_500k.json.gz QUESTIONS=""
+FRESH=1 FRESH_ONLY=0 FRESH_RECORDS=20000
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-build) BUILD=0 ;;
         --rounds) ROUNDS="$2"; shift ;;
-        --no-beam) BEAM=0 ;;
+        --no-beam) BEAM=0; FRESH=0 ;;
         --beam) BEAM_PATH="$2"; shift ;;
         --beam-questions) QUESTIONS="$2"; shift ;;
+        --fresh-only) FRESH_ONLY=1 ;;
+        --fresh-records) FRESH_RECORDS="$2"; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -84,6 +97,89 @@ pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.s
 # Milliseconds from bash itself: a forked timer would add its own start-up
 # to every figure.
 now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $(( t / 1000 )); }
+
+# Wall seconds, bytes written (MB) and peak RSS (MB) from `time -v` output.
+time_wall() {
+    awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
+        for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$1"
+}
+time_written_mb() { awk -F': ' '/File system outputs/ { printf "%.0f", $2 * 512 / 1048576 }' "$1"; }
+time_rss_mb() { awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$1"; }
+
+# 6. A fresh host pulls the team memory; the floor indexes the same here.
+fresh_host() {
+    local data="$1" n="$2" src="$W/fresh-src" floor="$W/fresh-floor" pull="$W/fresh-pull"
+    "$R" --home "$src" --project fresh sync --init "$URL" --team bench/fresh >/dev/null 2>&1
+    local pdir; pdir=$(ls -d "$src"/projects/fresh-*)
+    python3 - "$pdir/records" "$n" <<'EOF'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(36)
+words = ("deploy cache shard replica latency budget retry queue schema index token "
+         "rollout canary flag service worker batch window quota region tenant").split()
+cats = ["decisions", "procedures", "principles", "incidents", "preferences"]
+for c in cats:
+    os.makedirs(os.path.join(root, c), exist_ok=True)
+for i in range(n):
+    c = cats[i % len(cats)]
+    body = " ".join(rng.choice(words) for _ in range(rng.randint(12, 40)))
+    with open(os.path.join(root, c, f"fact-{i}.md"), "w") as f:
+        f.write(f"---\nid: fact-{i}\nkey: fact-{i}\ncategory: {c}\nscope: project\nsource: manual\n"
+                f"created: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\n"
+                f"Fact {i} (item{i}): {body}\n")
+EOF
+    "$R" --home "$src" --project fresh index --kind session "$data" >/dev/null
+    "$R" --home "$src" --project fresh sync >/dev/null
+    # The floor: the same work on a fresh home, without the server.
+    /usr/bin/time -v -o "$W/floor-index.time" "$R" --home "$floor" --project fresh index --kind session "$data" >/dev/null
+    local fdir; fdir=$(ls -d "$floor"/projects/fresh-*)
+    cp -r "$pdir/records" "$fdir/records"
+    /usr/bin/time -v -o "$W/floor-records.time" "$R" --home "$floor" --project fresh reindex >/dev/null 2>&1
+    # The pull.
+    /usr/bin/time -v -o "$W/pull.time" "$R" --home "$pull" --project fresh sync --init "$URL" --team bench/fresh >/dev/null 2>"$W/pull.err" \
+        || { cat "$W/pull.err" >&2; exit 1; }
+    local qdir; qdir=$(ls -d "$pull"/projects/fresh-*)
+    FRESH_PASSAGES=$(sqlite3 "$qdir/index.db" "SELECT count(*) FROM chunks")
+    FRESH_RECORDS_GOT=$(sqlite3 "$qdir/index.db" "SELECT count(*) FROM records")
+    FRESH_T_FLOOR=$(python3 -c "print($(time_wall "$W/floor-index.time") + $(time_wall "$W/floor-records.time"))")
+    FRESH_T_PULL=$(time_wall "$W/pull.time")
+    FRESH_W_PULL=$(time_written_mb "$W/pull.time")
+    FRESH_W_FLOOR=$(( $(time_written_mb "$W/floor-index.time") + $(time_written_mb "$W/floor-records.time") ))
+    FRESH_SIZE=$(du -sm --apparent-size "$qdir" | cut -f1)
+    FRESH_RSS=$(time_rss_mb "$W/pull.time")
+    FRESH_RSS_FLOOR=$(time_rss_mb "$W/floor-index.time")
+    echo "fresh host: $FRESH_RECORDS_GOT records, $FRESH_PASSAGES passages pulled in $FRESH_T_PULL s ($FRESH_W_PULL MB written, $FRESH_RSS MB RSS); floor $FRESH_T_FLOOR s ($FRESH_W_FLOOR MB written); built $FRESH_SIZE MB" >&2
+}
+
+fresh_rows() {
+    printf '| fresh host pull: %d records + %d passages, `sync --init` | %.1f s, %.0f passages/s (%sx of index + record scan, %.1f s) | >= 1.0x |\n' \
+        "$FRESH_RECORDS_GOT" "$FRESH_PASSAGES" "$FRESH_T_PULL" "$(python3 -c "print($FRESH_PASSAGES / max($FRESH_T_PULL, 1e-9))")" \
+        "$(ratio "$FRESH_T_FLOOR" "$FRESH_T_PULL")" "$FRESH_T_FLOOR"
+    printf '| ... bytes written / size built | %d MB / %d MB (%sx; floor %d MB) | <= 3x |\n' \
+        "$FRESH_W_PULL" "$FRESH_SIZE" "$(ratio "$FRESH_W_PULL" "$FRESH_SIZE")" "$FRESH_W_FLOOR"
+    printf '| ... peak RSS | %d MB (recall index: %d MB) | - |\n' "$FRESH_RSS" "$FRESH_RSS_FLOOR"
+}
+
+ratio() { python3 -c "print(f'{$1/max($2,1e-9):.2f}')"; }
+
+beam_data() { # converts (and indexes once) BEAM merged in $W/ws0; prints the data folder
+    local q=(); [ -n "$QUESTIONS" ] && q=(--limit-questions "$QUESTIONS")
+    "$EVAL" beam "$BEAM_PATH" --merged --recall-bin "$R" --keep-home "$W/ws0" --summary "$W/s0.json" "${q[@]}" >/dev/null
+    echo "$W/ws0/data/beam-merged"
+}
+
+if [ "$FRESH_ONLY" = 1 ]; then
+    echo "== 6. fresh host" >&2
+    [ -n "$QUESTIONS" ] || QUESTIONS=1
+    fresh_host "$(beam_data)" "$FRESH_RECORDS"
+    echo
+    echo "## recall sync bench: fresh host (PostgreSQL on loopback, $(nproc) cores)"
+    echo
+    echo "| figure | value | target |"
+    echo "|---|---:|---|"
+    fresh_rows
+    exit 0
+fi
 
 echo "== 1. convergence (--watch --interval 0.5 on both hosts)" >&2
 host a sync --init "$URL" --team bench/app >/dev/null 2>&1
@@ -135,13 +231,10 @@ HOOK_OFF2=$(hook_p50 off)
 pg start
 HOOK_OFF=$(( (HOOK_OFF + HOOK_OFF2) / 2 ))
 
-ratio() { python3 -c "print(f'{$1/max($2,1e-9):.2f}')"; }
-
 if [ "$BEAM" = 1 ]; then
     echo "== 3-4. BEAM merged: one host, then three hosts through sync" >&2
     Q=(); [ -n "$QUESTIONS" ] && Q=(--limit-questions "$QUESTIONS")
-    "$EVAL" beam "$BEAM_PATH" --merged --recall-bin "$R" --keep-home "$W/ws0" --summary "$W/s0.json" "${Q[@]}" >/dev/null
-    DATA="$W/ws0/data/beam-merged"
+    DATA=$(beam_data)
     PASSAGES=$(sqlite3 "$(ls -d "$W"/ws0/home/projects/beam-merged-*)/index.db" "SELECT count(*) FROM chunks" 2>/dev/null || echo 0)
     # The floor: indexing all of it once more on a fresh host, timed.
     t0=$(now_ms); "$R" --home "$W/floor" --project beam-merged index --kind session "$DATA" >/dev/null; T_INDEX=$(( $(now_ms) - t0 ))
@@ -176,6 +269,10 @@ print(*t)' "$W/rounds.jsonl")
         "$EVAL" beam "$BEAM_PATH" --merged --recall-bin "$R" --keep-home "$W/ws$i" --summary "$W/s$i.json" "${Q[@]}" >/dev/null 2>&1
         PAR="$PAR $(python3 -c "import json; print(round(json.load(open('$W/s$i.json'))['budget_recall'], 4))")"
     done
+    if [ "$FRESH" = 1 ]; then
+        echo "== 6. fresh host" >&2
+        fresh_host "$DATA" "$FRESH_RECORDS"
+    fi
     INDEX_RATE=$(python3 -c "print($PASSAGES / ($T_INDEX / 1000))")
     PUSH_RATE=$(python3 -c "print($PUSHED / ($T_PUSH / 1000))")
     PULL_RATE=$(python3 -c "print($PULLED / ($T_PULL / 1000))")
@@ -199,4 +296,7 @@ if [ "$BEAM" = 1 ]; then
     printf '| push, 3 hosts | %.0f passages/s (%sx) | >= 0.5x |\n' "$PUSH_RATE" "$(ratio "$PUSH_RATE" "$INDEX_RATE")"
     printf '| pull, 3 hosts | %.0f passages/s (%sx) | >= 0.5x |\n' "$PULL_RATE" "$(ratio "$PULL_RATE" "$INDEX_RATE")"
     echo "| budget recall: single host / hosts 1-3 after sync | $(printf '%.4f' "$BR0") /$PAR | within 0.002 |"
+fi
+if [ "$FRESH" = 1 ]; then
+    fresh_rows
 fi
