@@ -36,7 +36,7 @@ pub fn validate(r: &Record, limits: &Limits) -> Result<(), (&'static str, Error)
         return Err((
             "key",
             Error::invalid(format!(
-                "the key is {key_chars} characters long; the limit is {MAX_KEY_CHARS}"
+                "the key is {key_chars} characters long; the limit is {MAX_KEY_CHARS}: shorten it"
             )),
         ));
     }

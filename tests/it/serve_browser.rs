@@ -193,7 +193,8 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
         c.goto(&format!("{url}/")).await.unwrap();
         wait_for(&c, "li[data-key='use-pnpm']").await;
         // A generated entry's text is read-only: a note says so, and its
-        // edit box changes only the category and importance.
+        // edit box changes only the category and importance, its text
+        // shown as text.
         let auto = wait_for(&c, "li[data-key='ci-runner']").await;
         assert!(auto
             .text()
@@ -201,10 +202,17 @@ fn panel_creates_pins_edits_and_deletes_a_memory() {
             .unwrap()
             .contains("auto-captured · its text is read-only"));
         click(&c, "li[data-key='ci-runner'] button.edit").await;
-        let area = wait_for(&c, "li[data-key='ci-runner'] textarea").await;
-        assert!(!area.is_enabled().await.unwrap());
+        wait_for(&c, "li[data-key='ci-runner'] select.edit-category").await;
+        assert!(c
+            .find_all(Locator::Css("li[data-key='ci-runner'] textarea"))
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(text_of(&c, "li[data-key='ci-runner'] .editing")
+            .await
+            .contains("CI runs on two cores."));
         click(&c, "li[data-key='ci-runner'] button.cancel-edit").await;
-        wait_gone(&c, "li[data-key='ci-runner'] textarea").await;
+        wait_gone(&c, "li[data-key='ci-runner'] .editing").await;
 
         // Create through the inline row.
         type_into(&c, "#new-key", "db-engine").await;
@@ -532,6 +540,157 @@ fn panel_rough_edges_as_a_user_found_them() {
             assert!(t0.elapsed() < Duration::from_secs(10), "status: {s}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        c.close().await.unwrap();
+    });
+}
+
+/// Whether the page scrolls sideways: anything wider than the window.
+async fn scrolls_sideways(c: &Client) -> String {
+    c.execute(
+        "const w = document.documentElement.clientWidth;
+         if (document.documentElement.scrollWidth <= w) return '';
+         return [...document.querySelectorAll('body *')]
+           .filter(e => e.getBoundingClientRect().right > w + 0.5)
+           .map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className)
+           .join(', ') || 'scrollWidth ' + document.documentElement.scrollWidth;",
+        vec![],
+    )
+    .await
+    .unwrap()
+    .as_str()
+    .unwrap()
+    .to_string()
+}
+
+/// The places where the text of the first `css` element goes on to a new
+/// line, each as the characters on both sides of the break.
+async fn line_breaks(c: &Client, css: &str) -> Vec<String> {
+    let v = c
+        .execute(
+            "const node = document.querySelector(arguments[0]).firstChild;
+             const text = node.textContent, out = [];
+             let top = null;
+             for (let i = 0; i < text.length; i++) {
+               const r = document.createRange();
+               r.setStart(node, i); r.setEnd(node, i + 1);
+               const t = r.getBoundingClientRect().top;
+               if (top !== null && t > top + 2) out.push(text.slice(Math.max(0, i - 3), i) + '|' + text.slice(i, i + 3));
+               top = t;
+             }
+             return out;",
+            vec![json!(css)],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(v).unwrap()
+}
+
+/// Issue 37 item 12: the panel could not archive (only Restore existed); a
+/// 256-character key was cut to 255 by the input box without a word; keys
+/// broke mid-word; a 390 px window scrolled sideways; an auto record's
+/// read-only text was clipped in its edit box; backticks showed raw.
+#[test]
+fn r37_panel_archives_refuses_a_long_key_and_fits_a_phone() {
+    if !browser_installed() {
+        return;
+    }
+    let env = Env::new();
+    env.add(
+        "procedures",
+        "run-the-integration-tests-before-every-release-candidate",
+        "Run `cargo test --test it` before tagging.",
+    );
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    let server = Server::start(&env, &[]);
+    let long_text = (1..=60)
+        .map(|i| format!("Step {i} of the nightly job."))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (status, _) = server.call(
+        "POST",
+        "/api/projects/alpha/memories",
+        Some(&json!({"key": "nightly", "value": long_text, "source": "auto"})),
+    );
+    assert_eq!(status, 201);
+    let driver = Driver::start();
+    let profile = env.tmp.path().join("chromium-profile");
+    let url = server.url.clone();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = browser(&driver, &profile).await;
+        c.set_window_size(390, 844).await.unwrap();
+        c.goto(&format!("{url}/")).await.unwrap();
+        let key = "run-the-integration-tests-before-every-release-candidate";
+        wait_for(&c, &format!("li[data-key='{key}']")).await;
+        std::fs::write(shots.join("panel-390.png"), c.screenshot().await.unwrap()).unwrap();
+        let wide = scrolls_sideways(&c).await;
+        assert!(wide.is_empty(), "at 390 px the page scrolls sideways: {wide}");
+
+        // A long key goes on to a new line after a hyphen, not mid-word.
+        let breaks = line_breaks(&c, &format!("li[data-key='{key}'] .key")).await;
+        assert!(!breaks.is_empty(), "the key fits one line: make it longer");
+        for b in &breaks {
+            assert!(b.contains("-|"), "the key breaks mid-word at {b:?}");
+        }
+
+        // Backticks become inline code.
+        let code = text_of(&c, &format!("li[data-key='{key}'] .value code")).await;
+        assert_eq!(code, "cargo test --test it");
+        let value = text_of(&c, &format!("li[data-key='{key}'] .value")).await;
+        assert!(!value.contains('`'), "{value}");
+
+        // An auto record's text, read-only in its edit box, is shown whole.
+        click(&c, "li[data-key='nightly'] button.edit").await;
+        wait_for(&c, "li[data-key='nightly'] select.edit-category").await;
+        let clipped: bool = c
+            .execute(
+                "const li = document.querySelector(\"li[data-key='nightly']\");
+                 return [...li.querySelectorAll('.value, .value *')]
+                   .some(e => e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1);",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_bool()
+            .unwrap();
+        std::fs::write(shots.join("panel-390-readonly.png"), c.screenshot().await.unwrap()).unwrap();
+        assert!(!clipped, "the read-only text is clipped");
+        let shown = text_of(&c, "li[data-key='nightly']").await;
+        assert!(shown.contains("Step 60 of the nightly job."), "{shown}");
+        click(&c, "li[data-key='nightly'] button.cancel-edit").await;
+        wait_gone(&c, "li[data-key='nightly'] select.edit-category").await;
+
+        // Search hits, with their record paths, fit too.
+        type_into(&c, "#q", "integration tests release").await;
+        click(&c, "#search-form button").await;
+        wait_for(&c, "#hits li").await;
+        std::fs::write(shots.join("panel-390-hits.png"), c.screenshot().await.unwrap()).unwrap();
+        let wide = scrolls_sideways(&c).await;
+        assert!(wide.is_empty(), "with hits, at 390 px the page scrolls sideways: {wide}");
+
+        // Archive: the record file says so, the entry goes, and the count
+        // says where it went.
+        click(&c, "li[data-key='use-pnpm'] button.archive").await;
+        wait_gone(&c, "li[data-key='use-pnpm']").await;
+        assert!(record_file(&env, "use-pnpm").unwrap().contains("status: archived"));
+        assert_eq!(text_of(&c, "#count").await, "(2, 1 archived)");
+        assert!(text_of(&c, "#status").await.contains("Archived use-pnpm"));
+
+        // A 256-character key is refused with the reason, not cut to 255.
+        let long_key = "k".repeat(256);
+        type_into(&c, "#new-key", &long_key).await;
+        type_into(&c, "#new-value", "A fact with too long a key.").await;
+        click(&c, "#create-form button[type=submit]").await;
+        let note = text_of(&c, "#create-note:not([hidden])").await;
+        assert!(note.contains("256 characters") && note.contains("255"), "{note}");
+        assert!(record_file(&env, &"k".repeat(255)).is_none(), "the key was cut to 255");
+        let wide = scrolls_sideways(&c).await;
+        assert!(wide.is_empty(), "with the note, at 390 px the page scrolls sideways: {wide}");
         c.close().await.unwrap();
     });
 }

@@ -804,3 +804,22 @@ fn r_a_stalled_write_body_gets_408() {
     let text = String::from_utf8_lossy(&answer);
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
 }
+
+/// Issue 37 item 12: the panel's input box cut a 256-character key to 255
+/// without a word. The API, which the panel now sends the whole key to,
+/// refuses it with its length and the limit, and writes nothing.
+#[test]
+fn r37_a_256_character_key_is_refused_with_its_length() {
+    let (env, s) = setup();
+    let before = crate::common::record_files(&env.home()).len();
+    for path in ["/api/projects/alpha/memories", "/api/user/memories"] {
+        let body = serde_json::json!({"key": "k".repeat(256), "value": "A fact."});
+        let (code, v) = s.call("POST", path, Some(&body));
+        assert_eq!(code, 400, "{path}: {v}");
+        assert!(
+            err(&v).contains("the key is 256 characters long; the limit is 255: shorten it"),
+            "{v}"
+        );
+    }
+    assert_eq!(crate::common::record_files(&env.home()).len(), before);
+}

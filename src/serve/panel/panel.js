@@ -73,6 +73,18 @@ function el(tag, props, ...children) {
   return e;
 }
 
+// Text with Markdown's inline code: what sits between a pair of
+// backticks becomes a <code> element, the rest stays text (a lone
+// backtick is kept as typed). Never parsed as HTML.
+function inline(text) {
+  const parts = String(text).split("`");
+  // An even count of parts means one backtick has no partner: it is text.
+  const last = parts.length % 2 === 0 ? parts.splice(-2, 2).join("`") : null;
+  const out = parts.map((p, i) => (i % 2 ? el("code", { text: p }) : document.createTextNode(p)));
+  if (last !== null) out.push(document.createTextNode(last));
+  return out.filter((n) => n.textContent !== "" || n.nodeName === "CODE");
+}
+
 function scopeLabel(p) {
   return `${p.name} (${p.records})`;
 }
@@ -193,7 +205,7 @@ function entry(m) {
     m.status === "archived" ? el("span", { class: "badge archived", text: "archived" }) : null,
     el("code", { class: "key", text: m.key }),
   );
-  const value = el("div", { class: "value", text: m.value });
+  const value = el("div", { class: "value" }, ...inline(m.value));
   const meta = el("div", { class: "meta",
     text: `${m.category} · importance ${m.importance} · updated ${day(m.updated)}${m.host ? ` · from ${m.host}` : ""}` });
   const actions = el("div", { class: "actions" });
@@ -204,11 +216,19 @@ function entry(m) {
       `${m.pinned ? "Unpinned" : "Pinned"} ${m.key}`),
   });
   actions.append(pin);
+  // Archive keeps the file and leaves the memory out of recall, as
+  // `recall record archive` and MCP's `forget` do; Restore undoes it.
   if (m.status === "archived") {
     actions.append(el("button", {
       class: "secondary restore", type: "button", "aria-label": `Restore ${m.key}`, text: "Restore",
       onclick: () => act(li, () => api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { status: "active" }),
         `Restored ${m.key}`),
+    }));
+  } else {
+    actions.append(el("button", {
+      class: "secondary archive", type: "button", "aria-label": `Archive ${m.key}`, text: "Archive",
+      onclick: () => act(li, () => api("PATCH", `${base()}/${encodeURIComponent(m.id)}`, { status: "archived" }),
+        `Archived ${m.key}: it is left out of recall; Show archived lists it, and Restore brings it back`),
     }));
   }
   actions.append(el("button", {
@@ -248,12 +268,13 @@ function confirmDelete(li, actions, del, m) {
 }
 
 // Edit in place: the value (a person's memory only), category and
-// importance. Save sends only what changed; Esc or Cancel puts the row
-// back; a failed save keeps what was typed and says why in the row.
+// importance. A generated memory's text stays shown whole, as text, above
+// the category and importance. Save sends only what changed; Esc or Cancel
+// puts the row back; a failed save keeps what was typed and says why in
+// the row.
 function edit(li, value, meta, m, editable) {
-  const area = el("textarea", { "aria-label": `New value of ${m.key}`, maxlength: "2000" });
-  area.value = m.value;
-  if (!editable) area.disabled = true;
+  const area = editable ? el("textarea", { "aria-label": `New value of ${m.key}` }) : null;
+  if (area) area.value = m.value;
   const cat = el("select", { "aria-label": `Category of ${m.key}`, class: "edit-category" },
     ...CATEGORIES.map((c) => el("option", { value: c, text: c })));
   cat.value = m.category;
@@ -266,7 +287,7 @@ function edit(li, value, meta, m, editable) {
     class: "save", type: "button", text: "Save",
     onclick: async () => {
       const change = {};
-      if (editable && area.value !== m.value) change.value = area.value;
+      if (area && area.value !== m.value) change.value = area.value;
       if (cat.value !== m.category) change.category = cat.value;
       // An emptied importance box changes nothing (Number("") is 0).
       if (imp.value.trim() !== "" && Number(imp.value) !== m.importance) {
@@ -282,10 +303,10 @@ function edit(li, value, meta, m, editable) {
       await loadEntries();
     },
   });
-  const box = el("div", { class: "value editing" }, area,
-    el("div", { class: "head" },
-      el("label", {}, "Category ", cat), el("label", {}, "Importance ", imp),
-      save, el("button", { class: "secondary cancel-edit", type: "button", text: "Cancel", onclick: cancel })));
+  const controls = el("div", { class: "head" },
+    el("label", {}, "Category ", cat), el("label", {}, "Importance ", imp),
+    save, el("button", { class: "secondary cancel-edit", type: "button", text: "Cancel", onclick: cancel }));
+  const box = el("div", { class: "value editing" }, area || el("div", {}, ...inline(m.value)), controls);
   box.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") {
       ev.preventDefault();
@@ -294,7 +315,9 @@ function edit(li, value, meta, m, editable) {
   });
   value.replaceWith(box);
   meta.hidden = true;
-  (editable ? area : cat).focus();
+  // The box fits the text it holds, up to most of the window.
+  if (area) area.style.height = `${Math.min(area.scrollHeight + 4, window.innerHeight * 0.7)}px`;
+  (area || cat).focus();
 }
 
 // Run a change to one row, then reload the list and say what happened; a
