@@ -91,16 +91,93 @@ pub fn valid_name(name: &str) -> bool {
         && !name.contains("anthropic")
 }
 
-/// The description: when to use the skill, from the record's first
-/// sentence, at most [`DESCRIPTION_MAX`] characters on one line.
-fn description(records: &[&Record]) -> String {
+/// What a procedure is for, as a person would say it: the `X` of its
+/// text's "To X, run …" (how extracted procedures read), else its key
+/// without the `auto:` or `agent:` prefix recall gives generated keys, its
+/// hyphens as spaces. The flag says whether it is a verb phrase ("build
+/// the project") rather than a topic ("release tag").
+fn task(r: &Record) -> (String, bool) {
+    let first = first_sentence(&r.body);
+    let to = first
+        .strip_prefix("To ")
+        .or_else(|| first.strip_prefix("to "))
+        .and_then(|rest| rest.split_once(','))
+        .map(|(x, _)| x.trim())
+        .filter(|x| (2..=80).contains(&x.chars().count()) && !x.contains(['`', '.', ';', ':']));
+    if let Some(x) = to {
+        return (x.to_string(), true);
+    }
+    let key = r.meta.key.as_str();
+    let key = ["auto:", "agent:"]
+        .iter()
+        .find_map(|p| key.strip_prefix(p))
+        .unwrap_or(key);
+    let topic = key.replace(['-', '_', ':'], " ");
+    (
+        topic.split_whitespace().collect::<Vec<_>>().join(" "),
+        false,
+    )
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn listed(items: &[String], last: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., tail] => format!("{} {last} {tail}", init.join(", ")),
+    }
+}
+
+/// The skill's name from its tasks, most important first: the first
+/// task's words, then " and " and the words of the second that the first
+/// does not hold, articles left out (`build-project-and-run-tests`,
+/// `release-notes-and-tag`).
+fn name_of(tasks: &[(String, bool)]) -> String {
+    const ARTICLES: [&str; 3] = ["the", "a", "an"];
+    let mut words: Vec<String> = Vec::new();
+    for (i, (t, _)) in tasks.iter().take(2).enumerate() {
+        let new: Vec<String> = t
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .filter(|w| !ARTICLES.contains(&w.as_str()) && !words.contains(w))
+            .collect();
+        if i > 0 && !new.is_empty() {
+            words.push("and".into());
+        }
+        words.extend(new);
+    }
+    name_from(&words.join(" "))
+}
+
+/// The description: when to use the skill, in words a person would use
+/// ("Use when you need to build the project or run the tests: …"), at
+/// most [`DESCRIPTION_MAX`] characters on one line.
+fn description(records: &[&Record], tasks: &[(String, bool)]) -> String {
+    let mut verbs: Vec<String> = Vec::new();
+    let mut topics: Vec<String> = Vec::new();
+    for (t, verb) in tasks {
+        let list = if *verb { &mut verbs } else { &mut topics };
+        if !list.contains(t) {
+            list.push(t.clone());
+        }
+    }
     let first = records
         .iter()
         .map(|r| first_sentence(&r.body))
         .find(|s| !s.is_empty())
         .unwrap_or_default();
-    let keys: Vec<&str> = records.iter().map(|r| r.meta.key.as_str()).collect();
-    let text = format!("Use when working on {}: {first}", keys.join(", "));
+    let text = match (verbs.is_empty(), topics.is_empty()) {
+        (false, true) => format!(
+            "Use when you need to {}: the steps and commands this project uses.",
+            listed(&verbs, "or")
+        ),
+        (true, _) => format!("Use when working on {}: {first}", listed(&topics, "or")),
+        (false, false) => format!(
+            "Use when you need to {}, or when working on {}: the steps and commands this project uses.",
+            listed(&verbs, "or"),
+            listed(&topics, "or")
+        ),
+    };
     crate::text::truncate_chars(&text.replace('\n', " "), DESCRIPTION_MAX).to_string()
 }
 
@@ -117,23 +194,59 @@ fn first_sentence(body: &str) -> String {
     line[..end].to_string()
 }
 
-/// One record as a skill.
-pub fn from_record(r: &Record) -> Skill {
-    let name = match name_from(&r.meta.key) {
-        n if !n.is_empty() => n,
-        _ => name_from(&r.meta.id),
+/// A task as a heading: its first letter capitalised.
+fn heading(task: &str) -> String {
+    let mut c = task.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// A playbook from the records of one task, most important first: a
+/// title, then each task as a section holding the full text of every
+/// record about it (records of the same task share a section; a playbook
+/// of one task is its title and text).
+fn playbook(records: &[&Record]) -> Skill {
+    let tasks: Vec<(String, bool)> = records.iter().map(|r| task(r)).collect();
+    let mut name = name_of(&tasks);
+    if name.is_empty() {
+        name = name_from(&records[0].meta.id);
+    }
+    let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
+    for (r, (t, _)) in records.iter().zip(&tasks) {
+        let h = heading(t);
+        match sections.iter_mut().find(|(s, _)| *s == h) {
+            Some((_, bodies)) => bodies.push(r.body.trim()),
+            None => sections.push((h, vec![r.body.trim()])),
+        }
+    }
+    let body = match sections.as_slice() {
+        [(h, bodies)] => format!("# {h}\n\n{}\n", bodies.join("\n\n")),
+        _ => {
+            let titles: Vec<String> = sections.iter().map(|(h, _)| h.to_lowercase()).collect();
+            let mut body = format!("# {}\n", heading(&listed(&titles, "and")));
+            for (h, bodies) in &sections {
+                body.push_str(&format!("\n## {h}\n\n{}\n", bodies.join("\n\n")));
+            }
+            body
+        }
     };
     Skill {
         name,
-        description: description(&[r]),
-        body: r.body.trim().to_string(),
+        description: description(records, &tasks),
+        body,
     }
+}
+
+/// One record as a skill.
+pub fn from_record(r: &Record) -> Skill {
+    playbook(&[r])
 }
 
 /// Group procedures into tasks (records whose content words overlap by
 /// a quarter or more, transitively) and propose one skill per task,
-/// most important first. A task of several records lists each as a step
-/// section, its key as the heading.
+/// most important first, each named and described from what its
+/// procedures are for, its body holding every record's steps.
 pub fn propose(records: &[Record]) -> Vec<Proposal> {
     let words: Vec<BTreeSet<String>> = records.iter().map(content_words).collect();
     let mut group: Vec<usize> = (0..records.len()).collect();
@@ -176,28 +289,31 @@ pub fn propose(records: &[Record]) -> Vec<Proposal> {
             .cmp(&a[0].meta.importance)
             .then(a[0].meta.key.cmp(&b[0].meta.key))
     });
-    tasks
-        .into_iter()
-        .map(|t| {
-            let skill = match t.as_slice() {
-                [one] => from_record(one),
-                many => Skill {
-                    name: name_from(&many[0].meta.key),
-                    description: description(many),
-                    body: many
-                        .iter()
-                        .map(|r| format!("## {}\n\n{}", r.meta.key, r.body.trim()))
-                        .collect::<Vec<_>>()
-                        .join("\n\n"),
-                },
-            };
-            Proposal {
-                skill,
-                sources: t.iter().map(|r| r.meta.id.clone()).collect(),
-            }
-        })
-        .filter(|p| !p.skill.name.is_empty())
-        .collect()
+    let mut out: Vec<Proposal> = Vec::new();
+    for t in tasks {
+        let mut skill = playbook(&t);
+        if skill.name.is_empty() {
+            continue;
+        }
+        // Two tasks may read alike: each proposal is promoted by its name,
+        // so names are unique.
+        let base = skill.name.clone();
+        let mut n = 2;
+        while out.iter().any(|p| p.skill.name == skill.name) {
+            let suffix = format!("-{n}");
+            let keep = NAME_MAX - suffix.len();
+            skill.name = format!(
+                "{}{suffix}",
+                base[..base.len().min(keep)].trim_end_matches('-')
+            );
+            n += 1;
+        }
+        out.push(Proposal {
+            skill,
+            sources: t.iter().map(|r| r.meta.id.clone()).collect(),
+        });
+    }
+    out
 }
 
 fn content_words(r: &Record) -> BTreeSet<String> {
@@ -329,7 +445,12 @@ mod tests {
             back.description,
             "Use when working on release: Cut a release: tag with `git tag vX.Y.Z`."
         );
-        assert!(back.body.starts_with(r.body.trim()), "{}", back.body);
+        assert!(
+            back.body
+                .starts_with(&format!("# Release\n\n{}", r.body.trim())),
+            "{}",
+            back.body
+        );
         Ok(())
     }
 
@@ -354,9 +475,49 @@ mod tests {
         ];
         let p = propose(&records);
         assert_eq!(p.len(), 2, "{p:#?}");
-        assert_eq!(p[0].skill.name, "release-notes");
+        assert_eq!(p[0].skill.name, "release-notes-and-tag");
         assert_eq!(p[0].sources.len(), 2);
-        assert!(p[0].skill.body.contains("## release-tag"));
+        assert!(p[0].skill.body.contains("## Release tag"));
         assert_eq!(p[1].skill.name, "db-backup");
+    }
+
+    /// Issue 37 item 14: extracted procedures (`auto:` keys, "To X, run
+    /// `cmd`." texts) made a playbook named after the first key,
+    /// `auto-build-the-project-mix-compile`, described as "Use when working
+    /// on auto:build-…".
+    #[test]
+    fn r37_a_playbook_of_extracted_procedures_is_named_for_what_they_do() {
+        let mut build = rec(
+            "auto:build-the-project-mix-compile",
+            "To build the project, run `mix compile`.",
+            50,
+        );
+        build.meta.source = Source::Auto;
+        let mut test = rec(
+            "auto:run-the-tests-mix-test",
+            "To run the tests, run `mix test`.",
+            50,
+        );
+        test.meta.source = Source::Auto;
+        let again = rec(
+            "tests-twice",
+            "To run the tests, run `mix test --trace` twice.",
+            40,
+        );
+        let p = propose(&[build, test, again]);
+        assert_eq!(p.len(), 1, "{p:#?}");
+        let s = &p[0].skill;
+        assert_eq!(s.name, "build-project-and-run-tests");
+        assert_eq!(
+            s.description,
+            "Use when you need to build the project or run the tests: the steps and commands this project uses."
+        );
+        assert_eq!(
+            s.body,
+            "# Build the project and run the tests\n\n## Build the project\n\n\
+             To build the project, run `mix compile`.\n\n## Run the tests\n\n\
+             To run the tests, run `mix test`.\n\nTo run the tests, run `mix test --trace` twice.\n"
+        );
+        assert_eq!(p[0].sources.len(), 3);
     }
 }

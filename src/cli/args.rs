@@ -88,7 +88,7 @@ pub enum Command {
     /// learned, push what this host learned
     Sync(SyncArgs),
     /// Propose skills (playbooks) from the project's procedures; `recall
-    /// record promote ID` writes one
+    /// record promote NAME` writes one
     Skills(SkillsArgs),
     /// Print a shell completion script (source it, or save it where your shell looks)
     Completions(CompletionsArgs),
@@ -297,8 +297,11 @@ pub enum RecordCmd {
         #[command(flatten)]
         scope: ScopeArg,
     },
-    /// Write a record as a skill: <project root>/.claude/skills/<name>/SKILL.md
+    /// Write a skill: <project root>/.claude/skills/<name>/SKILL.md
     Promote {
+        /// A playbook's name as `recall skills` prints it, or a record's id
+        /// or key (that record alone)
+        #[arg(value_name = "NAME")]
         id_or_key: String,
         /// Print the SKILL.md and where it would go; write nothing
         #[arg(long)]

@@ -1,5 +1,6 @@
 //! `recall skills` (playbooks proposed from the project's procedures) and
-//! `recall record promote ID` (one record written as a `SKILL.md`).
+//! `recall record promote NAME` (a proposed playbook, or one record,
+//! written as a `SKILL.md`).
 
 use anyhow::Result;
 
@@ -23,12 +24,12 @@ pub fn run(ctx: &Ctx, a: SkillsArgs) -> Result<u8> {
         outln!("  {}", p.skill.description);
         outln!("  from {}", p.sources.join(", "));
     }
-    eprintln!("recall: write one with `recall record promote ID` (--dry-run shows it first)");
+    eprintln!("recall: write one with `recall record promote NAME` (--dry-run shows it first)");
     Ok(0)
 }
 
-pub fn promote(ctx: &Ctx, id_or_key: &str, dry_run: bool, force: bool) -> Result<u8> {
-    let p = ctx.promote(id_or_key, dry_run, force)?;
+pub fn promote(ctx: &Ctx, name_or_id: &str, dry_run: bool, force: bool) -> Result<u8> {
+    let p = ctx.promote(name_or_id, dry_run, force)?;
     if dry_run {
         outln!("# {}", p.path.display());
         out!("{}", p.text);

@@ -10,7 +10,7 @@ use super::Memory;
 use crate::error::{Error, Result};
 use crate::index::ListFilter;
 use crate::records::{Category, Status};
-use crate::skills::{from_record, propose, render, Proposal};
+use crate::skills::{from_record, propose, render, Proposal, Skill};
 
 /// What a promotion did (or, on a dry run, would do).
 #[derive(Debug, Clone, PartialEq)]
@@ -43,32 +43,29 @@ impl Memory {
         Ok(propose(&records))
     }
 
-    /// Write record `id_or_key` (project scope, then user) as the skill
-    /// `<project root>/.claude/skills/<name>/SKILL.md`. A file recall did
-    /// not write, or one changed since it did, is replaced only with
-    /// `force` (and kept beside it as `SKILL.md.bak-<time>`).
-    pub fn promote(&self, id_or_key: &str, dry_run: bool, force: bool) -> Result<Promoted> {
+    /// Write the playbook `recall skills` proposed under the name
+    /// `name_or_id`, else record `name_or_id` (project scope, then user),
+    /// as the skill `<project root>/.claude/skills/<name>/SKILL.md`. A
+    /// file recall did not write, or one changed since it did, is replaced
+    /// only with `force` (and kept beside it as `SKILL.md.bak-<time>`).
+    pub fn promote(&self, name_or_id: &str, dry_run: bool, force: bool) -> Result<Promoted> {
         let project = self.project()?;
         let root = project.info.root.clone().ok_or_else(|| {
             Error::invalid(
                 "the project has no folder to hold .claude/skills: run from the project or pass --cwd",
             )
         })?;
-        let dirs = [project.dir.clone(), self.home.user()];
-        let loc = self.get(&dirs, id_or_key)?;
-        let skill = from_record(&loc.record);
+        let (skill, sources, from) = self.skill_named(&project.dir, name_or_id)?;
         if skill.name.is_empty() {
             return Err(Error::invalid(format!(
-                "record {} has no key a skill can be named after (lowercase letters, digits, hyphens); give it one with `recall record update`",
-                loc.record.meta.id
+                "{from} has no key a skill can be named after (lowercase letters, digits, hyphens); give it one with `recall record update`"
             )));
         }
-        let text = render(&skill, std::slice::from_ref(&loc.record.meta.id))?;
+        let text = render(&skill, &sources)?;
         if let Some(f) = crate::secrets::scan(&text).first() {
             return Err(Error::invalid(format!(
-                "the skill would hold a secret ({}) from {}; remove it from the record first",
+                "the skill would hold a secret ({}) from {from}; remove it from the record first",
                 f.kind,
-                loc.path.display()
             )));
         }
         let path = root
@@ -128,6 +125,36 @@ impl Memory {
         crate::store::atomic_write(&ledger_path, &json)?;
         promoted.written = true;
         Ok(promoted)
+    }
+}
+
+impl Memory {
+    /// The skill `promote` writes for `name_or_id`, the ids it came from,
+    /// and what it came from in words (for messages): a proposed playbook
+    /// by the name `recall skills` prints, else one record by id or key.
+    fn skill_named(
+        &self,
+        project: &crate::store::ScopeDir,
+        name_or_id: &str,
+    ) -> Result<(Skill, Vec<String>, String)> {
+        if let Some(p) = self
+            .propose_skills()?
+            .into_iter()
+            .find(|p| p.skill.name == name_or_id)
+        {
+            let from = format!("the records {}", p.sources.join(", "));
+            return Ok((p.skill, p.sources, from));
+        }
+        let dirs = [project.clone(), self.home.user()];
+        let loc = self.get(&dirs, name_or_id).map_err(|e| match e {
+            Error::NotFound(_) => Error::NotFound(format!(
+                "no proposed skill and no record named '{name_or_id}': `recall skills` lists the playbooks it can write, `recall record list` the records"
+            )),
+            e => e,
+        })?;
+        let from = loc.path.display().to_string();
+        let id = loc.record.meta.id.clone();
+        Ok((from_record(&loc.record), vec![id], from))
     }
 }
 

@@ -105,10 +105,14 @@ fn procedures_become_skills() {
     );
     assert!(skill_back
         .description
-        .starts_with("Use when working on release-tag: Tag the release"));
-    assert!(skill_back
-        .body
-        .starts_with("Tag the release with git tag and push the release tag."));
+        .starts_with("Use when working on release tag: Tag the release"));
+    assert!(
+        skill_back
+            .body
+            .starts_with("# Release tag\n\nTag the release with git tag and push the release tag."),
+        "{}",
+        skill_back.body
+    );
     // Again: nothing changes.
     in_repo(&env, &repo)
         .args(["record", "promote", "release-tag"])
@@ -370,4 +374,96 @@ fn r_records_in_the_repository_and_skills_refuse_secrets_and_links() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("symbolic link"), "{stderr}");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
+
+/// Issue 37 item 14: `recall skills` proposed `auto-build-the-project-mix-compile`
+/// ("Use when working on auto:build-…") for the procedures extraction
+/// wrote, `record promote` refused that name, and promoting one of the
+/// records gave a one-line SKILL.md. Now the playbook is named and
+/// described from what its procedures are for, is promoted by the name
+/// `skills` prints, and its body holds the steps of every record.
+#[test]
+fn r37_a_proposed_playbook_is_promoted_by_the_name_skills_prints() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["record", "add", "--category", "decisions", "--key", "db"])
+        .arg("We use Postgres 16.")
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let file = std::path::PathBuf::from(printed.split_whitespace().last().unwrap());
+    let procedures = file.parent().unwrap().parent().unwrap().join("procedures");
+    std::fs::create_dir_all(&procedures).unwrap();
+    // As the extraction rules write them (`extract/rules/procedures.rs`).
+    for (id, key, body) in [
+        (
+            "auto-build-the-project-mix-compile-1a2b3c",
+            "auto:build-the-project-mix-compile",
+            "To build the project, run `mix compile`.",
+        ),
+        (
+            "auto-run-the-tests-mix-test-4d5e6f",
+            "auto:run-the-tests-mix-test",
+            "To run the tests, run `mix test`.",
+        ),
+    ] {
+        let text = format!(
+            "---\nid: {id}\nkey: {key}\ncategory: procedures\nscope: project\nsource: auto\n\
+             created: 2026-11-01T00:00:00Z\nupdated: 2026-11-01T00:00:00Z\nconfidence: 0.75\n---\n\n{body}\n"
+        );
+        std::fs::write(procedures.join(format!("{id}.md")), text).unwrap();
+    }
+
+    let out = in_repo(&env, &repo).args(["skills"]).output().unwrap();
+    assert_success(&out);
+    let listed = String::from_utf8(out.stdout).unwrap();
+    let name = listed.lines().next().unwrap().trim().to_string();
+    assert_eq!(name, "build-project-and-run-tests", "{listed}");
+    assert!(
+        listed.contains("Use when you need to build the project or run the tests"),
+        "{listed}"
+    );
+    // Neither the name nor the description comes from the `auto:` key.
+    let described: String = listed.lines().take(2).collect();
+    assert!(!described.contains("auto"), "{listed}");
+
+    let out = in_repo(&env, &repo)
+        .args(["record", "promote", &name])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let skill = repo.join(".claude/skills").join(&name).join("SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap();
+    let back = recall::skills::parse(&text).unwrap();
+    assert_eq!(back.name, name);
+    assert!(
+        back.description
+            .starts_with("Use when you need to build the project or run the tests"),
+        "{}",
+        back.description
+    );
+    for step in [
+        "# Build the project and run the tests",
+        "## Build the project",
+        "To build the project, run `mix compile`.",
+        "## Run the tests",
+        "To run the tests, run `mix test`.",
+    ] {
+        assert!(back.body.contains(step), "{step:?} missing:\n{text}");
+    }
+    assert!(
+        text.contains("auto-build-the-project-mix-compile-1a2b3c")
+            && text.contains("auto-run-the-tests-mix-test-4d5e6f"),
+        "{text}"
+    );
+
+    // A name that is neither a playbook nor a record says where to look.
+    in_repo(&env, &repo)
+        .args(["record", "promote", "no-such-skill"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`recall skills` lists"));
 }
