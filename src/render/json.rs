@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::highlight;
+use super::highlight_ranges;
 use crate::recall::Response;
 
 /// Render `resp` as one JSON document (version 1). `project` names the
@@ -13,9 +13,23 @@ pub fn render_json(resp: &Response, project: Option<&str>) -> String {
         .hits
         .iter()
         .map(|h| {
-            let mut v = serde_json::to_value(h).unwrap_or(Value::Null);
-            v["snippet"] = Value::String(highlight(&h.snippet, "**", "**"));
-            v
+            // Matches as ranges beside the text, right after it: any
+            // marker put inside it could be the text's own Markdown or
+            // markup.
+            let (snippet, ranges) = highlight_ranges(&h.snippet);
+            let Ok(Value::Object(fields)) = serde_json::to_value(h) else {
+                return Value::Null;
+            };
+            let mut out = serde_json::Map::new();
+            for (k, v) in fields {
+                if k == "snippet" {
+                    out.insert(k, Value::String(snippet.clone()));
+                    out.insert("highlights".into(), json!(ranges));
+                } else {
+                    out.insert(k, v);
+                }
+            }
+            Value::Object(out)
         })
         .collect();
     let doc = json!({

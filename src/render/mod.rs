@@ -13,7 +13,7 @@ pub use prompt::{
     hit_reference, prompt_text, render_prompt, render_prompt_shown, PromptOptions, PROMPT_TOKENS,
 };
 pub use session_start::{render_session_start, SESSION_START_HEADER};
-pub use snippets::{render_snippets, Style};
+pub use snippets::{render_snippets, Style, MARK_CLOSE, MARK_OPEN};
 
 use crate::recall::{HL_CLOSE, HL_OPEN};
 
@@ -27,6 +27,33 @@ pub enum Format {
 
 pub use crate::text::estimate_tokens;
 
+/// A snippet as plain text and the character ranges its highlight marks
+/// enclosed: `[start, end)` in Unicode scalar values (Rust `chars`,
+/// Python `str`, JavaScript `Array.from`), so markers never mix with the
+/// text's own Markdown. Line breaks become spaces, as in [`highlight`].
+pub fn highlight_ranges(s: &str) -> (String, Vec<[usize; 2]>) {
+    let mut out = String::with_capacity(s.len());
+    let mut ranges = Vec::new();
+    let (mut at, mut open) = (0usize, None);
+    for c in s.chars() {
+        match c {
+            HL_OPEN => open = Some(at),
+            HL_CLOSE => {
+                if let Some(start) = open.take() {
+                    if start < at {
+                        ranges.push([start, at]);
+                    }
+                }
+            }
+            c => {
+                out.push(if matches!(c, '\n' | '\r') { ' ' } else { c });
+                at += 1;
+            }
+        }
+    }
+    (out, ranges)
+}
+
 /// Replace highlight marks with `open`/`close`.
 pub fn highlight(s: &str, open: &str, close: &str) -> String {
     let mut out = String::with_capacity(s.len() + 16);
@@ -39,4 +66,25 @@ pub fn highlight(s: &str, open: &str, close: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 37 item 13: JSON snippets wrapped matches in `**`, which
+    /// nested with the text's own bold (`****Codex**`).
+    #[test]
+    fn r37_highlights_are_ranges_beside_the_text_not_marks_in_it() {
+        let s = format!("run **{HL_OPEN}Codex{HL_CLOSE}** with\n{HL_OPEN}é{HL_CLOSE}");
+        let (text, ranges) = highlight_ranges(&s);
+        assert_eq!(text, "run **Codex** with é");
+        assert_eq!(ranges, [[6, 11], [19, 20]]);
+        let chars: Vec<char> = text.chars().collect();
+        let marked: Vec<String> = ranges
+            .iter()
+            .map(|[a, b]| chars[*a..*b].iter().collect())
+            .collect();
+        assert_eq!(marked, ["Codex", "é"]);
+    }
 }

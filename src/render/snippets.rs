@@ -5,6 +5,14 @@ use std::fmt::Write;
 use super::highlight;
 use crate::recall::{Hit, HitKind, Response};
 
+/// The marks around a match in plain (uncoloured) snippets. Session text
+/// already uses square brackets (`[tool Bash]`, `[exec]`, `[output left
+/// out: …]`) and Markdown uses `*`, `_` and backticks; guillemets are
+/// neither.
+pub const MARK_OPEN: &str = "«";
+/// See [`MARK_OPEN`].
+pub const MARK_CLOSE: &str = "»";
+
 /// Whether to use ANSI colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -36,7 +44,7 @@ pub fn render_snippets(resp: &Response, style: Style) -> String {
     };
     let (open, close) = match style {
         Style::Color => (hl, reset),
-        Style::Plain => ("[", "]"),
+        Style::Plain => (MARK_OPEN, MARK_CLOSE),
     };
     let mut out = String::new();
     for h in &resp.hits {

@@ -670,6 +670,20 @@ fn r37_panel_archives_refuses_a_long_key_and_fits_a_phone() {
         click(&c, "#search-form button").await;
         wait_for(&c, "#hits li").await;
         std::fs::write(shots.join("panel-390-hits.png"), c.screenshot().await.unwrap()).unwrap();
+        // Issue 37 item 13: the hit's matches are marked from the JSON's
+        // highlights, its backticks are code, and no marker shows as text.
+        let snippet = text_of(&c, "#hits li .snippet").await;
+        assert!(!snippet.contains('`') && !snippet.contains("**"), "{snippet}");
+        let parts = c
+            .execute(
+                "const s = document.querySelector('#hits li .snippet');
+                 return [[...s.querySelectorAll('mark')].map(m => m.textContent),
+                         [...s.querySelectorAll('code')].map(m => m.textContent).join('')];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(parts, json!([["test", "test"], "cargo test --test it"]), "{snippet}");
         let wide = scrolls_sideways(&c).await;
         assert!(wide.is_empty(), "with hits, at 390 px the page scrolls sideways: {wide}");
 

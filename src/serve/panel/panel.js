@@ -73,16 +73,45 @@ function el(tag, props, ...children) {
   return e;
 }
 
-// Text with Markdown's inline code: what sits between a pair of
-// backticks becomes a <code> element, the rest stays text (a lone
-// backtick is kept as typed). Never parsed as HTML.
-function inline(text) {
-  const parts = String(text).split("`");
-  // An even count of parts means one backtick has no partner: it is text.
-  const last = parts.length % 2 === 0 ? parts.splice(-2, 2).join("`") : null;
-  const out = parts.map((p, i) => (i % 2 ? el("code", { text: p }) : document.createTextNode(p)));
-  if (last !== null) out.push(document.createTextNode(last));
-  return out.filter((n) => n.textContent !== "" || n.nodeName === "CODE");
+// Text as nodes: what sits between a pair of backticks (Markdown's inline
+// code) becomes a <code> element, a lone backtick stays as typed, and the
+// characters `highlights` covers ([start, end) in code points, as the JSON
+// output gives them: see docs/output.md) are wrapped in <mark>. Never
+// parsed as HTML.
+function richText(text, highlights) {
+  const chars = Array.from(String(text));
+  const marked = chars.map(() => false);
+  for (const [a, b] of highlights || []) {
+    for (let i = a; i < b && i < chars.length; i++) marked[i] = true;
+  }
+  const ticks = [];
+  chars.forEach((c, i) => { if (c === "`") ticks.push(i); });
+  if (ticks.length % 2) ticks.pop();
+  const tick = new Set(ticks);
+  const code = chars.map(() => false);
+  for (let k = 0; k < ticks.length; k += 2) {
+    for (let i = ticks[k] + 1; i < ticks[k + 1]; i++) code[i] = true;
+  }
+  // Runs of code or text, each split into marked and unmarked runs, so one
+  // code span holds its marks.
+  const out = [];
+  let i = 0;
+  while (i < chars.length) {
+    if (tick.has(i)) {
+      i++;
+      continue;
+    }
+    const inCode = code[i];
+    const parts = [];
+    while (i < chars.length && !tick.has(i) && code[i] === inCode) {
+      const m = marked[i];
+      let run = "";
+      while (i < chars.length && !tick.has(i) && code[i] === inCode && marked[i] === m) run += chars[i++];
+      parts.push(m ? el("mark", { text: run }) : document.createTextNode(run));
+    }
+    out.push(...(inCode ? [el("code", {}, ...parts)] : parts));
+  }
+  return out;
 }
 
 function scopeLabel(p) {
@@ -205,7 +234,7 @@ function entry(m) {
     m.status === "archived" ? el("span", { class: "badge archived", text: "archived" }) : null,
     el("code", { class: "key", text: m.key }),
   );
-  const value = el("div", { class: "value" }, ...inline(m.value));
+  const value = el("div", { class: "value" }, ...richText(m.value));
   const meta = el("div", { class: "meta",
     text: `${m.category} · importance ${m.importance} · updated ${day(m.updated)}${m.host ? ` · from ${m.host}` : ""}` });
   const actions = el("div", { class: "actions" });
@@ -306,7 +335,7 @@ function edit(li, value, meta, m, editable) {
   const controls = el("div", { class: "head" },
     el("label", {}, "Category ", cat), el("label", {}, "Importance ", imp),
     save, el("button", { class: "secondary cancel-edit", type: "button", text: "Cancel", onclick: cancel }));
-  const box = el("div", { class: "value editing" }, area || el("div", {}, ...inline(m.value)), controls);
+  const box = el("div", { class: "value editing" }, area || el("div", {}, ...richText(m.value)), controls);
   box.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") {
       ev.preventDefault();
@@ -398,7 +427,7 @@ async function search(ev) {
     const r = await api("GET", `${path}?format=json&limit=8&q=${encodeURIComponent(q)}`);
     out.replaceChildren(...r.hits.map((h) => el("li", {},
       el("strong", { text: h.title || h.id }),
-      el("div", { text: h.snippet.replaceAll("**", "") }),
+      el("div", { class: "snippet" }, ...richText(h.snippet, h.highlights)),
       el("div", { class: "src", text: `${h.kind} · ${h.scope} · score ${h.score.toFixed(2)} · ${source(h)}` }),
       staleNote(h, r.hits))));
     if (!r.hits.length) out.append(el("li", { text: "No memory matched." }));

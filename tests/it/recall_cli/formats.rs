@@ -33,7 +33,7 @@ fn snippets_format_snapshot() {
         !out.contains(['\u{2}', '\u{3}']),
         "raw highlight marks: {out:?}"
     );
-    assert!(out.contains("[redis]") || out.contains("[Redis]"), "{out}");
+    assert!(out.contains("«redis»") || out.contains("«Redis»"), "{out}");
     let scores = regex::Regex::new(r"\[\d+\.\d{3}\]").unwrap();
     assert!(scores.is_match(&out), "each entry shows its score: {out}");
     let text = scores
@@ -226,4 +226,52 @@ fn r_debug_logging_times_every_phase() {
     }
     let (_, _, quiet) = query(&env, &["--format", "prompt", Q]);
     assert!(quiet.is_empty(), "{quiet}");
+}
+
+/// Issue 37 item 13: JSON snippets wrapped matches in `**`, nested with
+/// the text's own bold (`****Codex**`), and plain snippets in `[...]`,
+/// which reads like the `[tool Bash]` of session text. JSON now gives the
+/// text as it is with the matches as ranges beside it, and plain snippets
+/// mark them with guillemets.
+#[test]
+fn r37_highlights_never_mix_with_the_texts_own_markup() {
+    let env = Env::new();
+    env.add(
+        "decisions",
+        "agents",
+        "We review with **Codex** first, then [tool Bash] runs the checks.",
+    );
+    let (code, v) = query_json(&env, &["codex bash"]);
+    assert_eq!(code, 0);
+    let h = &hits(&v)[0];
+    let snippet = field(h, "snippet");
+    // (The snippet drops the text's final full stop: issue 37 item 13's
+    // trailing punctuation, in recall/passage.rs, is not fixed yet.)
+    assert!(
+        snippet.starts_with("We review with **Codex** first, then [tool Bash] runs the checks"),
+        "{snippet}"
+    );
+    let chars: Vec<char> = snippet.chars().collect();
+    let marked: Vec<String> = h["highlights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let (a, b) = (
+                r[0].as_u64().unwrap() as usize,
+                r[1].as_u64().unwrap() as usize,
+            );
+            chars[a..b].iter().collect()
+        })
+        .collect();
+    assert_eq!(marked, ["Codex", "Bash"], "{h:#}");
+    let problems = output_problems(&v, &Default::default());
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    let (code, out, _) = query(&env, &["codex bash"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("**«Codex»** first, then [tool «Bash»] runs"),
+        "{out}"
+    );
 }

@@ -196,6 +196,16 @@ fn output_problems(v: &Value, order: &BTreeMap<&str, Vec<&str>>) -> Vec<String> 
         if snippet.contains(['\u{2}', '\u{3}']) {
             errs.push(format!("{at}: raw highlight marks in the snippet"));
         }
+        // Each highlight a non-empty range of the snippet, in order.
+        let chars = snippet.chars().count() as u64;
+        let mut end = 0;
+        for r in h["highlights"].as_array().into_iter().flatten() {
+            let (a, b) = (r[0].as_u64().unwrap_or(0), r[1].as_u64().unwrap_or(0));
+            if a < end || a >= b || b > chars {
+                errs.push(format!("{at}: highlight {r} is not a range of the snippet's {chars} characters after {end}"));
+            }
+            end = b;
+        }
         let src = &h["source"];
         match field(h, "kind") {
             "session" => {
