@@ -330,6 +330,7 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
             bail!("{e}\nyour edit was not saved; it is kept at {where_} (fix it and copy it over {}, or delete it)", loc.path.display());
         }
     };
-    outln!("updated {} {}", saved.record.meta.id, saved.path.display());
+    let path = crate::memory::shown_path(&saved.path);
+    outln!("updated {} {}", saved.record.meta.id, path.display());
     Ok(0)
 }

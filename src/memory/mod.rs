@@ -35,7 +35,7 @@ pub use record_writes::{NewRecord, Patch};
 pub use records::ListOrder;
 pub use reindex::Reindexed;
 pub use remember::Fact;
-pub use repo_records::{repo_records_dir, RecordsPlace};
+pub use repo_records::{repo_records_dir, shown_path, RecordsPlace};
 pub use search::{parse_search_scope, Found, RecallOptions};
 pub use skills::Promoted;
 pub use sync::{is_shared, SyncInit, SyncOptions, SyncReport, SyncStatus};

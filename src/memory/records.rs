@@ -6,8 +6,11 @@
 //! ask ([`NewRecord`], [`Patch`]) and its checks are in `record_writes.rs`;
 //! the tests are in `records_tests.rs`.
 
+use std::path::Path;
+
 use super::record_writes::{check_importance, clean_keywords, conflict, NewRecord, Patch};
 use super::remember::{classify, remember, Fact};
+use super::repo_records::shown_path;
 use super::Memory;
 use crate::error::{Error, Result};
 use crate::index::{
@@ -78,6 +81,11 @@ impl Memory {
         for (dir, db) in self.open_scopes(dirs)? {
             rows.extend(db.with_conn(|c| list_records(c, dir, filter))?);
         }
+        for r in &mut rows {
+            r.path = shown_path(Path::new(&r.path))
+                .to_string_lossy()
+                .into_owned();
+        }
         rows.sort_by(|x, y| {
             let first = y
                 .pinned
@@ -136,7 +144,7 @@ impl Memory {
         let limits = self.limits();
         for (dir, db) in self.open_scopes(dirs)? {
             if let Some(loc) = db.with_conn(|c| find_record(c, dir, &limits, id_or_key))? {
-                return Ok(loc);
+                return Ok(shown(loc));
             }
         }
         Err(Error::NotFound(format!(
@@ -149,7 +157,7 @@ impl Memory {
     /// whether it was created.
     pub fn upsert(&self, dir: &ScopeDir, new: NewRecord) -> Result<(Located, bool)> {
         let new = self.check_new(dir.scope, new)?;
-        self.write_new(dir, new)
+        self.write_new(dir, new).map(|(l, c)| (shown(l), c))
     }
 
     /// [`upsert`](Self::upsert) into a scope that may not exist yet: the
@@ -158,6 +166,7 @@ impl Memory {
     pub fn upsert_in(&self, scope: Scope, new: NewRecord) -> Result<(Located, bool)> {
         let new = self.check_new(scope, new)?;
         self.write_new(&self.ensure_scope(scope)?, new)
+            .map(|(l, c)| (shown(l), c))
     }
 
     /// The write of an upsert whose input was checked.
@@ -246,6 +255,7 @@ impl Memory {
             }
             store.save(r, Some(&loc.path), policy)
         })
+        .map(shown)
     }
 
     /// Leave a record out of recall (`archived`) or bring it back
@@ -267,6 +277,7 @@ impl Memory {
             r.meta.updated = self.now;
             Ok((store.save(r, Some(&loc.path), SecretPolicy::Refuse)?, true))
         })
+        .map(|(l, c)| (shown(l), c))
     }
 
     /// Delete a record's file and index row; no byte of it stays behind.
@@ -274,6 +285,7 @@ impl Memory {
         self.with_record(dirs, id_or_key, |store, loc| {
             store.delete(&loc.record.meta.id)
         })
+        .map(shown)
     }
 
     /// Move the record with this id or key (the project's first) to scope
@@ -309,7 +321,7 @@ impl Memory {
         })?;
         let source = self.scope_dir(record.meta.scope)?;
         self.with_store(&source, |store| store.delete(&record.meta.id))?;
-        Ok(moved)
+        Ok(shown(moved))
     }
 
     /// The scope whose records hold `key` (the project's first), if any.
@@ -336,6 +348,7 @@ impl Memory {
             check_importance(i)?;
         }
         self.with_store(dir, |store| remember(store, fact, self.now))
+            .map(|(l, c)| (shown(l), c))
     }
 
     /// [`remember`](Self::remember) a fact in `scope`, or where it belongs
@@ -364,6 +377,14 @@ impl Memory {
         let dir = self.ensure_scope(scope)?;
         self.remember(&dir, fact)
     }
+}
+
+/// A record as it is printed: its path where the file really is (see
+/// [`shown_path`]). Only for what is returned: writes go through the path
+/// the store found.
+fn shown(mut loc: Located) -> Located {
+    loc.path = shown_path(&loc.path);
+    loc
 }
 
 #[cfg(test)]

@@ -125,7 +125,8 @@ impl Memory {
         let (dirs, project) = self.search_dirs(scope)?;
         let dbs = self.open_scopes(&dirs)?;
         let targets: Vec<Target> = dbs.iter().map(|(dir, db)| Target { dir, db }).collect();
-        let response = recall(&targets, req)?;
+        let mut response = recall(&targets, req)?;
+        show_record_paths(&mut response);
         let no_hits = match response.hits.is_empty() {
             true => Some(self.explain_no_hits(req, &targets, &dirs, &project)?),
             false => None,
@@ -149,7 +150,9 @@ impl Memory {
             }
         }
         let targets: Vec<Target> = open.iter().map(|(dir, db)| Target { dir, db }).collect();
-        recall(&targets, req)
+        let mut response = recall(&targets, req)?;
+        show_record_paths(&mut response);
+        Ok(response)
     }
 
     /// Why a query found nothing: a budget too small for any hit, or what
@@ -228,6 +231,19 @@ impl Memory {
         self.ensure_scope(Scope::Project)?;
         crate::store::atomic_write(&path, text.as_bytes())?;
         Ok(path)
+    }
+}
+
+/// Record hits name their file where it really is: a project's records in
+/// its repository under `.recall/records`, not through the home's link
+/// (see [`super::repo_records::shown_path`]).
+fn show_record_paths(resp: &mut Response) {
+    for h in resp.hits.iter_mut().filter(|h| h.kind == HitKind::Record) {
+        if let Some(p) = h.source.path.as_mut() {
+            *p = super::repo_records::shown_path(std::path::Path::new(p))
+                .to_string_lossy()
+                .into_owned();
+        }
     }
 }
 

@@ -467,3 +467,58 @@ fn r37_a_proposed_playbook_is_promoted_by_the_name_skills_prints() {
         .code(2)
         .stderr(predicate::str::contains("`recall skills` lists"));
 }
+
+/// Issue 37 item 13: with the project's records in its repository, every
+/// printed record path went through the home's link
+/// (`<home>/projects/<id>/records/…`) instead of naming the file a person
+/// edits and commits, `<repo>/.recall/records/…`.
+#[test]
+fn r37_records_in_the_repository_are_printed_at_their_repository_path() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let run = |args: &[&str]| {
+        let out = in_repo(&env, &repo).args(args).output().unwrap();
+        assert_success(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["project", "records", "--in-repo"]);
+    let shared = repo.join(".recall/records");
+    let home = env.home().display().to_string();
+    let add = run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "pm",
+        "We use pnpm, never npm.",
+    ]);
+    let remember = run(&["remember", "The staging database is Postgres 16."]);
+    let get: serde_json::Value =
+        serde_json::from_str(&run(&["record", "get", "pm", "--format", "json"])).unwrap();
+    let list = run(&["record", "list", "--format", "json"]);
+    let archived = run(&["record", "archive", "pm"]);
+    run(&["record", "unarchive", "pm"]);
+    let query: serde_json::Value =
+        serde_json::from_str(&run(&["query", "--format", "json", "pnpm npm"])).unwrap();
+    let hit = &query["hits"][0]["source"]["path"];
+    let shared = shared.display().to_string();
+    for (what, text) in [
+        ("record add", add),
+        ("remember", remember),
+        ("record get", get["path"].to_string()),
+        ("record list", list),
+        ("record archive", archived),
+        ("query --format json", hit.to_string()),
+    ] {
+        assert!(
+            text.contains(&shared),
+            "{what} does not name {shared}: {text}"
+        );
+        assert!(
+            !text.contains(&home),
+            "{what} names the home's link: {text}"
+        );
+    }
+}
