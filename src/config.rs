@@ -51,6 +51,12 @@ pub struct RecallConfig {
     /// sessions, such as a prompt template's or a greeting's, are no
     /// evidence of which one a prompt is about (0: no bar).
     pub hook_max_sessions: u32,
+    /// A session hit the prompt hook injects must hold words rarer than
+    /// chance: were the words independent, at most this many of the
+    /// project's sessions would hold them all (see
+    /// `recall::evidence::beyond_chance`; 0.3 by default, measured in
+    /// docs/benchmarks.md, "What the prompt hook injects").
+    pub hook_chance: f64,
     /// Ranking knobs (`[recall.tuning]`).
     pub tuning: crate::recall::Tuning,
 }
@@ -67,6 +73,7 @@ impl Default for RecallConfig {
             hook_min_score: 0.5,
             hook_min_coverage: 0.3,
             hook_max_sessions: 2,
+            hook_chance: 0.3,
             tuning: crate::recall::Tuning::default(),
         }
     }
@@ -319,6 +326,7 @@ impl Config {
             0.0,
             f64::from(crate::recall::TOGETHER_CAP as u32),
         );
+        within("recall.hook_chance", self.recall.hook_chance, 0.0, 100.0);
         within("extract.idle_hours", self.extract.idle_hours, 0.0, 1e6);
         within("extract.max_age_days", self.extract.max_age_days, 0.0, 1e7);
         out.extend(self.recall.tuning.problems());

@@ -208,7 +208,11 @@ impl Memory {
                     "prompt hook: a session hit's evidence"
                 );
                 return pointed
-                    && crate::recall::evidence::beyond_chance(held, resp.evidence_sessions)
+                    && crate::recall::evidence::beyond_chance(
+                        held,
+                        resp.evidence_sessions,
+                        self.config.recall.hook_chance,
+                    )
                     && (min_coverage <= 0.0
                         || (covered >= min_coverage && covered >= RELATIVE_COVER * best_cover));
             }

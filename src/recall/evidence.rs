@@ -155,11 +155,14 @@ pub fn weigh(terms: &[Term], per_scope: &[(i64, Vec<f64>)]) -> Weighed {
 
 /// Whether a session holding `held` of the evidence weights is more than
 /// chance: were the words independent, `sessions × e^-held` sessions would
-/// hold them all, and that must be at most one. One word that a third of
-/// the sessions hold is not evidence; two that one session in ten holds
-/// each, in a project of ten sessions, are.
-pub fn beyond_chance(held: f64, sessions: i64) -> bool {
-    sessions.max(1) as f64 * (-held).exp() <= 1.0
+/// hold them all, and that must be at most `chance`
+/// (`recall.hook_chance`). At 1, one word that a third of the sessions
+/// hold is not evidence and two that one session in ten holds each, in a
+/// project of ten sessions, are; at 0.3 (the default), two words that two
+/// of thirteen sessions hold each are not (13 × (2.5/14)² = 0.41): a short
+/// follow-up prompt's few generic words match some session by chance.
+pub fn beyond_chance(held: f64, sessions: i64, chance: f64) -> bool {
+    sessions.max(1) as f64 * (-held).exp() <= chance
 }
 
 #[cfg(test)]
@@ -169,9 +172,14 @@ mod tests {
     #[test]
     fn chance_is_the_sessions_that_would_hold_the_words_at_random() {
         // One word held by 3 of 10 sessions: 10 x 3.5/11 = 3.2 sessions.
-        assert!(!beyond_chance(weight(10.0, 3.0, 1.0), 10));
+        assert!(!beyond_chance(weight(10.0, 3.0, 1.0), 10, 1.0));
         // Two words, each held by 1 of 10: 10 x (1.5/11)^2 = 0.19.
-        assert!(beyond_chance(2.0 * weight(10.0, 1.0, 1.0), 10));
+        assert!(beyond_chance(2.0 * weight(10.0, 1.0, 1.0), 10, 1.0));
+        // Two words, each held by 2 of 13: 13 x (2.5/14)^2 = 0.41, chance
+        // at 1, not at 0.3.
+        let two_of_thirteen = 2.0 * weight(13.0, 2.0, 1.0);
+        assert!(beyond_chance(two_of_thirteen, 13, 1.0));
+        assert!(!beyond_chance(two_of_thirteen, 13, 0.3));
     }
 
     #[test]
