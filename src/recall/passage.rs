@@ -548,7 +548,10 @@ impl Scorer {
         if from > 0 {
             out.push('…');
         }
-        let mut pos = toks[from].start;
+        // The punctuation that clings to the first and last words shown
+        // ("(moved", "Feb).") stays with them.
+        let before = if from > 0 { toks[from - 1].end } else { 0 };
+        let mut pos = clinging_start(text, before, toks[from].start);
         for (i, t) in toks.iter().enumerate().take(to).skip(from) {
             out.push_str(&text[pos..t.start]);
             if hit[i] {
@@ -560,11 +563,34 @@ impl Scorer {
             }
             pos = t.end;
         }
+        let after = toks.get(to).map_or(text.len(), |t| t.start);
+        out.push_str(&text[pos..clinging_end(text, pos, after)]);
         if to < toks.len() {
             out.push('…');
         }
         out.split_whitespace().collect::<Vec<_>>().join(" ")
     }
+}
+
+/// Where the characters that cling to the word starting at `start` begin:
+/// the run of non-space characters before it, no further back than
+/// `floor` (the previous word's end).
+fn clinging_start(text: &str, floor: usize, start: usize) -> usize {
+    text[floor..start]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(floor, |(i, c)| floor + i + c.len_utf8())
+}
+
+/// Where the characters that cling to the word ending at `end` stop: the
+/// run of non-space characters after it, no further than `ceiling` (the
+/// next word's start).
+fn clinging_end(text: &str, end: usize, ceiling: usize) -> usize {
+    text[end..ceiling]
+        .char_indices()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(ceiling, |(i, _)| end + i)
 }
 
 /// The token range of at most `n` tokens holding the most hits.
@@ -927,5 +953,18 @@ mod tests {
         let snip = s.snippet("one two three the loader failed four five six", 4);
         assert!(snip.contains("\u{2}loader\u{3}"), "{snip:?}");
         assert!(snip.starts_with('…'));
+    }
+
+    /// Issue 37 item 13: the punctuation around the first and last words
+    /// shown was cut ("(moved from 1337 in Feb").
+    #[test]
+    fn r37_a_snippet_keeps_the_punctuation_that_clings_to_its_words() {
+        let s = scorer(&[("moved", TermKind::Word, 1.0)]);
+        let whole = s.snippet("The port (moved from 1337 in Feb).", 20);
+        assert_eq!(whole, "The port (\u{2}moved\u{3} from 1337 in Feb).");
+        let cut = s.snippet("one two three (moved from 1337 in Feb). Four five six.", 5);
+        assert_eq!(cut, "…three (\u{2}moved\u{3} from 1337 in…");
+        let end = s.snippet("a b c d e f g h (moved here).", 4);
+        assert_eq!(end, "…g h (\u{2}moved\u{3} here).");
     }
 }

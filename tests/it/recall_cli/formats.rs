@@ -245,11 +245,9 @@ fn r37_highlights_never_mix_with_the_texts_own_markup() {
     assert_eq!(code, 0);
     let h = &hits(&v)[0];
     let snippet = field(h, "snippet");
-    // (The snippet drops the text's final full stop: issue 37 item 13's
-    // trailing punctuation, in recall/passage.rs, is not fixed yet.)
-    assert!(
-        snippet.starts_with("We review with **Codex** first, then [tool Bash] runs the checks"),
-        "{snippet}"
+    assert_eq!(
+        snippet,
+        "We review with **Codex** first, then [tool Bash] runs the checks."
     );
     let chars: Vec<char> = snippet.chars().collect();
     let marked: Vec<String> = h["highlights"]
