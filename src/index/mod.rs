@@ -22,6 +22,7 @@ pub use records::{
     upsert_record, upsert_records, Drift, SyncReport,
 };
 pub use shared::{
-    export_source, import_source, prepare_import, remove_source_at, write_import, Import, SourceDoc,
+    export_source, has_source_at, import_source, prepare_import, remove_source_at, write_import,
+    Import, PassageDoc, SessionDoc, SourceDoc,
 };
 pub use sources::{delete_source, load_sources, rebuild_source_fts};

@@ -403,6 +403,16 @@ fn launcher(s: &str) -> Launcher {
     }
 }
 
+/// Whether a source is stored as `path` (redacted as [`import_source`]
+/// stores it).
+pub fn has_source_at(conn: &Connection, path: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM sources WHERE path=?1")?
+        .query_row([secrets::redact_path(path)], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 /// Remove the source stored as `path` (redacted as [`import_source`]
 /// stores it), if any (a teammate's tombstone).
 pub fn remove_source_at(tx: &Transaction, path: &str, stats: &mut TermDeltas) -> Result<bool> {

@@ -25,7 +25,9 @@ use super::remote::{describe, RemoteUrl};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
-use crate::index::{prepare_import, remove_source_at, write_import, Import, SourceDoc};
+use crate::index::{
+    has_source_at, prepare_import, remove_source_at, write_import, Import, SourceDoc,
+};
 use crate::records::Limits;
 use crate::store::{begin_in_turn, ScopeDir, TermDeltas};
 
@@ -254,6 +256,26 @@ fn apply_sources(
     last: i64,
     report: &mut ScopeReport,
 ) -> Result<()> {
+    // Freed pages need not be zeroed: see [`adds_only`].
+    let fast = adds_only(conn, &rows)?;
+    if fast {
+        conn.pragma_update(None, "secure_delete", "FAST")?;
+    }
+    let done = write_sources(conn, me, rows, last, report);
+    if fast {
+        conn.pragma_update(None, "secure_delete", true)?;
+    }
+    done
+}
+
+/// [`apply_sources`]' transaction.
+fn write_sources(
+    conn: &mut Connection,
+    me: &Me,
+    rows: Vec<Row>,
+    last: i64,
+    report: &mut ScopeReport,
+) -> Result<()> {
     let tx = begin_in_turn(conn)?;
     let mut stats = TermDeltas::default();
     let (send, ready) = std::sync::mpsc::sync_channel::<Result<Incoming>>(PREPARED_AHEAD);
@@ -285,6 +307,29 @@ fn apply_sources(
     stats.flush(&tx)?;
     tx.commit()?;
     Ok(())
+}
+
+/// Whether a batch only adds sources this index does not hold (no
+/// tombstone, no new version of a source here), and so deletes no text.
+///
+/// The writer zeroes every page it frees (`PRAGMA secure_delete`), so that
+/// a deleted record's text does not stay in the file. A batch that only
+/// adds still frees many pages: FTS5 merges its segments as they grow, and
+/// each page a merge frees was written a second time, as zeros, through
+/// the WAL and again at the checkpoint. What those pages hold (postings
+/// and cells of live rows, copied to the merged segment) is in the file
+/// anyway, and text deleted earlier was zeroed when it was deleted, so
+/// such a batch runs with `secure_delete = FAST`, which still zeroes what
+/// is deleted inside a page written anyway. A fresh host pulling 1,000,000
+/// passages wrote 3.9x the index it built (issue 36 item 2).
+fn adds_only(conn: &Connection, rows: &[Row]) -> Result<bool> {
+    for row in rows {
+        let path = format!("sync://{}", row.key);
+        if row.deleted || row.body.is_none() || has_source_at(conn, &path)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Prepared sources the writer may have waiting.
@@ -333,7 +378,7 @@ mod tests {
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
     use super::*;
-    use crate::index::{sync_records, Progress};
+    use crate::index::{sync_records, PassageDoc, Progress, SessionDoc};
     use crate::records::{render_record, Category, Record, Source};
     use crate::store::{Db, OpenMode, Scope};
 
@@ -409,6 +454,96 @@ mod tests {
             body: Some(text),
             ..pulled(id, 0)
         }
+    }
+
+    /// Host b's session `key` with one passage, as the server row `id`.
+    fn pulled_source(id: i64, key: &str, text: &str) -> Row {
+        let doc = SourceDoc {
+            format: "claude-code".into(),
+            session: Some(SessionDoc {
+                session_id: key.into(),
+                launcher: "claude-code".into(),
+                parent_id: None,
+                title: None,
+                cwd: None,
+                git_branch: None,
+                first_ts: None,
+                passages: vec![PassageDoc {
+                    msg: 0,
+                    text: text.into(),
+                    message_ids: vec!["m0".into()],
+                    roles: vec!["user".into()],
+                    speakers: vec![],
+                    first_ts: None,
+                    last_ts: None,
+                    spans: vec![],
+                }],
+            }),
+            tickets: vec![],
+        };
+        let body = serde_json::to_string(&doc).unwrap();
+        Row {
+            id,
+            kind: Kind::Source,
+            key: key.into(),
+            host: "b".into(),
+            author: None,
+            hash: blake3::hash(body.as_bytes()).to_hex().to_string(),
+            deleted: false,
+            body: Some(body),
+        }
+    }
+
+    fn secure_delete(conn: &Connection) -> i64 {
+        conn.query_row("PRAGMA secure_delete", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// A fresh host wrote 3.9x the index it built pulling 1,000,000
+    /// passages, much of it the pages FTS5's merges freed written again as
+    /// zeros. A batch that only adds sources not held here runs with
+    /// `secure_delete = FAST`; one with a tombstone or a new version of a
+    /// source here keeps it on, and the writer has it on again after.
+    #[test]
+    fn r36_a_pull_that_only_adds_sources_leaves_freed_pages_unzeroed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = scope_dir(&tmp);
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
+        let conn = db.writer().unwrap();
+        let (t, me) = (target(&dir), host_a());
+        let mut report = ScopeReport::default();
+        let rows = vec![
+            pulled_source(1, "b/one", "alpha deploys on port 8080"),
+            pulled_source(2, "b/two", "beta rolls back the canary"),
+        ];
+        assert!(adds_only(conn, &rows).unwrap());
+        apply_batch(conn, &t, &me, rows, true, &mut report).unwrap();
+        assert_eq!(report.passages_pulled, 2);
+        assert_eq!(secure_delete(conn), 1, "secure_delete is not back on");
+
+        let newer = pulled_source(3, "b/one", "alpha moved to port 9090");
+        assert!(!adds_only(conn, std::slice::from_ref(&newer)).unwrap());
+        let tombstone = Row {
+            deleted: true,
+            body: None,
+            ..pulled_source(4, "b/two", "")
+        };
+        assert!(!adds_only(conn, std::slice::from_ref(&tombstone)).unwrap());
+        let third = pulled_source(5, "b/three", "gamma");
+        assert!(adds_only(conn, std::slice::from_ref(&third)).unwrap());
+        apply_batch(conn, &t, &me, vec![newer, tombstone], false, &mut report).unwrap();
+        assert_eq!(secure_delete(conn), 1);
+        let text: String = conn
+            .query_row(
+                "SELECT group_concat(c1, ' | ') FROM chunks_fts_content",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(
+            text.contains("port 9090") && !text.contains("8080") && !text.contains("canary"),
+            "{text}"
+        );
     }
 
     /// A batch of pulled records that cannot be applied whole (one uses the
