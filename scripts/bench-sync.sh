@@ -5,6 +5,8 @@
 #   bash scripts/bench-sync.sh [--no-build] [--rounds N] [--no-beam]
 #                              [--beam PATH] [--beam-questions N]
 #                              [--fresh-only] [--fresh-records N]
+#                              [--synth] [--synth-only] [--synth-mb N]
+#                              [--synth-records N]
 #
 # 1. Convergence: hosts A and B run `recall sync --watch --interval 0.5`;
 #    A adds a record, and B is polled (`record get`) until it has it.
@@ -34,6 +36,15 @@
 #    the sessions plus the record scan of the same record files (`recall
 #    reindex`), timed the same way; ratio = floor time / pull time.
 #    Target >= 1.0x, bytes written <= 3x. --fresh-only runs only this.
+# 7. Fresh host at 1,000,000 passages (--synth): the same as 6 over the
+#    seeded synthetic Claude Code corpus (the `synth` generator through
+#    benches/index.rs `generate`, seed 42, --synth-mb MB of transcripts,
+#    default 4,500: about 1,000,000 passages in 8,910 sessions), with
+#    --synth-records records (default 0). The corpus is cached in
+#    $RECALL_BENCH_CACHE (default ~/.cache/recall-bench, 4.3 GB) as
+#    bench-index.sh's are; the run needs about 20 GB more in /tmp (three
+#    homes and the server), freed as soon as the row is measured.
+#    --synth-only runs only this row; --fresh-only --synth runs 6 and 7.
 #
 # Absolute times drift on these machines: read the ratios.
 set -euo pipefail
@@ -41,6 +52,7 @@ cd "$(dirname "$0")/.."
 
 BUILD=1 ROUNDS=20 BEAM=1 BEAM_PATH=../shared/data/beam/beam_100k_500k.json.gz QUESTIONS=""
 FRESH=1 FRESH_ONLY=0 FRESH_RECORDS=20000
+SYNTH=0 SYNTH_ONLY=0 SYNTH_MB=4500 SYNTH_RECORDS=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-build) BUILD=0 ;;
@@ -50,6 +62,10 @@ while [ $# -gt 0 ]; do
         --beam-questions) QUESTIONS="$2"; shift ;;
         --fresh-only) FRESH_ONLY=1 ;;
         --fresh-records) FRESH_RECORDS="$2"; shift ;;
+        --synth) SYNTH=1 ;;
+        --synth-only) SYNTH=1; SYNTH_ONLY=1 ;;
+        --synth-mb) SYNTH_MB="$2"; shift ;;
+        --synth-records) SYNTH_RECORDS="$2"; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -57,6 +73,17 @@ done
 
 if [ "$BUILD" = 1 ]; then
     cargo build --release --quiet --bin recall --example eval
+fi
+if [ "$SYNTH" = 1 ]; then
+    # The corpus generator: the index bench binary's `generate` mode
+    # ($RECALL_BENCH_GEN names one already built).
+    GEN="${RECALL_BENCH_GEN:-}"
+    [ -n "$GEN" ] || GEN=$(cargo bench --bench index --no-run --message-format=json 2>/dev/null \
+        | grep -o '"executable":"[^"]*/deps/index-[^"]*"' | tail -1 | cut -d'"' -f4)
+    [ -n "$GEN" ] && [ -x "$GEN" ] || { echo "cannot build the index bench binary" >&2; exit 2; }
+    SYNTH_DIR="${RECALL_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recall-bench}/claude-${SYNTH_MB}mb-seed42"
+    mkdir -p "$(dirname "$SYNTH_DIR")"
+    "$GEN" generate --out "$SYNTH_DIR" --seed 42 --bytes "$((SYNTH_MB * 1000000))" >&2
 fi
 W=$(mktemp -d /tmp/recall-bench-sync.XXXXXX)
 chmod 755 "$W"
@@ -107,9 +134,11 @@ time_written_mb() { awk -F': ' '/File system outputs/ { printf "%.0f", $2 * 512 
 time_rss_mb() { awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$1"; }
 
 # 6. A fresh host pulls the team memory; the floor indexes the same here.
+# fresh_host DATA RECORDS TEAM: adds its rows to FRESH_TABLE and removes the
+# homes it made.
 fresh_host() {
-    local data="$1" n="$2" src="$W/fresh-src" floor="$W/fresh-floor" pull="$W/fresh-pull"
-    "$R" --home "$src" --project fresh sync --init "$URL" --team bench/fresh >/dev/null 2>&1
+    local data="$1" n="$2" team="$3" src="$W/fresh-src" floor="$W/fresh-floor" pull="$W/fresh-pull"
+    "$R" --home "$src" --project fresh sync --init "$URL" --team "$team" >/dev/null 2>&1
     local pdir; pdir=$(ls -d "$src"/projects/fresh-*)
     python3 - "$pdir/records" "$n" <<'EOF'
 import os, random, sys
@@ -136,7 +165,7 @@ EOF
     cp -r "$pdir/records" "$fdir/records"
     /usr/bin/time -v -o "$W/floor-records.time" "$R" --home "$floor" --project fresh reindex >/dev/null 2>&1
     # The pull.
-    /usr/bin/time -v -o "$W/pull.time" "$R" --home "$pull" --project fresh sync --init "$URL" --team bench/fresh >/dev/null 2>"$W/pull.err" \
+    /usr/bin/time -v -o "$W/pull.time" "$R" --home "$pull" --project fresh sync --init "$URL" --team "$team" >/dev/null 2>"$W/pull.err" \
         || { cat "$W/pull.err" >&2; exit 1; }
     local qdir; qdir=$(ls -d "$pull"/projects/fresh-*)
     FRESH_PASSAGES=$(sqlite3 "$qdir/index.db" "SELECT count(*) FROM chunks")
@@ -149,7 +178,10 @@ EOF
     FRESH_RSS=$(time_rss_mb "$W/pull.time")
     FRESH_RSS_FLOOR=$(time_rss_mb "$W/floor-index.time")
     echo "fresh host: $FRESH_RECORDS_GOT records, $FRESH_PASSAGES passages pulled in $FRESH_T_PULL s ($FRESH_W_PULL MB written, $FRESH_RSS MB RSS); floor $FRESH_T_FLOOR s ($FRESH_W_FLOOR MB written); built $FRESH_SIZE MB" >&2
+    FRESH_TABLE+=$(fresh_rows)$'\n'
+    rm -rf "$src" "$floor" "$pull"
 }
+FRESH_TABLE=""
 
 fresh_rows() {
     printf '| fresh host pull: %d records + %d passages, `sync --init` | %.1f s, %.0f passages/s (%sx of index + record scan, %.1f s) | >= 1.0x |\n' \
@@ -168,16 +200,25 @@ beam_data() { # converts (and indexes once) BEAM merged in $W/ws0; prints the da
     echo "$W/ws0/data/beam-merged"
 }
 
-if [ "$FRESH_ONLY" = 1 ]; then
-    echo "== 6. fresh host" >&2
-    [ -n "$QUESTIONS" ] || QUESTIONS=1
-    fresh_host "$(beam_data)" "$FRESH_RECORDS"
+synth_host() {
+    echo "== 7. fresh host, synth corpus" >&2
+    fresh_host "$SYNTH_DIR" "$SYNTH_RECORDS" bench/synth
+}
+
+if [ "$FRESH_ONLY" = 1 ] || [ "$SYNTH_ONLY" = 1 ]; then
+    if [ "$SYNTH_ONLY" = 0 ]; then
+        echo "== 6. fresh host" >&2
+        [ -n "$QUESTIONS" ] || QUESTIONS=1
+        fresh_host "$(beam_data)" "$FRESH_RECORDS" bench/fresh
+        rm -rf "$W/ws0"
+    fi
+    [ "$SYNTH" = 0 ] || synth_host
     echo
     echo "## recall sync bench: fresh host (PostgreSQL on loopback, $(nproc) cores)"
     echo
     echo "| figure | value | target |"
     echo "|---|---:|---|"
-    fresh_rows
+    printf '%s' "$FRESH_TABLE"
     exit 0
 fi
 
@@ -271,12 +312,13 @@ print(*t)' "$W/rounds.jsonl")
     done
     if [ "$FRESH" = 1 ]; then
         echo "== 6. fresh host" >&2
-        fresh_host "$DATA" "$FRESH_RECORDS"
+        fresh_host "$DATA" "$FRESH_RECORDS" bench/fresh
     fi
     INDEX_RATE=$(python3 -c "print($PASSAGES / ($T_INDEX / 1000))")
     PUSH_RATE=$(python3 -c "print($PUSHED / ($T_PUSH / 1000))")
     PULL_RATE=$(python3 -c "print($PULLED / ($T_PULL / 1000))")
 fi
+[ "$SYNTH" = 0 ] || synth_host
 
 echo
 echo "## recall sync bench (PostgreSQL on loopback, $(nproc) cores)"
@@ -297,6 +339,4 @@ if [ "$BEAM" = 1 ]; then
     printf '| pull, 3 hosts | %.0f passages/s (%sx) | >= 0.5x |\n' "$PULL_RATE" "$(ratio "$PULL_RATE" "$INDEX_RATE")"
     echo "| budget recall: single host / hosts 1-3 after sync | $(printf '%.4f' "$BR0") /$PAR | within 0.002 |"
 fi
-if [ "$FRESH" = 1 ]; then
-    fresh_rows
-fi
+printf '%s' "$FRESH_TABLE"
