@@ -194,6 +194,17 @@ impl Default for SyncConfig {
     }
 }
 
+/// Hybrid recall's embedding model (`[semantic]`, issue 38): off unless
+/// `model` is set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SemanticConfig {
+    /// The model's folder (`model.safetensors` and `tokenizer.json`, or a
+    /// Hugging Face cache folder `models--org--name`); a relative path is
+    /// read from the home folder (`RECALL_SEMANTIC_MODEL`).
+    pub model: Option<std::path::PathBuf>,
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -203,6 +214,7 @@ pub struct Config {
     pub index: IndexConfig,
     pub extract: ExtractConfig,
     pub sync: SyncConfig,
+    pub semantic: SemanticConfig,
 }
 
 impl Config {
@@ -355,6 +367,9 @@ impl Config {
         if let Some(url) = env("RECALL_SYNC_URL").filter(|v| !v.trim().is_empty()) {
             self.sync.url = Some(url);
         }
+        if let Some(model) = env("RECALL_SEMANTIC_MODEL").filter(|v| !v.trim().is_empty()) {
+            self.semantic.model = Some(model.into());
+        }
         Ok(())
     }
 }
@@ -385,11 +400,12 @@ pub fn set_sync_url(path: &Path, url: &str) -> Result<()> {
 }
 
 /// Environment variables and the keys they set.
-const ENV_KEYS: [(&str, &str); 4] = [
+const ENV_KEYS: [(&str, &str); 5] = [
     ("RECALL_MAX_BODY_CHARS", "records.max_body_chars"),
     ("RECALL_LIMIT", "recall.limit"),
     ("RECALL_CHUNK_WORDS", "index.chunk_words"),
     ("RECALL_SYNC_URL", "sync.url"),
+    ("RECALL_SEMANTIC_MODEL", "semantic.model"),
 ];
 
 /// The 1-based line of the dotted `key` in the TOML `text`, if it is
@@ -482,6 +498,24 @@ mod tests {
         // Good values load.
         let c = load_text("[recall.tuning]\ncandidates = 5\nmax_jaccard = 0.5\n").unwrap();
         assert_eq!(c.recall.tuning.candidates, 5);
+    }
+
+    #[test]
+    fn semantic_model_is_off_by_default_and_set_by_file_then_env() -> Result<()> {
+        assert_eq!(load_text("")?.semantic.model, None);
+        let c = load_text("[semantic]\nmodel = \"/m/minilm\"\n")?;
+        assert_eq!(c.semantic.model.as_deref(), Some(Path::new("/m/minilm")));
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("config.toml");
+        std::fs::write(&p, "[semantic]\nmodel = \"/m/minilm\"\n").unwrap();
+        let env = |k: &str| (k == "RECALL_SEMANTIC_MODEL").then(|| "/m/other".to_string());
+        let c = Config::load(&p, env)?;
+        assert_eq!(c.semantic.model.as_deref(), Some(Path::new("/m/other")));
+        let e = load_text("[semantic]\nmodle = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("config.toml:2"), "{e}");
+        Ok(())
     }
 
     #[test]

@@ -85,6 +85,11 @@ pub enum Error {
     #[error("{0}")]
     Sync(String),
 
+    /// The embedding model `[semantic] model` names cannot be loaded or
+    /// run (issue 38). `detail` says what is wrong there and how to fix it.
+    #[error("cannot load the embedding model at {}: {detail}", path.display())]
+    Model { path: PathBuf, detail: String },
+
     /// Any other SQLite failure.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),

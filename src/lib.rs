@@ -7,6 +7,7 @@
 //! - [`store`]: home, scopes, projects, the SQLite pool and migrations;
 //! - [`recall`]: query, rank and merge;
 //! - [`render`]: snippets, prompt and JSON output;
+//! - [`semantic`]: embedding models for hybrid recall (opt-in);
 //! - [`memory`]: the façade every front end (CLI, hooks, REST, MCP) calls;
 //! - [`serve`]: the REST API and web panel (`recall serve`);
 //! - [`mcp`]: the Model Context Protocol server on stdio (`recall mcp`);
@@ -25,6 +26,7 @@ pub mod recall;
 pub mod records;
 pub mod render;
 pub mod secrets;
+pub mod semantic;
 pub mod serve;
 pub mod skills;
 pub mod store;

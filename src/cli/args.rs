@@ -90,6 +90,10 @@ pub enum Command {
     /// Propose skills (playbooks) from the project's procedures; `recall
     /// record promote NAME` writes one
     Skills(SkillsArgs),
+    /// The embedding model of hybrid recall (`[semantic] model`): check it,
+    /// or distil a static one from it
+    #[command(subcommand)]
+    Model(ModelCmd),
     /// Print a shell completion script (source it, or save it where your shell looks)
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command with --out
@@ -311,6 +315,29 @@ pub enum RecordCmd {
         #[arg(long)]
         force: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCmd {
+    /// Load the model and say what it is (path, kind, dimension, vocabulary)
+    /// and how fast it runs here (load, one prompt, passages per second)
+    Check(ModelArgs),
+    /// Make a static token table from a transformer (each token embedded
+    /// once) in a folder that `[semantic] model` can name
+    Distil {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// The folder to write (model.safetensors, tokenizer.json, config.json)
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The model's folder [default: [semantic] model in config.toml, $RECALL_SEMANTIC_MODEL]
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,7 @@ mod hook;
 mod hook_install;
 mod index;
 mod mcp;
+mod model;
 mod project;
 mod query;
 mod record;
@@ -94,6 +95,7 @@ pub fn run() -> Result<u8> {
         Some(Command::Serve(a)) => serve::run(ctx, a),
         Some(Command::Sync(a)) => sync::run(&ctx, a),
         Some(Command::Skills(a)) => skills::run(&ctx, a),
+        Some(Command::Model(m)) => model::run(&ctx, m),
         Some(Command::Index(a)) => index::run(&ctx, a),
         Some(Command::Reindex(a)) => reindex::run(&ctx, a),
         Some(Command::Doctor) => doctor::run(&ctx),
@@ -125,6 +127,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Serve(_) => "serve",
         Command::Sync(_) => "sync",
         Command::Skills(_) => "skills",
+        Command::Model(_) => "model",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

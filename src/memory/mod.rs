@@ -18,6 +18,7 @@ mod reindex;
 mod remember;
 mod repo_records;
 mod search;
+mod semantic;
 mod session_start;
 mod skills;
 mod sync;

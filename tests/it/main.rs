@@ -18,6 +18,7 @@ mod index_safety;
 mod index_sessions;
 mod launchers;
 mod mcp_cli;
+mod model_cli;
 mod real_transcripts;
 mod recall_cli;
 mod records_cli;

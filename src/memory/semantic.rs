@@ -1,0 +1,62 @@
+//! The embedding model `[semantic] model` names (issue 38): which folder,
+//! and the operations on it a front end offers (`recall model check`,
+//! `recall model distil`).
+
+use std::path::{Path, PathBuf};
+
+use super::Memory;
+use crate::error::{Error, Result};
+use crate::semantic::{self, Check, Model};
+
+impl Memory {
+    /// The configured model's folder: `[semantic] model` (or
+    /// `RECALL_SEMANTIC_MODEL`), a relative path read from the home
+    /// folder; `None` when hybrid recall is off.
+    pub fn semantic_model(&self) -> Option<PathBuf> {
+        let path = self.config.semantic.model.as_ref()?;
+        Some(self.home.root().join(path))
+    }
+
+    /// `given`, else the configured model, else an error saying how to
+    /// configure one.
+    fn model_path(&self, given: Option<&Path>) -> Result<PathBuf> {
+        match given {
+            Some(p) => Ok(p.to_path_buf()),
+            None => self.semantic_model().ok_or_else(|| {
+                Error::invalid(format!(
+                    "no embedding model configured: set `[semantic] model = \"DIR\"` in {} (or RECALL_SEMANTIC_MODEL), or pass --model DIR; {}",
+                    self.home.root().join("config.toml").display(),
+                    semantic::locate::HOW_TO_GET
+                ))
+            }),
+        }
+    }
+
+    /// Load the model (`given`, else the configured one) and time it on
+    /// this machine.
+    pub fn model_check(&self, given: Option<&Path>) -> Result<Check> {
+        semantic::check(&self.model_path(given)?)
+    }
+
+    /// Distil a static token table from the transformer (`given`, else the
+    /// configured one) into `out`; `progress` gets (tokens done, tokens).
+    /// Returns the folder the transformer was read from.
+    pub fn model_distil(
+        &self,
+        given: Option<&Path>,
+        out: &Path,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<PathBuf> {
+        let path = self.model_path(given)?;
+        let (model, dir) = Model::load(&path)?;
+        let Model::Transformer(bert) = &model else {
+            return Err(Error::Model {
+                path: dir,
+                detail: "it is already a static table; distil from a transformer (`bash scripts/get-model.sh DIR` fetches one)".into(),
+            });
+        };
+        let total = bert.vocab_size();
+        semantic::table::distil(bert, &dir, out, |done| progress(done, total))?;
+        Ok(dir)
+    }
+}

@@ -1,0 +1,235 @@
+//! Embedding models for hybrid recall (issue 38): what `[semantic] model`
+//! names, loaded from a folder on disk, run in this process on the CPU,
+//! never fetched at run time.
+//!
+//! Two kinds, told apart by what `model.safetensors` holds:
+//! - a transformer ([`bert::Bert`], candle's BERT): all-MiniLM-L6-v2 as
+//!   `scripts/get-model.sh` fetches it, or any BERT sentence encoder with
+//!   `config.json`;
+//! - a static token table ([`table::Table`], model2vec's layout: the
+//!   tensor `embeddings`): one vector per token, a text's vector the mean
+//!   of its tokens'. `recall model distil` makes one from a transformer.
+//!
+//! [`locate`] finds the files (a plain folder or a Hugging Face cache
+//! folder); [`check`] times a model on this machine for `recall model
+//! check`. docs/semantic.md has the measurements behind the choice.
+
+pub mod bert;
+pub mod check;
+pub mod locate;
+pub mod table;
+
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use safetensors::SafeTensors;
+use tokenizers::Tokenizer;
+
+pub use check::{check, Check};
+
+use crate::error::{Error, Result};
+use locate::{TOKENIZER, WEIGHTS};
+
+/// Which kind of model a folder holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A BERT encoder run layer by layer.
+    Transformer,
+    /// A static token table.
+    Static,
+}
+
+impl Kind {
+    /// The name `recall model check` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Transformer => "transformer (BERT, candle)",
+            Kind::Static => "static token table",
+        }
+    }
+}
+
+/// A loaded embedding model.
+#[derive(Debug)]
+pub enum Model {
+    Transformer(Box<bert::Bert>),
+    Static(Box<table::Table>),
+}
+
+impl Model {
+    /// Load the model at `path` (a model folder or a Hugging Face cache
+    /// folder; see [`locate::model_dir`]). Returns it and the folder its
+    /// files were read from.
+    pub fn load(path: &Path) -> Result<(Model, PathBuf)> {
+        let dir = locate::model_dir(path)?;
+        let bad = |detail: String| Error::Model {
+            path: dir.clone(),
+            detail,
+        };
+        let tokenizer = Tokenizer::from_file(dir.join(TOKENIZER))
+            .map_err(|e| bad(format!("{TOKENIZER} is not a tokenizer file: {e}")))?;
+        let weights = dir.join(WEIGHTS);
+        let file =
+            std::fs::File::open(&weights).map_err(|e| Error::io("cannot open", &weights, e))?;
+        // SAFETY: mapped read-only; recall never writes a model's files.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io("cannot map", &weights, e))?;
+        let model = match kind_of(&map).map_err(&bad)? {
+            Kind::Static => Model::Static(Box::new(table::Table::load(&dir, map, tokenizer)?)),
+            Kind::Transformer => {
+                drop(map);
+                Model::Transformer(Box::new(bert::Bert::load(&dir, tokenizer)?))
+            }
+        };
+        Ok((model, dir))
+    }
+
+    /// Which kind it is.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Model::Transformer(_) => Kind::Transformer,
+            Model::Static(_) => Kind::Static,
+        }
+    }
+
+    /// The vector size.
+    pub fn dim(&self) -> usize {
+        match self {
+            Model::Transformer(m) => m.dim(),
+            Model::Static(m) => m.dim(),
+        }
+    }
+
+    /// The vocabulary size.
+    pub fn vocab_size(&self) -> usize {
+        match self {
+            Model::Transformer(m) => m.vocab_size(),
+            Model::Static(m) => m.vocab_size(),
+        }
+    }
+
+    /// One vector per text, in order.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        match self {
+            Model::Transformer(m) => m.embed(texts),
+            Model::Static(m) => m.embed(texts),
+        }
+    }
+}
+
+/// The kind of model whose weights file is `bytes`: a static table holds
+/// the tensor `embeddings` (two dimensions); a BERT encoder its word
+/// embeddings under `embeddings.word_embeddings.weight` (perhaps prefixed).
+fn kind_of(bytes: &[u8]) -> std::result::Result<Kind, String> {
+    let tensors = SafeTensors::deserialize(bytes)
+        .map_err(|e| format!("{WEIGHTS} is not a safetensors file: {e}"))?;
+    let names = tensors.names();
+    if names.contains(&table::TABLE) {
+        return Ok(Kind::Static);
+    }
+    if names
+        .iter()
+        .any(|n| n.ends_with("embeddings.word_embeddings.weight"))
+    {
+        return Ok(Kind::Transformer);
+    }
+    Err(format!(
+        "{WEIGHTS} holds neither a token table (`{}`) nor BERT weights (`embeddings.word_embeddings.weight`); recall reads BERT sentence encoders and model2vec-style static models",
+        table::TABLE
+    ))
+}
+
+/// Cosine similarity of two vectors of one size (unit vectors: their dot
+/// product).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+/// The model the tests load: `RECALL_TEST_MODEL`, else the folder
+/// `scripts/get-model.sh` fills by default. `None` (the test skips, saying
+/// how to fetch it) outside CI; in CI (`CI` set) a missing model fails.
+#[cfg(test)]
+pub(crate) fn test_model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("RECALL_TEST_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+            target.join("models/all-minilm-l6-v2")
+        });
+    if dir.join(WEIGHTS).is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI needs the embedding model at {}: `bash scripts/get-model.sh` fetches it",
+        dir.display()
+    );
+    eprintln!(
+        "skipped: no embedding model at {}; `bash scripts/get-model.sh` fetches it (or set RECALL_TEST_MODEL)",
+        dir.display()
+    );
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paraphrases_are_closer_than_unrelated_text() -> Result<()> {
+        let Some(dir) = test_model_dir() else {
+            return Ok(());
+        };
+        let (model, _) = Model::load(&dir)?;
+        assert_eq!((model.kind(), model.dim()), (Kind::Transformer, 384));
+        assert_eq!(model.vocab_size(), 30522);
+        let v = model.embed(&[
+            "how do we ship a release?",
+            "Deploys go through make ship-it from the release branch.",
+            "My cat likes to sleep on the windowsill in the afternoon.",
+        ])?;
+        let norm: f32 = v[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+        assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.2);
+        Ok(())
+    }
+
+    #[test]
+    fn a_batch_embeds_each_text_as_it_would_alone() -> Result<()> {
+        let Some(dir) = test_model_dir() else {
+            return Ok(());
+        };
+        let (model, _) = Model::load(&dir)?;
+        let texts = [
+            "a short one",
+            "a much longer text, padded to nothing in its own batch",
+        ];
+        let batch = model.embed(&texts)?;
+        for (text, v) in texts.iter().zip(&batch) {
+            let alone = model.embed(&[text])?;
+            assert!(cosine(&alone[0], v) > 0.9999, "{text}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn weights_of_another_kind_are_refused_with_what_recall_reads() {
+        let view =
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &[0u8; 4])
+                .unwrap();
+        let bytes = safetensors::serialize([("lm_head.weight", view)], None).unwrap();
+        let e = kind_of(&bytes).unwrap_err();
+        assert!(e.contains("neither a token table"), "{e}");
+        assert!(kind_of(b"not safetensors")
+            .unwrap_err()
+            .contains("not a safetensors file"));
+    }
+}
