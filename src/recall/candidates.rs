@@ -223,6 +223,19 @@ fn blocks(json: &str) -> Vec<Block> {
         .collect()
 }
 
+/// The title a session passage is shown under. A compaction's transcript
+/// (`<id>/agent-acompact-…`, a sub-agent that summarises its parent) opens
+/// with the instruction to summarise, the same in every one: it is shown
+/// under its parent session's title, as part of that session. Other
+/// sub-agents keep their own, the task they were given.
+fn shown_title(session: &str, own: String, parent: Option<String>) -> String {
+    match parent {
+        Some(p) if session.contains("/agent-acompact-") => p,
+        _ if own.is_empty() => format!("session {session}"),
+        _ => own,
+    }
+}
+
 /// Session chunks of one scope, each cut to its best window of messages.
 #[tracing::instrument(level = "debug", name = "fetch_chunks", skip_all)]
 pub fn chunks(
@@ -248,7 +261,10 @@ pub fn chunks(
     let sql = format!(
         "SELECT c.rowid, c.session_id, c.seq, c.spans,
                 coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
-                c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers, {work}
+                c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers, {work},
+                (SELECT p.title FROM sessions p
+                 WHERE p.session_id = ss.parent_id AND p.parent_id IS NULL AND p.title <> ''
+                 LIMIT 1)
          FROM ({}) f
          JOIN chunks c ON c.rowid = f.rowid
          JOIN chunks_fts b ON b.rowid = f.rowid
@@ -261,8 +277,8 @@ pub fn chunks(
     let rows = st.query_map(&*inner.params(&expr, &limit), |r| {
         let spans: String = r.get(3)?;
         let body: String = r.get(10)?;
-        let title: String = r.get(11)?;
         let session: String = r.get(1)?;
+        let title = shown_title(&session, r.get(11)?, r.get(15)?);
         let seq: i64 = r.get(2)?;
         let win = best_window(scorer, &body, &blocks(&spans), req.tuning.window_chars);
         let range = match (win.blocks.first(), win.blocks.last()) {
@@ -281,11 +297,7 @@ pub fn chunks(
                 scope: dir.scope,
                 id: format!("{session}#{seq}"),
                 category: None,
-                title: if title.is_empty() {
-                    format!("session {session}")
-                } else {
-                    title
-                },
+                title,
                 snippet: String::new(),
                 text: win.text,
                 source: HitSource {

@@ -700,3 +700,62 @@ fn a_truncated_gemini_chat_fails_clearly_and_keeps_what_was_indexed() {
         "the chat's earlier passages stay"
     );
 }
+
+/// Issue 39 item 3: a compaction's transcript (Claude Code's
+/// `agent-acompact-…` sub-agent) opens with the instruction to summarise,
+/// the same in every one, and its hits were shown under that as their
+/// title ("Your task is to create a detailed summary …"). It is part of
+/// its parent session and shown under the parent's title.
+#[test]
+fn r39_a_compactions_hit_is_shown_under_its_parent_sessions_title() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("cc");
+    std::fs::create_dir_all(dir.join("s1/subagents")).unwrap();
+    let line = |uuid: &str, extra: &str, role: &str, text: &str| {
+        format!(
+            "{{\"type\":\"{role}\",\"uuid\":\"{uuid}\",\"parentUuid\":null,\"sessionId\":\"s1\",{extra}\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\",\"message\":{{\"role\":\"{role}\",\"content\":\"{text}\"}}}}\n"
+        )
+    };
+    std::fs::write(
+        dir.join("s1.jsonl"),
+        line(
+            "u1",
+            "",
+            "user",
+            "fix the walrus parser crash on empty input",
+        ),
+    )
+    .unwrap();
+    let sub = "\"isSidechain\":true,\"agentId\":\"acompact-7f\",";
+    std::fs::write(
+        dir.join("s1/subagents/agent-acompact-7f.jsonl"),
+        [
+            line(
+                "c1",
+                sub,
+                "user",
+                "Your task is to create a detailed summary of the conversation so far",
+            ),
+            line(
+                "c2",
+                sub,
+                "assistant",
+                "Summary: the walrus crash came from an unchecked slice; pinning nom to 7.1 fixed it.",
+            ),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    env.cmd()
+        .args(["index", "--format", "claude-code"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let v = env.query_json(&env.project, "pinning nom");
+    let hit = &v["hits"][0];
+    assert_eq!(hit["source"]["session_id"], "s1/agent-acompact-7f", "{v:#}");
+    assert_eq!(
+        hit["title"], "fix the walrus parser crash on empty input",
+        "{v:#}"
+    );
+}
