@@ -125,6 +125,7 @@ pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
         prune: a.prune,
         progress: !a.json,
         now: ctx.now.as_second(),
+        embedder: None,
     };
     let report = ctx.index(&files, kind, format, &run, &mut |line| {
         eprintln!("recall: {line}")

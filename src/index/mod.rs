@@ -9,6 +9,7 @@ mod record_ops;
 mod records;
 mod shared;
 mod sources;
+mod vectors;
 
 pub use gate::WriteGate;
 pub use pipeline::{index_sources, IndexReport, RunOptions};
@@ -25,4 +26,5 @@ pub use shared::{
     export_source, has_source_at, import_source, prepare_import, remove_source_at, write_import,
     Import, PassageDoc, SessionDoc, SourceDoc,
 };
-pub use sources::{delete_source, load_sources, rebuild_source_fts};
+pub use sources::{delete_source, load_sources, note_semantic_model, rebuild_source_fts};
+pub use vectors::{fill as fill_vectors, Filled};

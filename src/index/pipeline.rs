@@ -68,6 +68,10 @@ pub struct RunOptions {
     pub progress: bool,
     /// Unix seconds, stored as `indexed_at`.
     pub now: i64,
+    /// The embedding model (`[semantic] model`): each passage's vector is
+    /// computed by the preparers and stored beside its row. `None`: no
+    /// vectors.
+    pub embedder: Option<std::sync::Arc<crate::semantic::Model>>,
 }
 
 /// What a batch did. `failed` sources could not be indexed at all;
@@ -277,7 +281,10 @@ fn write_all(
                     // `false` when the writer stopped (an error): nothing
                     // left to do.
                     prepare(&job, opts, &mut |p| {
-                        budget.take(p.bytes) && tx.send(Ready::new(p)).is_ok()
+                        budget.take(p.bytes)
+                            && tx
+                                .send(Ready::new(p).with_vectors(run.embedder.as_deref()))
+                                .is_ok()
                     });
                 });
             };

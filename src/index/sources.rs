@@ -113,6 +113,9 @@ pub struct Ready {
     pub prepared: Prepared,
     chunk_terms: RowTerms,
     chunk_json: Result<Vec<ChunkJson>>,
+    /// Each chunk's quantised vector (`semantic::quant`), in chunk order,
+    /// when a model is configured and embedding worked.
+    chunk_vectors: Option<Vec<Vec<u8>>>,
 }
 
 /// A chunk's JSON columns.
@@ -155,8 +158,46 @@ impl Ready {
             prepared,
             chunk_terms,
             chunk_json,
+            chunk_vectors: None,
         }
     }
+
+    /// The same, with each chunk embedded by `model` (on the preparer
+    /// thread, like the term counts). A chunk text the model cannot embed
+    /// leaves the source without vectors, with a warning: its rows are
+    /// still written.
+    pub fn with_vectors(mut self, model: Option<&crate::semantic::Model>) -> Ready {
+        let (Some(model), Some(s)) = (model, self.prepared.session.as_ref()) else {
+            return self;
+        };
+        let texts: Vec<&str> = s.chunks.iter().map(|c| c.chunk.text.as_str()).collect();
+        let mut vectors = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(VECTOR_BATCH) {
+            match model.embed(batch) {
+                Ok(vs) => vectors.extend(vs.iter().map(|v| crate::semantic::quant::encode(v))),
+                Err(e) => {
+                    tracing::warn!(path = %self.prepared.path, "passages not embedded: {e}");
+                    return self;
+                }
+            }
+        }
+        self.chunk_vectors = Some(vectors);
+        self
+    }
+}
+
+/// Passages embedded per call on a preparer thread.
+const VECTOR_BATCH: usize = 16;
+
+/// Record which model makes this index's vectors (`meta.semantic_model`,
+/// see `semantic::identity`), before a run that writes them.
+pub fn note_semantic_model(conn: &Connection, identity: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES('semantic_model', ?1)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )?
+    .execute([identity])?;
+    Ok(())
 }
 
 /// What writing one source added.
@@ -178,6 +219,7 @@ pub fn write_source(
         prepared: ref p,
         chunk_terms,
         chunk_json,
+        chunk_vectors,
     } = ready;
     let format = p.format.map(|f| f.as_str()).unwrap_or("unknown");
     let kind = p.format.map(|f| match f.kind() {
@@ -254,6 +296,7 @@ pub fn write_source(
         let chunks = Chunks {
             terms: chunk_terms,
             json: chunk_json?,
+            vectors: chunk_vectors,
         };
         w.chunks = write_session(tx, source_id, s, &p.cont, append, chunks, stats)?;
     }
@@ -307,6 +350,7 @@ pub fn delete_source(tx: &Connection, id: i64, stats: &mut TermDeltas) -> Result
 struct Chunks {
     terms: RowTerms,
     json: Vec<ChunkJson>,
+    vectors: Option<Vec<Vec<u8>>>,
 }
 
 fn write_session(
@@ -386,13 +430,17 @@ fn write_session(
         .prepare_cached("SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE source_id=?1")?
         .query_row([source_id], |r| r.get(0))?;
     for (i, (c, json)) in s.chunks.iter().zip(&chunks.json).enumerate() {
-        insert_chunk(
+        let rowid = insert_chunk(
             tx,
             source_id,
             first_seq + i as i64,
             &place,
             (&c.chunk, &c.aux, json),
         )?;
+        if let Some(v) = chunks.vectors.as_ref().and_then(|vs| vs.get(i)) {
+            tx.prepare_cached("INSERT INTO chunk_vectors(rowid, v) VALUES(?1, ?2)")?
+                .execute(params![rowid, v])?;
+        }
     }
     stats.add_rows(Table::Chunks, chunks.terms, &title);
     Ok(s.chunks.len())
@@ -414,7 +462,7 @@ fn insert_chunk(
     seq: i64,
     place: &Place,
     (k, aux, json): (&Chunk, &str, &ChunkJson),
-) -> Result<()> {
+) -> Result<i64> {
     tx.prepare_cached(
         "INSERT INTO chunks(source_id, session_id, seq, msg_first, msg_last, message_ids, spans, roles, speakers,
             first_ts, last_ts, launcher, cwd, git_branch)
@@ -439,7 +487,7 @@ fn insert_chunk(
     let rowid = tx.last_insert_rowid();
     tx.prepare_cached("INSERT INTO chunks_fts(rowid, title, body, aux) VALUES(?1,?2,?3,?4)")?
         .execute(params![rowid, place.title, k.text, aux])?;
-    Ok(())
+    Ok(rowid)
 }
 
 fn write_ticket(

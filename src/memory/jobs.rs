@@ -54,7 +54,23 @@ impl Memory {
         let path = dir.index_path();
         let mut db = Db::open(&path, OpenMode::ReadWrite)?;
         let opts = self.ingest_options(kind, format);
-        index_sources(db.writer()?, files, &opts, run, report_line).map_err(|e| e.at(&path))
+        let mut run = run.clone();
+        if run.embedder.is_none() {
+            if let Some((model, id)) = self.embedder(report_line) {
+                crate::index::note_semantic_model(db.writer()?, &id).map_err(|e| e.at(&path))?;
+                run.embedder = Some(model);
+            }
+        }
+        let report = index_sources(db.writer()?, files, &opts, &run, report_line)
+            .map_err(|e| e.at(&path))?;
+        // What the pipeline did not embed: records, pulled passages, and
+        // rows an earlier run left without vectors.
+        if let Some(model) = &run.embedder {
+            let filled =
+                crate::index::fill_vectors(db.writer()?, model).map_err(|e| e.at(&path))?;
+            tracing::debug!(?filled, "vectors filled");
+        }
+        Ok(report)
     }
 
     /// The extraction options of `job` on top of the config.

@@ -3,6 +3,7 @@
 //! `recall model distil`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::Memory;
 use crate::error::{Error, Result};
@@ -58,5 +59,28 @@ impl Memory {
         let total = bert.vocab_size();
         semantic::table::distil(bert, &dir, out, |done| progress(done, total))?;
         Ok(dir)
+    }
+
+    /// The model the indexer embeds passages with, loaded once per run,
+    /// and the identity `meta.semantic_model` records (see
+    /// [`semantic::identity`]); `None` when none is configured. A model
+    /// that does not load is reported through `report_line` and the run
+    /// indexes without vectors: an opt-in feature never stops indexing.
+    pub(crate) fn embedder(
+        &self,
+        report_line: &mut dyn FnMut(String),
+    ) -> Option<(Arc<Model>, String)> {
+        let path = self.semantic_model()?;
+        let loaded = Model::load(&path).and_then(|(model, dir)| {
+            let id = semantic::identity(&model, &dir)?;
+            Ok((Arc::new(model), id))
+        });
+        match loaded {
+            Ok(m) => Some(m),
+            Err(e) => {
+                report_line(format!("indexing without vectors: {e}"));
+                None
+            }
+        }
     }
 }

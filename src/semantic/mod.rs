@@ -11,12 +11,13 @@
 //!   of its tokens'. `recall model distil` makes one from a transformer.
 //!
 //! [`locate`] finds the files (a plain folder or a Hugging Face cache
-//! folder); [`check`] times a model on this machine for `recall model
+//! folder); [`check()`] times a model on this machine for `recall model
 //! check`. docs/semantic.md has the measurements behind the choice.
 
 pub mod bert;
 pub mod check;
 pub mod locate;
+pub mod quant;
 pub mod table;
 
 use std::path::{Path, PathBuf};
@@ -135,6 +136,27 @@ fn kind_of(bytes: &[u8]) -> std::result::Result<Kind, String> {
     Err(format!(
         "{WEIGHTS} holds neither a token table (`{}`) nor BERT weights (`embeddings.word_embeddings.weight`); recall reads BERT sentence encoders and model2vec-style static models",
         table::TABLE
+    ))
+}
+
+/// What identifies the vectors a model makes, as `meta.semantic_model`
+/// records it: its kind, dimension and the BLAKE3 hash of its weights
+/// file (a re-distilled table at the same path is another model).
+pub fn identity(model: &Model, dir: &Path) -> Result<String> {
+    let weights = dir.join(WEIGHTS);
+    let file = std::fs::File::open(&weights).map_err(|e| Error::io("cannot open", &weights, e))?;
+    let mut hasher = blake3::Hasher::new();
+    hasher
+        .update_reader(file)
+        .map_err(|e| Error::io("cannot read", &weights, e))?;
+    let kind = match model.kind() {
+        Kind::Transformer => "transformer",
+        Kind::Static => "static",
+    };
+    Ok(format!(
+        "{kind} dim={} blake3={}",
+        model.dim(),
+        hasher.finalize().to_hex()
     ))
 }
 

@@ -167,7 +167,7 @@ const DISTIL_BATCH: usize = 512;
 /// ("the", "we") weigh next to nothing, rare ones fully. Measured on a
 /// LoCoMo slice (docs/semantic.md): no weighting 0.475 budget recall,
 /// a = 1e-4 0.638, 3e-3 0.655, 1e-2 0.650, 1e-3 0.668.
-const SIF: f32 = 1e-3;
+pub const SIF: f32 = 1e-3;
 
 /// Each row's weight. BERT's WordPiece vocabulary lists whole words by
 /// frequency from "the" on, so a token's rank is its id past "the"'s; the

@@ -35,6 +35,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0009_session_work",
         include_str!("../../schema/0009_session_work.sql"),
     ),
+    (
+        "0010_vectors",
+        include_str!("../../schema/0010_vectors.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

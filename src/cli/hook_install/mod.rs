@@ -345,6 +345,7 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
         prune: false,
         progress: std::io::stderr().is_terminal(),
         now: ctx.now.as_second(),
+        embedder: None,
     };
     let report = ctx.index(&inputs, Some(Kind::Session), None, &run, &mut |line| {
         eprintln!("recall: {line}")

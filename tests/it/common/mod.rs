@@ -216,11 +216,15 @@ pub fn user_version(db: &Path) -> i64 {
         .unwrap()
 }
 
-/// Set the index at `db` back to schema 8, from before `sessions.work`.
+/// Set the index at `db` back to schema 8, from before `sessions.work`
+/// (and without what later schemas added: the vector tables of 10).
 pub fn set_back_before_session_work(db: &Path) {
     rusqlite::Connection::open(db)
         .unwrap()
-        .execute_batch("ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;")
+        .execute_batch(
+            "DROP TABLE chunk_vectors; DROP TABLE record_vectors;
+             ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;",
+        )
         .unwrap();
 }
 
