@@ -33,7 +33,7 @@ pub fn render_json(resp: &Response, project: Option<&str>) -> String {
         })
         .collect();
     let doc = json!({
-        "version": 1,
+        "version": 2,
         "query": resp.query,
         "terms": resp.terms,
         "project": project,

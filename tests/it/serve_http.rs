@@ -234,7 +234,7 @@ fn recall_endpoint_in_every_format() {
     );
     assert_eq!(code, 200, "{v}");
     let doc = ok(&v);
-    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["version"], 2);
     assert_eq!(doc["hits"][0]["title"], "db");
     let (_, v) = s.call(
         "GET",

@@ -120,7 +120,7 @@ fn hostile_queries_never_error() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["version"], 1);
+        assert_eq!(v["version"], 2);
         let f = env.tmp.path().join("q.txt");
         std::fs::write(&f, &bytes).unwrap();
         let out = env

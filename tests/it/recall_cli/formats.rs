@@ -124,7 +124,7 @@ fn the_schema_checker_catches_broken_documents() {
         .unwrap();
     type Breakage = Box<dyn Fn(&mut Value)>;
     let breakages: Vec<(&str, Breakage)> = vec![
-        ("version", Box::new(|v| v["version"] = json!(2))),
+        ("version", Box::new(|v| v["version"] = json!(1))),
         (
             "no terms",
             Box::new(|v| drop(v.as_object_mut().unwrap().remove("terms"))),

@@ -171,7 +171,7 @@ fn schema() -> Value {
 fn output_problems(v: &Value, order: &BTreeMap<&str, Vec<&str>>) -> Vec<String> {
     let mut errs = Vec::new();
     check_schema(v, &mut errs);
-    if v["version"] != json!(1) {
+    if v["version"] != json!(2) {
         errs.push(format!("version is {}", v["version"]));
     }
     let Some(list) = v["hits"].as_array() else {
