@@ -45,7 +45,7 @@ fn check(ctx: &Ctx, model: Option<&std::path::Path>) -> Result<u8> {
         c.load.as_secs_f64() * 1000.0
     );
     outln!(
-        "one prompt: {:.1} ms (median of 8)",
+        "one prompt: {:.2} ms (median of 8)",
         c.query.as_secs_f64() * 1000.0
     );
     outln!(

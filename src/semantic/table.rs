@@ -109,7 +109,7 @@ impl Table {
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         let encoding = self
             .tokenizer
-            .encode(text, false)
+            .encode_fast(text, false)
             .map_err(|e| Error::Model {
                 path: PathBuf::from(TOKENIZER),
                 detail: format!("cannot tokenize: {e}"),
