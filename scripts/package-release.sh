@@ -6,15 +6,17 @@
 #   bash scripts/package-release.sh [TARGET]    # default: this machine's
 #
 # Writes dist/recall-<version>-<target>.tar.gz (the stripped binary, README,
-# the docs) and its .sha256, and fails when the binary is over 20 MB (the
-# release profile strips it) or, for this machine's target, does not run.
+# the docs) and its .sha256, and fails when the binary is over 32 MB (the
+# release profile strips it: about 22 MB with candle, which `recall model`
+# needs, against over 100 MB unstripped) or, for this machine's target,
+# does not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 target=${1:-$host}
 version=$(cargo pkgid --locked -p recall | sed 's/.*[#@]//')
-max_bytes=$((20 * 1024 * 1024))
+max_bytes=$((32 * 1024 * 1024))
 
 echo "== building recall $version for $target"
 cargo build --release --locked --bin recall --target "$target"
@@ -23,7 +25,7 @@ bin="${CARGO_TARGET_DIR:-target}/$target/release/recall"
 size=$(wc -c <"$bin")
 echo "== $bin: $((size / 1024 / 1024)) MB ($size bytes)"
 if [ "$size" -gt "$max_bytes" ]; then
-    echo "error: $bin is $size bytes, over the 20 MB a stripped release is; check [profile.release] in Cargo.toml" >&2
+    echo "error: $bin is $size bytes, over the 32 MB a stripped release stays under; check [profile.release] in Cargo.toml" >&2
     exit 1
 fi
 if [ "$target" = "$host" ]; then
