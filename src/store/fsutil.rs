@@ -41,19 +41,9 @@ pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
         .parent()
         .ok_or_else(|| Error::invalid(format!("{} has no parent folder", path.display())))?;
     create_private_dir(dir)?;
-    // tempfile creates the file with mode 0600.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("cannot create a temporary file in", dir, e))?;
-    // Held until the file is persisted and closed: an unlocked temp file
-    // belongs to a writer that died (see `remove_orphan_temps`).
+    let tmp = locked_temp(path, contents)?;
     tmp.as_file()
-        .lock()
-        .map_err(|e| Error::io("cannot lock", tmp.path().to_path_buf(), e))?;
-    tmp.write_all(contents)
-        .and_then(|_| tmp.as_file().sync_all())
+        .sync_all()
         .map_err(|e| Error::io("cannot write", tmp.path().to_path_buf(), e))?;
     fail::fail_point!("atomic-write-unpersisted");
     tmp.persist(path)
@@ -102,8 +92,11 @@ fn write_chunk(files: &[(&Path, &[u8])]) -> Result<()> {
     Ok(())
 }
 
-/// A temporary file beside `path` holding `contents`, locked before the
-/// first byte as in [`atomic_write`], not yet flushed.
+/// A temporary file beside `path` holding `contents`, not yet flushed.
+/// tempfile creates it with mode 0600. It is locked before the first byte
+/// and the lock is held until the file is persisted and closed: an
+/// unlocked temp file belongs to a writer that died (see
+/// `remove_orphan_temps`).
 fn locked_temp(path: &Path, contents: &[u8]) -> Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
