@@ -123,19 +123,19 @@ static WE_START: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^\s*(?:we|we're|we'
 /// A rule anywhere.
 static RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:must|mustn't|should|shouldn't|never|always|not tolerated|needs? (?:a|an|to)|is not done until|ask (?:me |first |before))\b",
+        r"(?i)\b(?:must|mustn't|should|shouldn't|never|always|not tolerated|needs? (?:a|an|to)|is not done until|(?:ask|ping|tell) (?:me |first |before))\b|^\s*(?:if|when|whenever) you\b",
     )
 });
 /// Something that broke, and its cause or fix.
 static INCIDENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:broke|broken|failed|fails|crash(?:ed|es)?|outage|regression|segfault|flaky|hangs|hung|timed out|rejected|(?:does|did|do|could|would)n't (?:work|compile|exist|start)|(?:does|did) not (?:work|compile|exist|start)|still unresolved|false positive|fixed|fixes it|cleared it|root cause|returned \d{3}s?|error[s:]?)\b",
+        r"(?i)\b(?:break|breaks|broke|broken|failed|fails|crash(?:ed|es)?|outage|regression|segfault|flaky|hangs|hung|timed out|rejected|(?:does|did|do|could|would|can)n't (?:work|compile|exist|start|find|load|connect)|(?:does|did) not (?:work|compile|exist|start)|still unresolved|no fix yet|false positive|fixed|fixes it|cleared it|root cause|turned out|went (?:down|nan)|lost|leak(?:ed|s)?|overflow(?:ed|s)?|expired|corrupt(?:ed|ion)?|deadlock(?:ed|s)?|returned \d{3}s?|error[s:]?)\b",
     )
 });
 /// How to do a task.
 static PROCEDURE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(?:^\s*(?:to \w+|after (?:a |changing |\w+ing)|when \w+ing|steps?\b|\w+s?:\s*1\.)|\b(?:run|use|start|stage|type|call) `|\bthen\b.*`|`[^`]+`.*\bthen\b|\b1\.\s.*\b2\.\s|\bentry point is\b)",
+        r"(?i)(?:^\s*(?:to \w+|after (?:a |changing |\w+ing|any )|when \w+ing|steps?\b|\w+s?:\s*1\.)|\b(?:run|use|start|stage|type|call) `|\b(?:with|by running|is|are) `[^`]+ [^`]+`|\b(?:has|have|needs?) to be run\b|\bthen\b.*`|`[^`]+`.*\bthen\b|\b1\.\s.*\b2\.\s|\bentry point is\b)",
     )
 });
 
@@ -179,10 +179,16 @@ pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<
 mod tests {
     use super::*;
 
-    /// Floors for the held-out set: what it measured (scope 0.963,
-    /// category 0.713), less a margin.
+    /// Floors for the first held-out set: what it measured (scope 0.963,
+    /// category 0.850 since the rules learnt from its misses), less a
+    /// margin.
     const HELD_OUT_SCOPE: f64 = 0.95;
-    const HELD_OUT_CATEGORY: f64 = 0.7;
+    const HELD_OUT_CATEGORY: f64 = 0.8;
+    /// Floors for the second held-out set, written after those rules and
+    /// never used to change them: what it measured (scope 0.942, category
+    /// 0.742), less a margin.
+    const HELD_OUT2_SCOPE: f64 = 0.92;
+    const HELD_OUT2_CATEGORY: f64 = 0.72;
 
     /// Scope and category accuracy on a file of labelled facts, and the
     /// same for the classification before issue 39 (the extraction
@@ -248,7 +254,9 @@ mod tests {
     }
 
     /// The same on facts labelled by another reader who never saw the
-    /// rules: what to expect of facts the rules were not written for.
+    /// rules. The incident, procedure and conditional-rule words were
+    /// added after reading its misses, so it is no longer quite held out:
+    /// see the second set.
     #[test]
     fn scope_and_category_on_held_out_facts() {
         let (scope, category) = accuracy("remember-facts-heldout.jsonl");
@@ -257,6 +265,48 @@ mod tests {
             category >= HELD_OUT_CATEGORY,
             "category accuracy {category:.3}"
         );
+    }
+
+    /// A third reader's facts, written after the rules last changed and
+    /// never used to change them: what to expect of facts the rules were
+    /// not written for.
+    #[test]
+    fn scope_and_category_on_a_second_held_out_set() {
+        let (scope, category) = accuracy("remember-facts-heldout2.jsonl");
+        assert!(scope >= HELD_OUT2_SCOPE, "scope accuracy {scope:.3}");
+        assert!(
+            category >= HELD_OUT2_CATEGORY,
+            "category accuracy {category:.3}"
+        );
+    }
+
+    /// Words of incidents, procedures and rules beyond the first set's.
+    #[test]
+    fn r39_incidents_procedures_and_conditional_rules() {
+        for (text, category) in [
+            (
+                "Builds on Apple Silicon still break; no fix yet.",
+                Category::Incidents,
+            ),
+            (
+                "The cert expired because the issuer pointed at staging.",
+                Category::Incidents,
+            ),
+            (
+                "Reset the database with `docker compose down -v`.",
+                Category::Procedures,
+            ),
+            (
+                "After any schema change, `make gen` has to be run.",
+                Category::Procedures,
+            ),
+            (
+                "If you find an unrelated bug, file a ticket for it.",
+                Category::Principles,
+            ),
+        ] {
+            assert_eq!(classify(text), (category, Scope::Project), "{text}");
+        }
     }
 
     #[test]
