@@ -322,7 +322,8 @@ fn run(dataset: Dataset) -> Result<()> {
         _ => None,
     };
     let ws = Workspace::open(common.keep_home.as_deref())?.with_home(home.as_deref())?;
-    let recall = Recall::new(common.recall_bin.as_deref(), ws.home(), &common.at)?;
+    let recall =
+        Recall::new(common.recall_bin.as_deref(), ws.home(), &common.at)?.with_semantic(&common)?;
     let ws = ws.built_by(recall.fingerprint());
     eprintln!("eval: recall binary {}", recall.bin().display());
     let run = match dataset {

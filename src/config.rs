@@ -196,13 +196,55 @@ impl Default for SyncConfig {
 
 /// Hybrid recall's embedding model (`[semantic]`, issue 38): off unless
 /// `model` is set.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct SemanticConfig {
     /// The model's folder (`model.safetensors` and `tokenizer.json`, or a
     /// Hugging Face cache folder `models--org--name`); a relative path is
     /// read from the home folder (`RECALL_SEMANTIC_MODEL`).
     pub model: Option<std::path::PathBuf>,
+    /// Hybrid recall in `recall query`, `recall serve` and the MCP tool:
+    /// the model's nearest passages rescue what the words miss
+    /// (`RECALL_SEMANTIC_HYBRID`; `recall query --semantic` turns it on for
+    /// one query). Off by default: see docs/semantic.md for the figures.
+    pub hybrid: bool,
+    /// The cosine a passage or record needs to be rescued
+    /// (`RECALL_SEMANTIC_MIN_COSINE`).
+    pub min_cosine: f64,
+    /// And how many standard deviations above the mean cosine of its table
+    /// (`RECALL_SEMANTIC_MIN_Z`).
+    pub min_z: f64,
+    /// Most hits the dense side adds (`RECALL_SEMANTIC_RESCUE`).
+    pub rescue: usize,
+    /// They are placed right after this many of the lexical ranking's best
+    /// (`RECALL_SEMANTIC_RESCUE_AFTER`).
+    pub rescue_after: usize,
+}
+
+impl Default for SemanticConfig {
+    fn default() -> Self {
+        let r = crate::recall::Rescue::default();
+        SemanticConfig {
+            model: None,
+            hybrid: false,
+            min_cosine: r.min_cosine,
+            min_z: r.min_z,
+            rescue: r.most,
+            rescue_after: r.after,
+        }
+    }
+}
+
+impl SemanticConfig {
+    /// How the dense side may rescue, as these keys say.
+    pub fn rescue(&self) -> crate::recall::Rescue {
+        crate::recall::Rescue {
+            min_cosine: self.min_cosine,
+            min_z: self.min_z,
+            most: self.rescue,
+            after: self.rescue_after,
+        }
+    }
 }
 
 /// The whole configuration.
@@ -339,6 +381,15 @@ impl Config {
             f64::from(crate::recall::TOGETHER_CAP as u32),
         );
         within("recall.hook_chance", self.recall.hook_chance, 0.0, 100.0);
+        within("semantic.min_cosine", self.semantic.min_cosine, -1.0, 1.0);
+        within("semantic.min_z", self.semantic.min_z, 0.0, 100.0);
+        within("semantic.rescue", self.semantic.rescue as f64, 0.0, 50.0);
+        within(
+            "semantic.rescue_after",
+            self.semantic.rescue_after as f64,
+            0.0,
+            1000.0,
+        );
         within("extract.idle_hours", self.extract.idle_hours, 0.0, 1e6);
         within("extract.max_age_days", self.extract.max_age_days, 0.0, 1e7);
         out.extend(self.recall.tuning.problems());
@@ -370,6 +421,29 @@ impl Config {
         if let Some(model) = env("RECALL_SEMANTIC_MODEL").filter(|v| !v.trim().is_empty()) {
             self.semantic.model = Some(model.into());
         }
+        if let Some(v) = env("RECALL_SEMANTIC_HYBRID").filter(|v| !v.trim().is_empty()) {
+            self.semantic.hybrid = parse_switch("RECALL_SEMANTIC_HYBRID", &v)?;
+        }
+        if let Some(v) = env("RECALL_SEMANTIC_MIN_COSINE").filter(|v| !v.trim().is_empty()) {
+            self.semantic.min_cosine = v.trim().parse().map_err(|_| {
+                Error::invalid(format!(
+                    "RECALL_SEMANTIC_MIN_COSINE={v:?} is not a number: give a cosine from -1 to 1, such as 0.5"
+                ))
+            })?;
+        }
+        if let Some(v) = env("RECALL_SEMANTIC_MIN_Z").filter(|v| !v.trim().is_empty()) {
+            self.semantic.min_z = v.trim().parse().map_err(|_| {
+                Error::invalid(format!(
+                    "RECALL_SEMANTIC_MIN_Z={v:?} is not a number: give standard deviations from 0 to 100, such as 2"
+                ))
+            })?;
+        }
+        if let Some(n) = num("RECALL_SEMANTIC_RESCUE")? {
+            self.semantic.rescue = n;
+        }
+        if let Some(n) = num("RECALL_SEMANTIC_RESCUE_AFTER")? {
+            self.semantic.rescue_after = n;
+        }
         Ok(())
     }
 }
@@ -399,13 +473,30 @@ pub fn set_sync_url(path: &Path, url: &str) -> Result<()> {
     crate::store::atomic_write(path, doc.to_string().as_bytes())
 }
 
+/// An on/off environment value: `1`, `true`, `on`, `yes` or `0`, `false`,
+/// `off`, `no`, in any case.
+fn parse_switch(name: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(Error::invalid(format!(
+            "{name}={v:?} is not on or off: use 1, true, on or yes to turn it on, 0, false, off or no to turn it off"
+        ))),
+    }
+}
+
 /// Environment variables and the keys they set.
-const ENV_KEYS: [(&str, &str); 5] = [
+const ENV_KEYS: [(&str, &str); 10] = [
     ("RECALL_MAX_BODY_CHARS", "records.max_body_chars"),
     ("RECALL_LIMIT", "recall.limit"),
     ("RECALL_CHUNK_WORDS", "index.chunk_words"),
     ("RECALL_SYNC_URL", "sync.url"),
     ("RECALL_SEMANTIC_MODEL", "semantic.model"),
+    ("RECALL_SEMANTIC_HYBRID", "semantic.hybrid"),
+    ("RECALL_SEMANTIC_MIN_COSINE", "semantic.min_cosine"),
+    ("RECALL_SEMANTIC_MIN_Z", "semantic.min_z"),
+    ("RECALL_SEMANTIC_RESCUE", "semantic.rescue"),
+    ("RECALL_SEMANTIC_RESCUE_AFTER", "semantic.rescue_after"),
 ];
 
 /// The 1-based line of the dotted `key` in the TOML `text`, if it is
@@ -515,6 +606,57 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("config.toml:2"), "{e}");
+        Ok(())
+    }
+
+    #[test]
+    fn hybrid_is_off_by_default_and_set_by_file_then_env() -> Result<()> {
+        let c = load_text("")?;
+        assert!(!c.semantic.hybrid);
+        assert_eq!(c.semantic.rescue(), crate::recall::Rescue::default());
+        let text = "[semantic]\nhybrid = true\nmin_cosine = 0.6\nrescue = 2\nrescue_after = 1\n";
+        let c = load_text(text)?;
+        assert!(c.semantic.hybrid);
+        assert_eq!(
+            (
+                c.semantic.min_cosine,
+                c.semantic.rescue,
+                c.semantic.rescue_after
+            ),
+            (0.6, 2, 1)
+        );
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("config.toml");
+        std::fs::write(&p, text).unwrap();
+        for (v, on) in [
+            ("0", false),
+            ("off", false),
+            ("TRUE", true),
+            (" yes ", true),
+        ] {
+            let env = |k: &str| (k == "RECALL_SEMANTIC_HYBRID").then(|| v.to_string());
+            assert_eq!(Config::load(&p, env)?.semantic.hybrid, on, "{v}");
+        }
+        let env = |k: &str| (k == "RECALL_SEMANTIC_HYBRID").then(|| "maybe".to_string());
+        let e = Config::load(&p, env).unwrap_err().to_string();
+        assert!(
+            e.contains("RECALL_SEMANTIC_HYBRID=\"maybe\"") && e.contains("0, false"),
+            "{e}"
+        );
+        let env = |k: &str| (k == "RECALL_SEMANTIC_MIN_COSINE").then(|| "1.5".to_string());
+        let e = Config::load(&p, env).unwrap_err().to_string();
+        assert!(e.contains("RECALL_SEMANTIC_MIN_COSINE (sets semantic.min_cosine) is 1.5; it must be a number from -1 to 1"), "{e}");
+        let e = load_text("[semantic]\n\nhybrid = \"yes\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("config.toml:3"), "{e}");
+        let e = load_text("[semantic]\nrescue = 99\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("config.toml:2") && e.contains("semantic.rescue is 99"),
+            "{e}"
+        );
         Ok(())
     }
 

@@ -195,4 +195,15 @@ pub struct Common {
     /// with the calendar
     #[arg(long, value_name = "WHEN", default_value = "2026-11-25T12:00:00Z")]
     pub at: String,
+    /// Hybrid recall (issue 38): every `recall` child gets
+    /// `RECALL_SEMANTIC_MODEL=MODEL_DIR` (so indexing embeds passages and
+    /// records) and `RECALL_SEMANTIC_HYBRID=1` (so queries use the dense
+    /// side). An index built without vectors is not reused
+    #[arg(long, value_name = "MODEL_DIR")]
+    pub semantic: Option<PathBuf>,
+    /// With --semantic: index with the model's vectors but ask with hybrid
+    /// off (`RECALL_SEMANTIC_HYBRID=0`): the lexical figures on the very
+    /// index the hybrid run uses
+    #[arg(long, requires = "semantic")]
+    pub no_hybrid: bool,
 }

@@ -62,6 +62,9 @@ pub struct Recall {
     home: PathBuf,
     /// `--at` for every query.
     at: String,
+    /// Hybrid recall's environment for every child (`--semantic`), and the
+    /// model folder it names.
+    semantic: Option<(PathBuf, bool)>,
 }
 
 impl Recall {
@@ -80,6 +83,31 @@ impl Recall {
             bin,
             home,
             at: at.to_string(),
+            semantic: None,
+        })
+    }
+
+    /// Hybrid recall as `--semantic MODEL_DIR` and `--no-hybrid` ask: the
+    /// model folder must exist (a typo must not index without vectors and
+    /// score as if hybrid were on).
+    pub fn with_semantic(self, common: &crate::args::Common) -> Result<Recall> {
+        let Some(dir) = &common.semantic else {
+            return Ok(self);
+        };
+        let dir = std::fs::canonicalize(dir).with_context(|| {
+            format!(
+                "no embedding model at {}: --semantic names a model folder (`bash scripts/get-model.sh DIR` fetches one)",
+                dir.display()
+            )
+        })?;
+        eprintln!(
+            "eval: vectors from {}, hybrid recall {}",
+            dir.display(),
+            if common.no_hybrid { "off" } else { "on" }
+        );
+        Ok(Recall {
+            semantic: Some((dir, !common.no_hybrid)),
+            ..self
         })
     }
 
@@ -100,6 +128,7 @@ impl Recall {
             "path": self.bin.display().to_string(),
             "size": meta.map(|m| m.len()),
             "modified": modified,
+            "vectors": self.semantic.as_ref().map(|(dir, _)| dir.display().to_string()),
         })
     }
 
@@ -110,6 +139,12 @@ impl Recall {
             .arg("--project")
             .arg(project);
         c.env_remove("RECALL_HOME").env("NO_COLOR", "1");
+        // `--semantic` over whatever this shell sets; without it the
+        // children read the shell's `RECALL_SEMANTIC_*` as any other key.
+        if let Some((dir, hybrid)) = &self.semantic {
+            c.env("RECALL_SEMANTIC_MODEL", dir)
+                .env("RECALL_SEMANTIC_HYBRID", if *hybrid { "1" } else { "0" });
+        }
         c
     }
 

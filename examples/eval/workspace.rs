@@ -120,8 +120,16 @@ impl Workspace {
             return false;
         };
         let marker: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let same = marker["signature"].as_str() == Some(signature);
-        if same && marker["recall_bin"] != self.binary && !self.warned.replace(true) {
+        // An index without vectors (or another model's) does not serve a
+        // run with `--semantic`; a run without reads none, so any index
+        // serves it.
+        let vectors = &self.binary["vectors"];
+        let same = marker["signature"].as_str() == Some(signature)
+            && (vectors.is_null() || marker["recall_bin"]["vectors"] == *vectors);
+        let other_build = marker["recall_bin"]["path"] != self.binary["path"]
+            || marker["recall_bin"]["size"] != self.binary["size"]
+            || marker["recall_bin"]["modified"] != self.binary["modified"];
+        if same && other_build && !self.warned.replace(true) {
             eprintln!(
                 "eval: warning: reusing the {dataset} index, built by another recall build than {}; pass --reindex to rebuild",
                 self.binary["path"].as_str().unwrap_or("this one")

@@ -197,6 +197,13 @@ pub struct QueryArgs {
     #[arg(long)]
     pub explain: bool,
 
+    /// Hybrid recall for this query: passages and records the embedding
+    /// model finds close to the question rescue what its words miss, placed
+    /// after the best lexical hits (needs `[semantic] model`; the config's
+    /// `[semantic] hybrid` turns it on for every query)
+    #[arg(long)]
+    pub semantic: bool,
+
     /// Answer as of this time (same forms as --since): what "recent",
     /// "yesterday" and "last week" mean. Evaluations pin it, so their
     /// figures do not drift with the calendar
@@ -233,6 +240,7 @@ impl QueryArgs {
         given(self.session.is_some(), "--session");
         given(self.at.is_some(), "--at");
         given(self.explain, "--explain");
+        given(self.semantic, "--semantic");
         given(self.no_salience, "--no-salience");
         out
     }

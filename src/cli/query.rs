@@ -55,6 +55,7 @@ fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
         max_tokens: a.max_tokens,
         prompt: a.format == Some(QueryFormat::Prompt),
         explain: a.explain,
+        hybrid: a.semantic.then_some(true),
     };
     Ok(ctx.request(text, opts)?)
 }
@@ -76,6 +77,9 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     // the time of use, and a made-up one would skew it for years.
     if !a.no_salience && a.at.is_none() {
         found.note_hits(ctx.now.as_second());
+    }
+    if let Some(note) = &found.note {
+        eprintln!("recall: {note}");
     }
     if let Some(why) = &found.no_hits {
         eprintln!("recall: {why}");

@@ -42,6 +42,9 @@ pub struct RecallOptions {
     pub prompt: bool,
     /// Keep each hit's score breakdown.
     pub explain: bool,
+    /// Hybrid recall (the model's nearest passages rescue what the words
+    /// miss); `None`: the config's `[semantic] hybrid`.
+    pub hybrid: Option<bool>,
 }
 
 /// The result of [`Memory::recall`].
@@ -53,6 +56,10 @@ pub struct Found {
     /// When there are no hits: what was searched, or why nothing fit, for
     /// a person to read (a mistyped home must not look like "no match").
     pub no_hits: Option<String>,
+    /// Why hybrid recall, asked for, did not run or found nothing to
+    /// compare (no model, a model that does not load, no vectors): the
+    /// answer is then the words' alone. For stderr, never for the answer.
+    pub note: Option<String>,
     /// The index of each searched scope, in the order of the hits' targets.
     indexes: Vec<PathBuf>,
 }
@@ -98,6 +105,7 @@ impl Memory {
         };
         req.tuning = self.config.recall.tuning.clone();
         req.explain = opts.explain;
+        req.hybrid = opts.hybrid.unwrap_or(self.config.semantic.hybrid);
         Ok(req)
     }
 
@@ -121,11 +129,38 @@ impl Memory {
 
     /// Search the scopes `scope` selects (both by default) and merge the
     /// hits into one ranking. Reads only: see [`Memory::open_for_read`].
+    ///
+    /// With [`Request::hybrid`], the question is embedded by the configured
+    /// model first (see [`Memory::dense_query`]); when that cannot be done
+    /// the words answer alone and [`Found::note`] says why.
     pub fn recall(&self, req: &Request, scope: Option<Scope>) -> Result<Found> {
         let (dirs, project) = self.search_dirs(scope)?;
         let dbs = self.open_scopes(&dirs)?;
         let targets: Vec<Target> = dbs.iter().map(|(dir, db)| Target { dir, db }).collect();
+        let (dense, mut note) = match req.hybrid && req.dense.is_none() {
+            true => match self.dense_query(&req.query) {
+                Ok(d) => (Some(d), None),
+                Err(e) => (None, Some(format!("{e}; answered with words alone"))),
+            },
+            false => (None, None),
+        };
+        let with_dense;
+        let req = match dense {
+            Some(d) => {
+                with_dense = Request {
+                    dense: Some(d),
+                    ..req.clone()
+                };
+                &with_dense
+            }
+            None => req,
+        };
         let mut response = recall(&targets, req)?;
+        if response.dense.is_some_and(|d| d.scanned == 0) {
+            note = Some(
+                "hybrid recall found no vectors in the searched indexes: `recall index` embeds passages and records once `[semantic] model` is set; answered with words alone".into(),
+            );
+        }
         show_record_paths(&mut response);
         let no_hits = match response.hits.is_empty() {
             true => Some(self.explain_no_hits(req, &targets, &dirs, &project)?),
@@ -135,6 +170,7 @@ impl Memory {
             response,
             project,
             no_hits,
+            note,
             indexes: dbs.iter().map(|(d, _)| d.index_path()).collect(),
         })
     }

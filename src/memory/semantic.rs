@@ -2,12 +2,30 @@
 //! and the operations on it a front end offers (`recall model check`,
 //! `recall model distil`).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Memory;
 use crate::error::{Error, Result};
+use crate::recall::DenseQuery;
 use crate::semantic::{self, Check, Model};
+
+/// Models loaded by this process, by configured path: a long-running front
+/// end (`recall mcp`, `recall serve`) loads its model once, not per query.
+fn loaded(path: &Path) -> Result<Arc<Model>> {
+    static MODELS: OnceLock<Mutex<HashMap<PathBuf, Arc<Model>>>> = OnceLock::new();
+    let models = MODELS.get_or_init(Mutex::default);
+    if let Some(m) = models.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+        return Ok(m.clone());
+    }
+    let model = Arc::new(Model::load(path)?.0);
+    models
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(path.to_path_buf(), model.clone());
+    Ok(model)
+}
 
 impl Memory {
     /// The configured model's folder: `[semantic] model` (or
@@ -31,6 +49,26 @@ impl Memory {
                 ))
             }),
         }
+    }
+
+    /// The question `text` embedded by the configured model, with the
+    /// config's rescue settings: hybrid recall's dense side (see
+    /// `recall::dense`). Fails, saying how to fix it, when no model is
+    /// configured or it does not load.
+    pub fn dense_query(&self, text: &str) -> Result<DenseQuery> {
+        let path = self.semantic_model().ok_or_else(|| {
+            Error::invalid(format!(
+                "hybrid recall is on but no embedding model is configured: set `[semantic] model = \"DIR\"` in {} (or RECALL_SEMANTIC_MODEL); {}",
+                self.home.root().join("config.toml").display(),
+                semantic::locate::HOW_TO_GET
+            ))
+        })?;
+        let model = loaded(&path)?;
+        let vector = model.embed(&[text])?.pop().unwrap_or_default();
+        Ok(DenseQuery {
+            vector,
+            rescue: self.config.semantic.rescue(),
+        })
     }
 
     /// Load the model (`given`, else the configured one) and time it on

@@ -162,7 +162,7 @@ fn record_rows(
 }
 
 /// One row of `record_rows` as a candidate.
-fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidate> {
+pub(super) fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidate> {
     let rel: String = r.get(4)?;
     let key: String = r.get(2)?;
     let body: String = r.get(11)?;
@@ -207,7 +207,7 @@ fn record(r: &Row, dir: &ScopeDir, scorer: &Scorer) -> rusqlite::Result<Candidat
 
 /// Parse `[[start, end, msg, id, ts], ...]` (`ts` is absent in indexes
 /// written before it was stored).
-fn blocks(json: &str) -> Vec<Block> {
+pub(super) fn blocks(json: &str) -> Vec<Block> {
     use serde_json::Value;
     let v: Vec<Vec<Value>> = serde_json::from_str(json).unwrap_or_default();
     v.iter()
@@ -228,7 +228,7 @@ fn blocks(json: &str) -> Vec<Block> {
 /// with the instruction to summarise, the same in every one: it is shown
 /// under its parent session's title, as part of that session. Other
 /// sub-agents keep their own, the task they were given.
-fn shown_title(session: &str, own: String, parent: Option<String>) -> String {
+pub(super) fn shown_title(session: &str, own: String, parent: Option<String>) -> String {
     match parent {
         Some(p) if session.contains("/agent-acompact-") => p,
         _ if own.is_empty() => format!("session {session}"),

@@ -163,6 +163,19 @@ pub struct Explain {
     /// `session_coverage` lift when there is one, so the score is still the
     /// product of the factors and lifts plus this).
     pub session_evidence: f64,
+    /// Hybrid recall's dense side, when it ran (`recall::dense`): the
+    /// cosine of the hit's stored vector with the question's, and whether
+    /// the dense side rescued it (its score then is the place it was given,
+    /// not the product above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense: Option<Dense>,
+}
+
+/// The dense side of a hit's score (see [`Explain::dense`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Dense {
+    pub cosine: f64,
+    pub rescued: bool,
 }
 
 #[cfg(test)]

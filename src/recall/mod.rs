@@ -10,6 +10,7 @@
 
 mod candidates;
 mod context;
+pub mod dense;
 pub mod evidence;
 mod filter;
 mod hit;
@@ -29,7 +30,8 @@ pub mod summary;
 mod temporal;
 pub mod tuning;
 
-pub use hit::{Explain, Hit, HitKind, HitSource, Lift, HL_CLOSE, HL_OPEN};
+pub use dense::{DenseQuery, Rescue};
+pub use hit::{Dense, Explain, Hit, HitKind, HitSource, Lift, HL_CLOSE, HL_OPEN};
 pub(crate) use passage::Scorer;
 pub use request::{Request, Response, Target, Touched, TOGETHER_CAP};
 pub use salience::record_hits;

@@ -46,6 +46,14 @@ pub struct Request {
     pub tuning: Tuning,
     /// Keep each hit's score breakdown ([`super::Explain`]).
     pub explain: bool,
+    /// Hybrid recall is asked for: the façade (`Memory::recall`) embeds
+    /// the question and sets [`Request::dense`]. The prompt hook never
+    /// does (see docs/semantic.md).
+    pub hybrid: bool,
+    /// Hybrid recall's dense side: the question's vector, and how it may
+    /// rescue what the words miss (`recall::dense`); `None` is lexical
+    /// recall alone.
+    pub dense: Option<super::dense::DenseQuery>,
 }
 
 impl Request {
@@ -65,6 +73,8 @@ impl Request {
             now,
             tuning: Tuning::default(),
             explain: false,
+            hybrid: false,
+            dense: None,
         }
     }
 
@@ -124,6 +134,10 @@ pub struct Response {
     /// unless [`Request::evidence`].
     #[serde(skip)]
     pub session_cover: std::collections::HashMap<String, f64>,
+    /// What hybrid recall's dense side did (vectors compared, hits
+    /// rescued); `None` when [`Request::dense`] was not set.
+    #[serde(skip)]
+    pub dense: Option<super::dense::Rescued>,
 }
 
 /// Sessions counted, at most, by [`Response::together`] (one more is

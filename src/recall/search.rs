@@ -36,6 +36,15 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     timings.insert("search".into(), ms(t0));
     let t1 = Instant::now();
     lift(&mut all, req, &terms_pooled);
+    let mut rescued = None;
+    // Hybrid recall: the dense side rescues what the words missed, after
+    // the lexical ranking is complete (see `recall::dense`).
+    if let Some(dense) = &req.dense {
+        let td = Instant::now();
+        let done = super::dense::rescue(targets, req, dense, &judge, &mut all)?;
+        timings.insert("dense".into(), ms(td));
+        rescued = Some(done);
+    }
     // The prompt hook's evidence: which question words each session's
     // candidates hold is read before `select` consumes them; how much each
     // word weighs is counted after, for the words the hits hold.
@@ -81,6 +90,7 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
         evidence_sessions: evidence.sessions,
         together: evidence.together,
         session_cover: evidence.session_cover,
+        dense: rescued,
     })
 }
 

@@ -106,5 +106,11 @@ fn why(e: &crate::recall::Explain) -> String {
     if e.session_evidence > 0.0 {
         let _ = write!(s, "; session evidence +{:.3}", e.session_evidence);
     }
+    if let Some(d) = &e.dense {
+        let _ = write!(s, "; dense cosine {:.3}", d.cosine);
+        if d.rescued {
+            s.push_str(", rescued by the dense side (placed after the best lexical hits)");
+        }
+    }
     s
 }

@@ -13,6 +13,7 @@ mod compat;
 mod extract_cli;
 mod extract_real;
 mod hooks_cli;
+mod hybrid_cli;
 mod index_cli;
 mod index_safety;
 mod index_sessions;

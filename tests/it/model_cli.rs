@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::common::Env;
 
 /// The model folder `scripts/get-model.sh` fills (or `RECALL_TEST_MODEL`).
-fn model_dir() -> Option<PathBuf> {
+pub(crate) fn model_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("RECALL_TEST_MODEL")
         .map(PathBuf::from)
         .unwrap_or_else(|| {

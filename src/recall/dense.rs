@@ -1,0 +1,488 @@
+//! Hybrid recall's dense side (issue 38): the question's vector against
+//! the vectors stored beside the FTS5 rows, used to *rescue* what the
+//! words miss, never to reorder what they found.
+//!
+//! Plain reciprocal rank fusion of the two lists loses on LoCoMo (the
+//! model alone ranks far below the lexical ranking, and fusing by rank
+//! pushes good lexical hits down). So the lexical ranking stays as it is
+//! and the dense side may add at most [`Rescue::most`] hits right after
+//! its top [`Rescue::after`]: passages or records whose cosine with the
+//! question is at least [`Rescue::min_cosine`] and that the words did not
+//! rank there. A rescued hit the lexical side also found lower down moves
+//! up to that place; one it did not find at all is read from its table,
+//! through the same filters as the lexical candidates (session, excluded
+//! session, times, category, archived and expired records).
+//!
+//! The vectors are scanned whole: a brute-force pass over the quantised
+//! BLOBs of the scope (`semantic::quant`'s form; the scale cancels in the
+//! cosine), keeping those above the bar. The recall core never loads a
+//! model: the front end embeds the question and hands the vector over in
+//! [`Request::dense`](super::Request::dense).
+
+use std::collections::HashMap;
+
+use rusqlite::{named_params, Connection, OptionalExtension};
+
+use super::candidates::{self, Candidate};
+use super::hit::{Dense, Explain, Hit, HitKind, HitSource};
+use super::passage::{best_window, Scorer};
+use super::plan::Table;
+use super::request::{Request, Target};
+use super::subject::user_wrote;
+use crate::error::Result;
+use crate::store::ScopeDir;
+
+/// The schema that holds `chunk_vectors` and `record_vectors`.
+const VECTORS_SCHEMA: i64 = 10;
+
+/// Best dense rows kept per table and scope before the filters: enough
+/// for [`Rescue::most`] to survive a session filter's losses.
+const KEEP: usize = 64;
+
+/// How many hits the dense side may add, where, and how similar they must
+/// be (`[semantic] min_cosine`, `rescue`, `rescue_after`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rescue {
+    /// The cosine a rescued hit needs at least.
+    pub min_cosine: f64,
+    /// And how far above the scope's usual cosine it must stand, in
+    /// standard deviations of the cosines of every vector of its table
+    /// with the question: a static model's cosines crowd together (0.75 to
+    /// 0.85 for a whole conversation), so a fixed bar admits everything.
+    pub min_z: f64,
+    /// Most hits rescued.
+    pub most: usize,
+    /// They are placed right after this many of the lexical ranking's best.
+    pub after: usize,
+}
+
+impl Default for Rescue {
+    fn default() -> Rescue {
+        Rescue {
+            min_cosine: 0.5,
+            min_z: 2.0,
+            most: 3,
+            after: 3,
+        }
+    }
+}
+
+/// The question's vector and how it may rescue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DenseQuery {
+    /// The question embedded by the model the index's vectors were made
+    /// with (unit length or not: it is scaled here).
+    pub vector: Vec<f32>,
+    pub rescue: Rescue,
+}
+
+/// A row the dense side scored: which scope, which table, which row.
+type RowKey = (usize, Table, i64);
+
+/// A row and its cosine with the question.
+type Scored = (RowKey, f32);
+
+/// What [`rescue`] did, for the timings and the "no vectors" note.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rescued {
+    /// Vectors compared with the question.
+    pub scanned: usize,
+    /// Hits added or moved up.
+    pub rescued: usize,
+}
+
+/// Add the dense side to the lexical candidates `all` (already lifted):
+/// each candidate's cosine is noted for `--explain`, and up to
+/// [`Rescue::most`] rows the words missed or ranked low are scored to
+/// stand right after the lexical top [`Rescue::after`].
+pub fn rescue(
+    targets: &[Target],
+    req: &Request,
+    dense: &DenseQuery,
+    scorer: &Scorer,
+    all: &mut Vec<Candidate>,
+) -> Result<Rescued> {
+    let q = unit(&dense.vector);
+    let r = dense.rescue;
+    let mut out = Rescued::default();
+    // Rows above the bar (`scan`), and the lexical candidates' cosines.
+    let (mut near, mut known): (Vec<Scored>, Vec<Scored>) = (vec![], vec![]);
+    for (ti, t) in targets.iter().enumerate() {
+        let found = t.db.with_conn(|c| {
+            if crate::store::schema_version(c)? < VECTORS_SCHEMA {
+                return Ok((0, vec![], vec![]));
+            }
+            let mut scanned = 0;
+            let mut rows = Vec::new();
+            for table in [Table::Records, Table::Chunks] {
+                if req.wants(kind_of(table)) {
+                    let (n, best) = scan(c, table, &q, r)?;
+                    scanned += n;
+                    rows.extend(best.into_iter().map(|(id, cos)| ((ti, table, id), cos)));
+                }
+            }
+            // The lexical candidates' own cosines, for --explain.
+            let mut own = Vec::new();
+            for cand in all.iter().filter(|c| c.target == ti) {
+                if let Some(cos) = cosine_of(c, cand.table, cand.rowid, &q)? {
+                    own.push(((ti, cand.table, cand.rowid), cos));
+                }
+            }
+            Ok((scanned, rows, own))
+        })?;
+        out.scanned += found.0;
+        near.extend(found.1);
+        known.extend(found.2);
+    }
+    let cosines: HashMap<RowKey, f32> = near.iter().chain(&known).copied().collect();
+    for c in all.iter_mut() {
+        if let (Some(cos), Some(e)) = (
+            cosines.get(&(c.target, c.table, c.rowid)),
+            c.hit.explain.as_mut(),
+        ) {
+            e.dense = Some(Dense {
+                cosine: f64::from(*cos),
+                rescued: false,
+            });
+        }
+    }
+    if r.most == 0 {
+        return Ok(out);
+    }
+    // The lexical ranking as it stands, best first.
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by(|&a, &b| all[b].hit.score.total_cmp(&all[a].hit.score));
+    let top: Vec<RowKey> = order.iter().take(r.after).map(|&i| key(&all[i])).collect();
+    let at = |n: usize| order.get(n).map(|&i| all[i].hit.score);
+    // The place after the top `after`: below the last of them, above the
+    // one after it. With no lexical hit at all, the rescued stand alone.
+    let above = at(r.after.saturating_sub(1).min(order.len().saturating_sub(1))).unwrap_or(1.0);
+    let below = at(r.after).unwrap_or(0.0).min(above);
+    let mut wanted: Vec<(RowKey, f32)> =
+        near.into_iter().filter(|(k, _)| !top.contains(k)).collect();
+    wanted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0 .2.cmp(&b.0 .2)));
+    wanted.dedup_by_key(|(k, _)| *k);
+    let index: HashMap<RowKey, usize> = all.iter().enumerate().map(|(i, c)| (key(c), i)).collect();
+    let mut placed = 0;
+    for (k, cos) in wanted {
+        if placed == r.most {
+            break;
+        }
+        let i = match index.get(&k) {
+            Some(&i) => i,
+            None => {
+                let (ti, table, rowid) = k;
+                let t = &targets[ti];
+                let loaded =
+                    t.db.with_conn(|c| load(c, t.dir, table, rowid, scorer, req))?;
+                let Some(mut cand) = loaded else {
+                    continue;
+                };
+                cand.target = ti;
+                all.push(cand);
+                all.len() - 1
+            }
+        };
+        placed += 1;
+        // Strictly between `above` and `below`, the most similar first.
+        let score = above - (above - below) * placed as f64 / (r.most + 1) as f64;
+        let c = &mut all[i];
+        c.hit.score = score;
+        let e = c.hit.explain.get_or_insert_with(Explain::default);
+        e.dense = Some(Dense {
+            cosine: f64::from(cos),
+            rescued: true,
+        });
+    }
+    out.rescued = placed;
+    Ok(out)
+}
+
+fn key(c: &Candidate) -> RowKey {
+    (c.target, c.table, c.rowid)
+}
+
+fn kind_of(table: Table) -> HitKind {
+    match table {
+        Table::Records => HitKind::Record,
+        Table::Chunks => HitKind::Session,
+        Table::Tickets => HitKind::Ticket,
+    }
+}
+
+/// The vectors' table of `table` (tickets have none).
+fn vectors(table: Table) -> Option<&'static str> {
+    match table {
+        Table::Records => Some("record_vectors"),
+        Table::Chunks => Some("chunk_vectors"),
+        Table::Tickets => None,
+    }
+}
+
+/// `v` scaled to unit length (zeros stay zeros).
+fn unit(v: &[f32]) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 && n.is_finite() {
+        v.iter().map(|x| x / n).collect()
+    } else {
+        vec![0.0; v.len()]
+    }
+}
+
+/// The cosine of the unit vector `q` with a stored BLOB: the scale
+/// cancels, so the signed bytes are read as they are. `None` for a BLOB
+/// of another dimension (a model changed since indexing), a damaged one,
+/// or zeros.
+pub fn cosine_stored(q: &[f32], blob: &[u8]) -> Option<f32> {
+    let (_, values) = blob.split_first_chunk::<4>()?;
+    if values.len() != q.len() {
+        return None;
+    }
+    let (mut dot, mut norm) = (0f32, 0i32);
+    for (x, b) in q.iter().zip(values) {
+        let v = *b as i8;
+        dot += x * f32::from(v);
+        norm += i32::from(v) * i32::from(v);
+    }
+    (norm > 0).then(|| dot / (norm as f32).sqrt())
+}
+
+/// Every vector of `table` compared with `q`: the best [`KEEP`] that
+/// clear both of `r`'s bars (see [`Rescue::min_z`]), with their cosines;
+/// also how many were compared.
+fn scan(c: &Connection, table: Table, q: &[f32], r: Rescue) -> Result<(usize, Vec<(i64, f32)>)> {
+    let Some(name) = vectors(table) else {
+        return Ok((0, vec![]));
+    };
+    let mut st = c.prepare_cached(&format!("SELECT rowid, v FROM {name}"))?;
+    let mut rows = st.query([])?;
+    let mut all = Vec::new();
+    let (mut sum, mut squares) = (0f64, 0f64);
+    while let Some(row) = rows.next()? {
+        let Ok(blob) = row.get_ref(1)?.as_blob() else {
+            continue;
+        };
+        if let Some(cos) = cosine_stored(q, blob) {
+            sum += f64::from(cos);
+            squares += f64::from(cos) * f64::from(cos);
+            all.push((row.get::<_, i64>(0)?, cos));
+        }
+    }
+    let n = all.len();
+    let bar = bar(r, n, sum, squares);
+    let mut best: Vec<(i64, f32)> = all
+        .into_iter()
+        .filter(|(_, cos)| f64::from(*cos) >= bar)
+        .collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    best.truncate(KEEP);
+    Ok((n, best))
+}
+
+/// The cosine a row of a table of `n` vectors, whose cosines with the
+/// question sum to `sum` (their squares to `squares`), must reach.
+fn bar(r: Rescue, n: usize, sum: f64, squares: f64) -> f64 {
+    if n < 2 {
+        return r.min_cosine;
+    }
+    let mean = sum / n as f64;
+    let sd = (squares / n as f64 - mean * mean).max(0.0).sqrt();
+    r.min_cosine.max(mean + r.min_z * sd)
+}
+
+/// The cosine of one stored row with `q`, when it has a vector.
+fn cosine_of(c: &Connection, table: Table, rowid: i64, q: &[f32]) -> Result<Option<f32>> {
+    let Some(name) = vectors(table) else {
+        return Ok(None);
+    };
+    let blob: Option<Vec<u8>> = c
+        .prepare_cached(&format!("SELECT v FROM {name} WHERE rowid = ?1"))?
+        .query_row([rowid], |r| r.get(0))
+        .optional()?;
+    Ok(blob.and_then(|b| cosine_stored(q, &b)))
+}
+
+/// The candidate of one row the words did not find, when it passes the
+/// request's filters.
+fn load(
+    c: &Connection,
+    dir: &ScopeDir,
+    table: Table,
+    rowid: i64,
+    scorer: &Scorer,
+    req: &Request,
+) -> Result<Option<Candidate>> {
+    match table {
+        Table::Records => load_record(c, dir, rowid, scorer, req),
+        Table::Chunks => load_chunk(c, dir, rowid, scorer, req),
+        Table::Tickets => Ok(None),
+    }
+}
+
+/// A record, in the columns `candidates::record` reads (bm25 0: the words
+/// did not find it), if it is active, unexpired, and of the request's
+/// category and time span.
+fn load_record(
+    c: &Connection,
+    dir: &ScopeDir,
+    rowid: i64,
+    scorer: &Scorer,
+    req: &Request,
+) -> Result<Option<Candidate>> {
+    let mut st = c.prepare_cached(
+        "SELECT r.rowid, r.id, r.key, r.category, r.path, r.pinned, r.importance, r.updated, r.hits, r.last_hit, 0.0, b.body,
+                r.status, r.expires, r.created
+         FROM records r JOIN records_fts b ON b.rowid = r.rowid
+         WHERE r.rowid = :rowid AND r.status = 'active' AND (r.expires IS NULL OR r.expires > :now)
+           AND (:category IS NULL OR r.category = :category)
+           AND (:since IS NULL OR r.updated >= :since) AND (:until IS NULL OR r.updated <= :until)",
+    )?;
+    let category = req.category.map(|c| c.as_str().to_string());
+    let found = st
+        .query_row(
+            named_params! {
+                ":rowid": rowid, ":now": req.now.as_second(), ":category": category,
+                ":since": req.since, ":until": req.until,
+            },
+            |r| candidates::record(r, dir, scorer),
+        )
+        .optional()?;
+    Ok(found)
+}
+
+/// A session passage, shown as `candidates::chunks` shows one, if it
+/// passes the request's session, excluded session and time span.
+fn load_chunk(
+    c: &Connection,
+    dir: &ScopeDir,
+    rowid: i64,
+    scorer: &Scorer,
+    req: &Request,
+) -> Result<Option<Candidate>> {
+    let mut st = c.prepare_cached(
+        "SELECT c.rowid, c.session_id, c.seq, c.spans,
+                coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
+                c.hits, c.last_hit, s.path, b.body, b.title, c.roles, c.speakers, ss.work,
+                (SELECT p.title FROM sessions p
+                 WHERE p.session_id = ss.parent_id AND p.parent_id IS NULL AND p.title <> ''
+                 LIMIT 1)
+         FROM chunks c
+         JOIN chunks_fts b ON b.rowid = c.rowid
+         JOIN sources s ON s.id = c.source_id
+         LEFT JOIN sessions ss ON ss.source_id = c.source_id
+         WHERE c.rowid = :rowid
+           AND (:session IS NULL OR c.session_id = :session)
+           AND (:exclude IS NULL OR NOT (c.session_id = :exclude
+                OR (c.session_id >= :exclude || '/agent-' AND c.session_id < :exclude || '/agent.')))
+           AND (:since IS NULL OR coalesce(c.last_ts, c.first_ts, ss.last_ts, ss.first_ts) >= :since)
+           AND (:until IS NULL OR coalesce(c.first_ts, c.last_ts, ss.first_ts) <= :until)
+         LIMIT 1",
+    )?;
+    let window_chars = req.tuning.window_chars;
+    let found = st
+        .query_row(
+            named_params! {
+                ":rowid": rowid, ":session": req.session, ":exclude": req.exclude_session,
+                ":since": req.since, ":until": req.until,
+            },
+            |r| {
+                let session: String = r.get(1)?;
+                let seq: i64 = r.get(2)?;
+                let spans: String = r.get(3)?;
+                let body: String = r.get(9)?;
+                let title = candidates::shown_title(&session, r.get(10)?, r.get(14)?);
+                let win = best_window(scorer, &body, &candidates::blocks(&spans), window_chars);
+                let range = match (win.blocks.first(), win.blocks.last()) {
+                    (Some(a), Some(b)) => Some((a.msg, b.msg)),
+                    _ => None,
+                };
+                let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
+                let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
+                let stamp = |s: Option<i64>| {
+                    s.and_then(|s| jiff::Timestamp::from_second(s).ok())
+                        .map(|t| t.to_string())
+                };
+                Ok(Candidate {
+                    hit: Hit {
+                        rank: 0,
+                        score: 0.0,
+                        kind: HitKind::Session,
+                        scope: dir.scope,
+                        id: format!("{session}#{seq}"),
+                        category: None,
+                        title,
+                        snippet: String::new(),
+                        text: win.text,
+                        source: HitSource {
+                            session_id: Some(session),
+                            message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
+                            message_range: range.map(|(a, b)| [a, b]),
+                            first_timestamp: stamp(first_ts),
+                            last_timestamp: stamp(last_ts),
+                            ..HitSource::at(r.get(8)?)
+                        },
+                        pinned: false,
+                        importance: 50,
+                        updated: last_ts.or(first_ts),
+                        explain: Some(Explain::default()),
+                        stale_by: None,
+                    },
+                    bm25: 0.0,
+                    passage: win.score,
+                    words: win.words,
+                    times_hit: r.get(6)?,
+                    last_hit: r.get(7)?,
+                    target: 0,
+                    table: Table::Chunks,
+                    rowid: r.get(0)?,
+                    range,
+                    by_user: user_wrote(&r.get::<_, String>(11)?, &r.get::<_, String>(12)?),
+                    work: r.get::<_, Option<bool>>(13)?.unwrap_or(false),
+                    created: None,
+                })
+            },
+        )
+        .optional()?;
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantic::quant;
+
+    #[test]
+    fn a_stored_vectors_cosine_is_the_f32_ones_within_quantisation() {
+        let a: Vec<f32> = (0..64)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 10.0)
+            .collect();
+        let b: Vec<f32> = (0..64)
+            .map(|i| ((i * 5 % 11) as f32 - 5.0) / 10.0)
+            .collect();
+        let q = unit(&a);
+        let exact = crate::semantic::cosine(&a, &b);
+        let stored = cosine_stored(&q, &quant::encode(&b)).unwrap();
+        assert!((exact - stored).abs() < 0.01, "{exact} {stored}");
+        assert!((cosine_stored(&q, &quant::encode(&a)).unwrap() - 1.0).abs() < 0.01);
+        // Another dimension, a damaged BLOB, zeros: no cosine.
+        assert_eq!(cosine_stored(&q, &quant::encode(&b[..32])), None);
+        assert_eq!(cosine_stored(&q, &[1, 2]), None);
+        assert_eq!(cosine_stored(&q, &quant::encode(&[0.0; 64])), None);
+    }
+
+    #[test]
+    fn the_bar_is_the_cosine_floor_or_the_scopes_spread_whichever_is_higher() {
+        let r = Rescue {
+            min_cosine: 0.5,
+            min_z: 2.0,
+            ..Rescue::default()
+        };
+        // Cosines 0.7 and 0.9 (mean 0.8, sd 0.1): 0.8 + 2 x 0.1.
+        let (sum, squares) = (0.7 + 0.9, 0.49 + 0.81);
+        assert!((bar(r, 2, sum, squares) - 1.0).abs() < 1e-9);
+        // Cosines 0.1 and 0.3: the floor.
+        assert_eq!(bar(r, 2, 0.4, 0.1), 0.5);
+        // One vector has no spread.
+        assert_eq!(bar(r, 1, 0.9, 0.81), 0.5);
+    }
+}

@@ -1,0 +1,197 @@
+//! Hybrid recall (issue 38 item 3) through `recall query`, on the real
+//! model (fetched by `scripts/get-model.sh`; skipped outside CI without
+//! it, a failure in CI): the dense side rescues a passage the words miss,
+//! never moves what the words found, and a query whose hybrid side cannot
+//! run (no model, no vectors yet) still answers with the words.
+
+use std::path::Path;
+
+use crate::common::Env;
+use crate::model_cli::model_dir;
+
+/// Two sessions: the deploy answer in other words than the question (in
+/// one), the passage that shares the question's words (in the other, so
+/// neither is shown as the other's context), and unrelated talk around
+/// both that the dense side must not pick.
+const SESSIONS: [&[&str]; 2] = [
+    &[
+        r#"{"session":{"id":"s1","title":"team notes"}}"#,
+        r#"{"role":"user","id":"a0","content":"My cat likes to sleep on the windowsill in the afternoon sun."}"#,
+        r#"{"role":"user","id":"a1","content":"The soup needs more salt and a little lemon juice."}"#,
+        r#"{"role":"user","id":"a2","content":"We watched a film about whales and the deep ocean last night."}"#,
+        r#"{"role":"user","id":"deploy","content":"Deployments go out with make ship-it from the main branch every Friday afternoon."}"#,
+        r#"{"role":"user","id":"a3","content":"The garden tomatoes finally turned red after the long summer."}"#,
+        r#"{"role":"user","id":"a4","content":"Her violin lessons moved from Tuesday to Thursday evenings."}"#,
+        r#"{"role":"user","id":"a5","content":"The marathon route goes along the river past the old bridge."}"#,
+    ],
+    &[
+        r#"{"session":{"id":"s2","title":"more notes"}}"#,
+        r#"{"role":"user","id":"b0","content":"I bought a new umbrella because the old one broke in the storm."}"#,
+        r#"{"role":"user","id":"b1","content":"The library closes early on public holidays."}"#,
+        r#"{"role":"user","id":"b2","content":"Grandma knitted a blue scarf for the winter."}"#,
+        r#"{"role":"user","id":"words","content":"Which rollout steps does the checklist want? Ask Dana about the checklist."}"#,
+        r#"{"role":"user","id":"b3","content":"The museum has a new exhibit of medieval armour."}"#,
+        r#"{"role":"user","id":"b4","content":"The bakery on the corner sells rye bread on Saturdays."}"#,
+        r#"{"role":"user","id":"b5","content":"The kids built a sandcastle at the beach."}"#,
+    ],
+];
+
+/// The question: no word of it is in the deploy passage.
+const QUESTION: &str = "which weekday do we release to the servers? rollout";
+
+/// A home whose config names `model` (and whatever `more` adds), with the
+/// session indexed; vectors are written only when `model` is set then.
+fn home_with(model: Option<&Path>, more: &str) -> Env {
+    let env = Env::new();
+    let model = model.map_or(String::new(), |m| {
+        format!("model = {:?}\n", m.to_str().unwrap())
+    });
+    env.write_config(&format!("[semantic]\n{model}{more}"));
+    env.index_transcript("s1.jsonl", SESSIONS[0]);
+    env.index_transcript("s2.jsonl", SESSIONS[1]);
+    env
+}
+
+/// `recall query --format json --explain QUESTION [flags]`: exit code,
+/// each hit's message ids in rank order, the JSON and stderr.
+fn ask(env: &Env, flags: &[&str]) -> (i32, Vec<Vec<String>>, serde_json::Value, String) {
+    let out = env
+        .cmd()
+        .env_remove("RECALL_SEMANTIC_MODEL")
+        .env_remove("RECALL_SEMANTIC_HYBRID")
+        .args(["query", "--format", "json", "--explain", "--no-salience"])
+        .args(flags)
+        .arg(QUESTION)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().unwrap();
+    assert!(code <= 1, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids = json["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let ids = h["source"]["message_ids"].as_array().unwrap();
+            ids.iter()
+                .map(|i| i.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    (code, ids, json, err)
+}
+
+/// The rank (0-based) of the first hit that shows message `id`.
+fn rank_of(hits: &[Vec<String>], id: &str) -> Option<usize> {
+    hits.iter().position(|h| h.iter().any(|m| m == id))
+}
+
+/// The words find `words` and miss `deploy`; hybrid on rescues `deploy`
+/// right after the lexical top, with its cosine and `rescued` in the
+/// explanation, and `words` keeps its place. Hybrid off (the default) does
+/// not show `deploy`.
+#[test]
+fn a_paraphrase_the_words_miss_is_rescued_and_what_they_found_keeps_its_place() {
+    let Some(model) = model_dir() else {
+        return;
+    };
+    let env = home_with(Some(&model), "");
+    let (_, off, _, _) = ask(&env, &[]);
+    assert_eq!(rank_of(&off, "words"), Some(0), "{off:?}");
+    assert_eq!(rank_of(&off, "deploy"), None, "off: {off:?}");
+    let (code, on, json, err) = ask(&env, &["--semantic"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(on[0], off[0], "the words' best keeps rank 1: {on:?}");
+    let at = rank_of(&on, "deploy").unwrap_or_else(|| panic!("not rescued: {on:?}"));
+    let dense = &json["hits"][at]["explain"]["dense"];
+    assert_eq!(dense["rescued"], true, "{dense}");
+    assert!(dense["cosine"].as_f64().unwrap() >= 0.5, "{dense}");
+    assert_eq!(json["hits"][0]["explain"]["dense"]["rescued"], false);
+    // The config turns it on for every query, the same way.
+    let env = home_with(Some(&model), "hybrid = true\n");
+    let (_, by_config, _, _) = ask(&env, &[]);
+    assert_eq!(by_config, on);
+    // And the snippets' explanation says so.
+    let out = env
+        .cmd()
+        .args(["query", "--explain", "--no-salience", QUESTION])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("rescued by the dense side"), "{text}");
+}
+
+/// Hybrid on, the model configured but the index built before it was:
+/// no vectors to compare, so the words answer alone and stderr says how
+/// to get the vectors.
+#[test]
+fn hybrid_on_without_vectors_yet_still_answers() {
+    let Some(model) = model_dir() else {
+        return;
+    };
+    let env = home_with(None, "");
+    let (_, off, _, _) = ask(&env, &[]);
+    env.write_config(&format!(
+        "[semantic]\nmodel = {:?}\nhybrid = true\n",
+        model.to_str().unwrap()
+    ));
+    let (code, on, _, err) = ask(&env, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(on, off);
+    assert!(
+        err.contains("no vectors") && err.contains("recall index"),
+        "{err}"
+    );
+}
+
+/// Hybrid asked for with no model configured, or one that does not load:
+/// the words answer, and stderr says what to set where.
+#[test]
+fn hybrid_without_a_model_answers_with_words_and_says_how_to_set_one() {
+    let env = home_with(None, "");
+    let (_, off, _, _) = ask(&env, &[]);
+    let (code, on, _, err) = ask(&env, &["--semantic"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(on, off);
+    assert!(
+        err.contains("no embedding model is configured")
+            && err.contains("[semantic] model")
+            && err.contains("answered with words alone"),
+        "{err}"
+    );
+    env.write_config("[semantic]\nmodel = \"/no/such/model\"\nhybrid = true\n");
+    let (code, on, _, err) = ask(&env, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(on, off);
+    assert!(
+        err.contains("/no/such/model") && err.contains("answered with words alone"),
+        "{err}"
+    );
+}
+
+/// A bad `[semantic] hybrid` value names the file, its line and what to
+/// write; a bad `RECALL_SEMANTIC_HYBRID` names the variable.
+#[test]
+fn a_bad_hybrid_setting_says_where_and_what_to_write() {
+    let env = Env::new();
+    env.write_config("[semantic]\nhybrid = \"sometimes\"\n");
+    let out = env.cmd().args(["query", "x"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("config.toml:2"), "{err}");
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .env("RECALL_SEMANTIC_HYBRID", "sometimes")
+        .args(["query", "x"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("RECALL_SEMANTIC_HYBRID=\"sometimes\"") && err.contains("1, true, on"),
+        "{err}"
+    );
+}
