@@ -1,5 +1,5 @@
-//! Vectors beside the FTS5 rows (issue 38, opt-in): the passages and
-//! records that have none yet are embedded and stored, a batch per
+//! Vectors beside the FTS5 rows (issue 38, opt-in): the passages,
+//! records and ticket parts that have none yet are embedded and stored, a batch per
 //! transaction. The pipeline embeds a source's passages on its preparer
 //! threads; this pass takes what it did not: records (written by `record`,
 //! `remember`, a record sync or a pull), passages pulled from other hosts,
@@ -20,10 +20,11 @@ const BATCH: usize = 256;
 pub struct Filled {
     pub chunks: usize,
     pub records: usize,
+    pub tickets: usize,
 }
 
 /// The tables that hold vectors: the rows, their text, their vectors.
-const TABLES: [(&str, &str); 2] = [
+const TABLES: [(&str, &str); 3] = [
     (
         "SELECT c.rowid, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid
          WHERE c.rowid > ?2 AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.rowid = c.rowid)
@@ -36,13 +37,20 @@ const TABLES: [(&str, &str); 2] = [
          ORDER BY r.rowid LIMIT ?1",
         "INSERT INTO record_vectors(rowid, v) VALUES(?1, ?2)",
     ),
+    // A ticket part is embedded with its title, as it is searched.
+    (
+        "SELECT t.rowid, f.title || char(10) || f.body FROM tickets t JOIN tickets_fts f ON f.rowid = t.rowid
+         WHERE t.rowid > ?2 AND NOT EXISTS (SELECT 1 FROM ticket_vectors v WHERE v.rowid = t.rowid)
+         ORDER BY t.rowid LIMIT ?1",
+        "INSERT INTO ticket_vectors(rowid, v) VALUES(?1, ?2)",
+    ),
 ];
 
-/// Embed every passage and record of the index `conn` writes that has no
+/// Embed every passage, record and ticket part of the index `conn` writes that has no
 /// vector yet. Each batch is its own transaction, so a run stopped
 /// half-way keeps what it wrote and the next one goes on.
 pub fn fill(conn: &mut Connection, model: &Model) -> Result<Filled> {
-    let mut done = [0usize; 2];
+    let mut done = [0usize; 3];
     for (n, (select, insert)) in TABLES.iter().enumerate() {
         // Rows are taken in rowid order from past the last batch, so each
         // batch reads only rows it has not seen.
@@ -70,5 +78,6 @@ pub fn fill(conn: &mut Connection, model: &Model) -> Result<Filled> {
     Ok(Filled {
         chunks: done[0],
         records: done[1],
+        tickets: done[2],
     })
 }

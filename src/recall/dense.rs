@@ -32,8 +32,10 @@ use super::subject::user_wrote;
 use crate::error::Result;
 use crate::store::ScopeDir;
 
-/// The schema that holds `chunk_vectors` and `record_vectors`.
+/// The schema that holds `chunk_vectors` and `record_vectors`, and the
+/// one that adds `ticket_vectors`.
 const VECTORS_SCHEMA: i64 = 10;
+const TICKET_VECTORS_SCHEMA: i64 = 11;
 
 /// Best dense rows kept per table and scope before the filters: enough
 /// for [`Rescue::most`] to survive a session filter's losses.
@@ -109,13 +111,15 @@ pub fn rescue(
     let (mut near, mut known): (Vec<Scored>, Vec<Scored>) = (vec![], vec![]);
     for (ti, t) in targets.iter().enumerate() {
         let found = t.db.with_conn(|c| {
-            if crate::store::schema_version(c)? < VECTORS_SCHEMA {
+            let schema = crate::store::schema_version(c)?;
+            if schema < VECTORS_SCHEMA {
                 return Ok((0, vec![], vec![]));
             }
             let mut scanned = 0;
             let mut rows = Vec::new();
-            for table in [Table::Records, Table::Chunks] {
-                if req.wants(kind_of(table)) {
+            for table in [Table::Records, Table::Chunks, Table::Tickets] {
+                let held = table != Table::Tickets || schema >= TICKET_VECTORS_SCHEMA;
+                if held && req.wants(kind_of(table)) {
                     let (n, best) = scan(c, table, &q, r)?;
                     scanned += n;
                     rows.extend(best.into_iter().map(|(id, cos)| ((ti, table, id), cos)));
@@ -123,7 +127,8 @@ pub fn rescue(
             }
             // The lexical candidates' own cosines, for --explain.
             let mut own = Vec::new();
-            for cand in all.iter().filter(|c| c.target == ti) {
+            let held = |t: Table| t != Table::Tickets || schema >= TICKET_VECTORS_SCHEMA;
+            for cand in all.iter().filter(|c| c.target == ti && held(c.table)) {
                 if let Some(cos) = cosine_of(c, cand.table, cand.rowid, &q)? {
                     own.push(((ti, cand.table, cand.rowid), cos));
                 }
@@ -215,7 +220,7 @@ fn vectors(table: Table) -> Option<&'static str> {
     match table {
         Table::Records => Some("record_vectors"),
         Table::Chunks => Some("chunk_vectors"),
-        Table::Tickets => None,
+        Table::Tickets => Some("ticket_vectors"),
     }
 }
 
@@ -315,8 +320,90 @@ fn load(
     match table {
         Table::Records => load_record(c, dir, rowid, scorer, req),
         Table::Chunks => load_chunk(c, dir, rowid, scorer, req),
-        Table::Tickets => Ok(None),
+        Table::Tickets => load_ticket(c, dir, rowid, scorer, req),
     }
+}
+
+/// A ticket part, shown as `candidates::tickets` shows one, if it is of
+/// the request's time span.
+fn load_ticket(
+    c: &Connection,
+    dir: &ScopeDir,
+    rowid: i64,
+    scorer: &Scorer,
+    req: &Request,
+) -> Result<Option<Candidate>> {
+    let mut st = c.prepare_cached(
+        "SELECT t.rowid, t.ticket_id, t.part, t.created, t.updated, t.hits, t.last_hit, s.path, b.body, b.title
+         FROM tickets t
+         JOIN tickets_fts b ON b.rowid = t.rowid
+         JOIN sources s ON s.id = t.source_id
+         WHERE t.rowid = :rowid
+           AND (:since IS NULL OR coalesce(t.updated, t.created) >= :since)
+           AND (:until IS NULL OR coalesce(t.created, t.updated) <= :until)",
+    )?;
+    let window_chars = req.tuning.window_chars;
+    let found = st
+        .query_row(
+            named_params! { ":rowid": rowid, ":since": req.since, ":until": req.until },
+            |r| {
+                let ticket: String = r.get(1)?;
+                let part: i64 = r.get(2)?;
+                let (created, updated): (Option<i64>, Option<i64>) = (r.get(3)?, r.get(4)?);
+                let body: String = r.get(8)?;
+                let title: String = r.get(9)?;
+                let (passage, words) = scorer.score_counted(&format!("{title}\n{body}"));
+                let text = crate::text::truncate_chars(&body, window_chars * 2).to_string();
+                Ok(Candidate {
+                    hit: Hit {
+                        rank: 0,
+                        score: 0.0,
+                        kind: HitKind::Ticket,
+                        scope: dir.scope,
+                        id: if part == 0 {
+                            ticket.clone()
+                        } else {
+                            format!("{ticket}#{part}")
+                        },
+                        category: None,
+                        snippet: String::new(),
+                        title,
+                        text,
+                        source: HitSource {
+                            ticket_id: Some(ticket),
+                            first_timestamp: stamp(created),
+                            last_timestamp: stamp(updated),
+                            ..HitSource::at(r.get(7)?)
+                        },
+                        pinned: false,
+                        importance: 50,
+                        updated: updated.or(created),
+                        explain: Some(Explain::default()),
+                        stale_by: None,
+                    },
+                    bm25: 0.0,
+                    passage,
+                    words,
+                    times_hit: r.get(5)?,
+                    last_hit: r.get(6)?,
+                    target: 0,
+                    table: Table::Tickets,
+                    rowid: r.get(0)?,
+                    range: None,
+                    by_user: false,
+                    work: false,
+                    created: None,
+                })
+            },
+        )
+        .optional()?;
+    Ok(found)
+}
+
+/// Unix seconds as RFC 3339, as hits show times.
+fn stamp(secs: Option<i64>) -> Option<String> {
+    secs.and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .map(|t| t.to_string())
 }
 
 /// A record, in the columns `candidates::record` reads (bm25 0: the words
@@ -398,10 +485,6 @@ fn load_chunk(
                 };
                 let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
                 let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
-                let stamp = |s: Option<i64>| {
-                    s.and_then(|s| jiff::Timestamp::from_second(s).ok())
-                        .map(|t| t.to_string())
-                };
                 Ok(Candidate {
                     hit: Hit {
                         rank: 0,

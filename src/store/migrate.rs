@@ -39,6 +39,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0010_vectors",
         include_str!("../../schema/0010_vectors.sql"),
     ),
+    (
+        "0011_ticket_vectors",
+        include_str!("../../schema/0011_ticket_vectors.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

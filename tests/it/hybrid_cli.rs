@@ -195,3 +195,30 @@ fn a_bad_hybrid_setting_says_where_and_what_to_write() {
         "{err}"
     );
 }
+
+/// Ticket parts get vectors too (schema 11), so the dense side can rescue
+/// a ticket; deleting the ticket's file takes them.
+#[test]
+fn index_writes_a_vector_per_ticket_part() {
+    let env = Env::new();
+    let model = env.tmp.path().join("tiny-model");
+    crate::model_cli::tiny_static_model(&model);
+    env.write_config(&format!(
+        "[semantic]\nmodel = {:?}\n",
+        model.to_str().unwrap()
+    ));
+    let dir = env.tmp.path().join("tickets");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (id, text) in [("T-1", "deploy the release"), ("T-2", "the cat")] {
+        std::fs::write(
+            dir.join(format!("{id}.md")),
+            format!("---\nid: {id}\ntitle: \"{text}\"\n---\n{text} please\n"),
+        )
+        .unwrap();
+    }
+    env.run(&["index", "--kind", "ticket", dir.to_str().unwrap()]);
+    let db = env.project_dir().join("index.db");
+    let parts = crate::model_cli::count(&db, "tickets");
+    assert_eq!(parts, 2);
+    assert_eq!(crate::model_cli::count(&db, "ticket_vectors"), parts);
+}

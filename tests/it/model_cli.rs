@@ -114,7 +114,7 @@ fn check_names_the_real_model_its_size_and_speed() {
 /// A static model small enough to write here: a word-level tokenizer over
 /// five words and a 4-dimension table, read by the same loader as a real
 /// one.
-fn tiny_static_model(dir: &std::path::Path) {
+pub(crate) fn tiny_static_model(dir: &std::path::Path) {
     std::fs::create_dir_all(dir).unwrap();
     let tokenizer = serde_json::json!({
         "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
@@ -135,7 +135,7 @@ fn tiny_static_model(dir: &std::path::Path) {
     std::fs::write(dir.join("model.safetensors"), file).unwrap();
 }
 
-fn count(db: &std::path::Path, table: &str) -> i64 {
+pub(crate) fn count(db: &std::path::Path, table: &str) -> i64 {
     rusqlite::Connection::open(db)
         .unwrap()
         .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
