@@ -12,6 +12,7 @@
 //! target/release/examples/eval swe [../shared/data/swe-sessions] [--titles | --full] [--keep-home DIR] [--json OUT]
 //! target/release/examples/eval all [--locomo PATH] [--beam PATH] [--scifact DIR] [--jira DIR] [--swe DIR] [--scale] [--keep-home DIR] [--json OUT]
 //! target/release/examples/eval scale [--sizes 1,4,16] [--sets locomo,beam,beam-merged,jira,swe] [set paths as for all] [--keep-home DIR] [--json OUT]
+//! target/release/examples/eval paraphrase [testdata/paraphrase] [--transcripts ../shared/data/agent-transcripts] [--keep-home DIR] [--json OUT]
 //! ```
 //!
 //! The harness builds nothing: it runs the `recall` binary given by
@@ -170,6 +171,12 @@
 //! session named), the best 2,000 rows collapsed the same way. Published
 //! (issue #24): hit@1 0.952 with titles.
 //!
+//! # Paraphrase (`testdata/paraphrase/`)
+//!
+//! Questions about the real agent transcripts asked in other words than
+//! the record or passage that answers them: top-1, top-5 and MRR beside
+//! the floor. See `eval/paraphrase.rs` and the set's README.
+//!
 //! # All sets (`all`, alias `suite`)
 //!
 //! Runs LoCoMo, BEAM per conversation, BEAM merged, SciFact, jira-dups and
@@ -274,6 +281,8 @@ mod jira;
 mod locomo;
 #[path = "eval/metrics.rs"]
 mod metrics;
+#[path = "eval/paraphrase.rs"]
+mod paraphrase;
 #[path = "eval/report.rs"]
 mod report;
 #[path = "eval/runner.rs"]
@@ -288,7 +297,7 @@ mod swe;
 mod workspace;
 
 use anyhow::Result;
-use clap::Parser;
+use clap::{CommandFactory as _, FromArgMatches as _};
 
 use args::{Common, Dataset};
 use beam::Target;
@@ -297,8 +306,19 @@ use runner::Recall;
 use workspace::Workspace;
 
 fn main() -> std::process::ExitCode {
-    let cli = args::Cli::parse();
-    match run(cli.dataset) {
+    // `paraphrase` has its own flags (in its module), beside the sets of `args`.
+    let matches = args::Cli::command()
+        .subcommand(paraphrase::Opts::command())
+        .get_matches();
+    let result = match matches.subcommand() {
+        Some(("paraphrase", m)) => paraphrase::Opts::from_arg_matches(m)
+            .map_err(Into::into)
+            .and_then(paraphrase::main),
+        _ => args::Cli::from_arg_matches(&matches)
+            .map_err(Into::into)
+            .and_then(|cli| run(cli.dataset)),
+    };
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("eval: {e:#}");
