@@ -37,6 +37,17 @@ fn spread(passages: i64, sessions: i64) -> f64 {
     (s * (1.0 - (-(passages as f64) / s).exp())).clamp(1.0, s)
 }
 
+/// One scope's sessions and, for each question term, the sessions that
+/// hold it.
+pub struct ScopeCounts {
+    /// Sessions in the scope's index.
+    pub sessions: i64,
+    /// Sessions holding each term: counted, or estimated (see `spread`).
+    pub holding: Vec<f64>,
+    /// Whether each term's `holding` was counted (exact), not estimated.
+    pub exact: Vec<bool>,
+}
+
 /// Sessions in one scope's index, and the sessions holding each of
 /// `terms`. `dfs` holds each term's passage count in that index (0: none
 /// holds it, and it is not looked up). Only the terms `count` marks (the
@@ -47,7 +58,7 @@ pub fn session_counts(
     terms: &[Term],
     dfs: &[i64],
     count: &[bool],
-) -> Result<(i64, Vec<f64>)> {
+) -> Result<ScopeCounts> {
     // Subagents' and compactions' files have their parent's session as
     // `parent_id`: they are not sessions of their own; a session read from
     // two files (captured twice) is one.
@@ -55,8 +66,14 @@ pub fn session_counts(
         .prepare_cached("SELECT count(DISTINCT session_id) FROM sessions WHERE parent_id IS NULL")?
         .query_row([], |r| r.get(0))?;
     let mut out = vec![0.0; terms.len()];
+    // A term no passage holds is held by no session: that is exact too.
+    let mut exact: Vec<bool> = dfs.iter().map(|&df| df == 0).collect();
     if sessions == 0 {
-        return Ok((0, out));
+        return Ok(ScopeCounts {
+            sessions: 0,
+            holding: out,
+            exact,
+        });
     }
     let fts = Table::Chunks.fts();
     let sql = format!(
@@ -76,6 +93,7 @@ pub fn session_counts(
         out[i] = match expr.filter(|_| count[i] && spent + df <= COUNT_BUDGET) {
             Some(expr) => {
                 spent += df;
+                exact[i] = true;
                 let n: i64 = stmt.query_row([expr], |r| r.get(0))?;
                 n as f64
             }
@@ -83,7 +101,32 @@ pub fn session_counts(
         }
         .min(sessions as f64);
     }
-    Ok((sessions, out))
+    Ok(ScopeCounts {
+        sessions,
+        holding: out,
+        exact,
+    })
+}
+
+/// At most how many sessions hold a passage with every one of `groups`
+/// (each group a term's forms, as indexes into the question's terms),
+/// told from the counts alone: no more than hold the group held by the
+/// fewest, where a group's count is the sum of its forms' and is known
+/// when every form was counted in every scope. `None` when no group's
+/// count is known.
+pub fn together_bound(groups: &[Vec<usize>], per_scope: &[ScopeCounts]) -> Option<f64> {
+    groups
+        .iter()
+        .filter(|g| {
+            g.iter()
+                .all(|&i| per_scope.iter().all(|c| c.exact.get(i) == Some(&true)))
+        })
+        .map(|g| {
+            g.iter()
+                .map(|&i| per_scope.iter().map(|c| c.holding[i]).sum::<f64>())
+                .sum::<f64>()
+        })
+        .min_by(f64::total_cmp)
 }
 
 /// The root session of a session id: the parent's for a subagent's or a
@@ -135,13 +178,13 @@ pub struct Weighed {
     pub terms: Vec<Weighted>,
 }
 
-pub fn weigh(terms: &[Term], per_scope: &[(i64, Vec<f64>)]) -> Weighed {
-    let sessions: i64 = per_scope.iter().map(|(s, _)| s).sum();
+pub fn weigh(terms: &[Term], per_scope: &[ScopeCounts]) -> Weighed {
+    let sessions: i64 = per_scope.iter().map(|c| c.sessions).sum();
     let terms = terms
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let holding: f64 = per_scope.iter().map(|(_, h)| h[i]).sum();
+            let holding: f64 = per_scope.iter().map(|c| c.holding[i]).sum();
             Weighted {
                 term: t.clone(),
                 df: holding.round() as i64,
@@ -180,6 +223,27 @@ mod tests {
         let two_of_thirteen = 2.0 * weight(13.0, 2.0, 1.0);
         assert!(beyond_chance(two_of_thirteen, 13, 1.0));
         assert!(!beyond_chance(two_of_thirteen, 13, 0.3));
+    }
+
+    #[test]
+    fn words_together_are_bounded_by_the_fewest_sessions_holding_one() {
+        let scope = |holding: Vec<f64>, exact: Vec<bool>| ScopeCounts {
+            sessions: 10,
+            holding,
+            exact,
+        };
+        // Term 0 is in 1 session, 1 in 4, 2 in 6 but only estimated.
+        let one = [scope(vec![1.0, 4.0, 6.0], vec![true, true, false])];
+        assert_eq!(together_bound(&[vec![1], vec![0]], &one), Some(1.0));
+        // A group's forms add up; an estimated group bounds nothing.
+        assert_eq!(together_bound(&[vec![0, 1], vec![2]], &one), Some(5.0));
+        assert_eq!(together_bound(&[vec![2]], &one), None);
+        // Over two scopes, a group is known only when counted in both.
+        let two = [
+            scope(vec![1.0, 0.0, 0.0], vec![true, true, true]),
+            scope(vec![0.0, 2.0, 3.0], vec![false, true, true]),
+        ];
+        assert_eq!(together_bound(&[vec![0], vec![1]], &two), Some(2.0));
     }
 
     #[test]
@@ -230,9 +294,13 @@ mod tests {
         let terms = crate::recall::sanitize::extract_terms("bead alpha gamma");
         // A compaction's transcript is its parent's session: "bead" is in
         // both sessions, "alpha" in both too (s2 through its compaction).
-        let (sessions, holding) = session_counts(&c, &terms, &[5, 2, 0], &[true; 3])?;
-        assert_eq!(sessions, 2);
-        assert_eq!(holding, [2.0, 2.0, 0.0]);
+        let counts = session_counts(&c, &terms, &[5, 2, 0], &[true; 3])?;
+        assert_eq!(counts.sessions, 2);
+        assert_eq!(counts.holding, [2.0, 2.0, 0.0]);
+        assert_eq!(counts.exact, [true; 3]);
+        // Not counted: estimated, and said to be.
+        let counts = session_counts(&c, &terms, &[5, 2, 0], &[false, true, false])?;
+        assert_eq!(counts.exact, [false, true, true]);
         assert_eq!(root_of("s2/agent-acompact-1"), "s2");
         Ok(())
     }

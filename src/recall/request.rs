@@ -125,8 +125,10 @@ pub struct Response {
     pub evidence_sessions: i64,
     /// For each session hit (by id), the sessions with a passage that
     /// holds every question word the hit holds (counted up to
-    /// [`TOGETHER_CAP`] + 1; see `recall::evidence::sessions_together`);
-    /// empty unless [`Request::evidence`].
+    /// [`TOGETHER_CAP`] + 1; see `recall::evidence::sessions_together`),
+    /// or at most 1 when the counts alone tell that no more can (see
+    /// `recall::evidence::together_bound`); empty unless
+    /// [`Request::evidence`].
     #[serde(skip)]
     pub together: std::collections::HashMap<String, i64>,
     /// For each session hit (by id), the share of the question's evidence

@@ -189,6 +189,7 @@ fn weigh_evidence(
         sessions: weighed.sessions,
         ..Evidence::default()
     };
+    let mut asked: HashMap<String, i64> = HashMap::new();
     for (h, groups) in session_hits.iter().zip(matched) {
         let Some(root) = h.source.session_id.as_deref().map(super::evidence::root_of) else {
             continue;
@@ -208,6 +209,14 @@ fn weigh_evidence(
         let mut groups = groups;
         groups.sort_by(|a, b| heaviest(b).total_cmp(&heaviest(a)));
         groups.truncate(TOGETHER_WORDS);
+        // A word one session holds stands with the others in at most that
+        // session: no need to ask the index (the bar passes any count of 1).
+        if let Some(bound) =
+            super::evidence::together_bound(&groups, &per_scope).filter(|&b| b <= 1.0)
+        {
+            out.together.insert(h.id.clone(), bound.round() as i64);
+            continue;
+        }
         let groups: Vec<Vec<super::Term>> = groups
             .into_iter()
             .map(|g| g.into_iter().map(|i| terms[i].clone()).collect())
@@ -215,13 +224,22 @@ fn weigh_evidence(
         let Some(expr) = super::sanitize::to_match_all(&groups) else {
             continue;
         };
+        // Passages of one session often hold the same rarest words.
+        if let Some(&n) = asked.get(&expr) {
+            out.together.insert(h.id.clone(), n);
+            continue;
+        }
         let mut n = 0;
-        let with_sessions = targets.iter().zip(&per_scope).filter(|(_, (s, _))| *s > 0);
+        let with_sessions = targets
+            .iter()
+            .zip(&per_scope)
+            .filter(|(_, c)| c.sessions > 0);
         for (t, _) in with_sessions {
             n += t.db.with_conn(|c| {
                 super::evidence::sessions_together(c, &expr, super::request::TOGETHER_CAP)
             })?;
         }
+        asked.insert(expr, n);
         out.together.insert(h.id.clone(), n);
     }
     out.terms = weighed.terms;
