@@ -42,7 +42,7 @@ pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,
     Counts as TermCounts, RowTerms, Table, TermDeltas,
 };
-pub use turn::{begin_in_turn, turn_path};
+pub use turn::{begin_in_turn, turn_path, turn_wanted};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -39,6 +39,24 @@ pub fn begin_in_turn(conn: &mut Connection) -> Result<Transaction<'_>> {
     Ok(tx)
 }
 
+/// Whether another writer of `conn`'s index waits for its turn: a writer
+/// that holds the write lock across several steps (a pull writing page
+/// after page) commits when one does, so it waits one step at most.
+/// `false` when the turn file cannot be opened (see [`begin_in_turn`]).
+pub fn turn_wanted(conn: &Connection) -> bool {
+    let Some(db) = conn.path().filter(|p| !p.is_empty()) else {
+        return false;
+    };
+    let Ok(file) = std::fs::File::open(turn_path(Path::new(db))) else {
+        return false;
+    };
+    match file.try_lock() {
+        Ok(()) => false,
+        Err(std::fs::TryLockError::WouldBlock) => true,
+        Err(_) => false,
+    }
+}
+
 /// The path of `db`'s turn file.
 pub fn turn_path(db: &Path) -> std::path::PathBuf {
     let mut name = db.as_os_str().to_owned();

@@ -21,23 +21,29 @@ use rusqlite::Connection;
 
 use super::local::{self, Kind};
 use super::pulled::{apply_one, apply_records, Applied};
+use super::pulled_sources::{apply_sources, sources_only, write_pages, Page};
 use super::remote::{describe, RemoteUrl};
-use crate::error::{Error, Result};
-use rayon::prelude::*;
-
-use crate::index::{
-    has_source_at, prepare_import, remove_source_at, write_import, Import, SourceDoc,
-};
+use crate::error::Result;
 use crate::records::Limits;
-use crate::store::{begin_in_turn, ScopeDir, TermDeltas};
+use crate::store::{begin_in_turn, ScopeDir};
 
-/// Rows fetched, and applied, per round trip when pulling: each batch of
-/// records or sources is one transaction, so the fewer the better (fewer
-/// FTS5 segments to merge, each page written once per batch), within
-/// [`PULL_BYTES`] of bodies.
+/// Rows fetched per round trip when pulling, within [`PULL_BYTES`] of
+/// bodies: a page is held in memory while it is written (and the next one
+/// while it comes). Each run of records in a page is one batch; pages of
+/// sources only are written several to a transaction
+/// ([`super::pulled_sources`]).
 const PULL_ROWS: i64 = 8192;
 /// Bytes of bodies per round trip (a batch holds at least one row).
 const PULL_BYTES: i64 = 32 << 20;
+/// SQLite's page cache while pulling (KiB; the default is 2 MB). A pull's
+/// transaction changes some pages again and again (the term counts, index
+/// pages) while it writes hundreds of MB: with 2 MB they were written out
+/// to the WAL and written again, and the kernel had often flushed them in
+/// between. A fresh host pulling 1,000,000 passages wrote 8.3 GB with
+/// 2 MB, 8.8 GB with 64 MB and 6.9 GB with 256 MB, for a 2.4 GB index
+/// (issue 36 item 2); it holds as much more memory while it pulls, at
+/// most.
+const PULL_CACHE_KIB: i64 = 256 << 10;
 
 /// One scope to sync and how.
 #[derive(Debug, Clone)]
@@ -129,11 +135,37 @@ pub fn pull(
     // Before anything is compared: a record a killed pull had written is
     // not an edit made here.
     local::settle_pulls(conn)?;
+    // See [`PULL_CACHE`]; put back however the pull ends.
+    let cache: i64 = conn.pragma_query_value(None, "cache_size", |r| r.get(0))?;
+    conn.pragma_update(None, "cache_size", -PULL_CACHE_KIB)?;
+    let pulled = pull_pages(client, url, conn, t, me, report);
+    conn.pragma_update(None, "cache_size", cache)?;
+    let before = pulled?;
+    super::horizon::catch_up(client, url, conn, t, me, before, report)?;
+    fail::fail_point!("sync-pulled");
+    Ok(())
+}
+
+/// [`pull`]'s pages, applied in order; returns the cursor it started at.
+fn pull_pages(
+    client: &mut Client,
+    url: &RemoteUrl,
+    conn: &mut Connection,
+    t: &Target,
+    me: &Me,
+    report: &mut ScopeReport,
+) -> Result<i64> {
     let mut cursor = local::cursor(conn)?;
     let (first, before) = (cursor == 0, cursor);
     let fetch = |client: &mut Client, after: i64| fetch_page(client, url, t, me, after);
     let mut next = fetch(client, cursor)?;
     while let Some((rows, last)) = next.take() {
+        if sources_only(&rows) {
+            // Pages of sources only: several to a transaction.
+            let mut ahead = |after: i64| fetch(client, after);
+            (next, cursor) = write_pages(conn, me, (rows, last), &mut ahead, report)?;
+            continue;
+        }
         // The next page comes over the network while this one is written.
         let (applied, fetched) = std::thread::scope(|scope| {
             let ahead = scope.spawn(|| fetch(client, last));
@@ -153,9 +185,7 @@ pub fn pull(
         next = fetched?;
     }
     report.cursor = cursor;
-    super::horizon::catch_up(client, url, conn, t, me, before, report)?;
-    fail::fail_point!("sync-pulled");
-    Ok(())
+    Ok(before)
 }
 
 /// The rows other hosts sent after `after`, in the server's order, up to
@@ -167,7 +197,7 @@ fn fetch_page(
     t: &Target,
     me: &Me,
     after: i64,
-) -> Result<Option<(Vec<Row>, i64)>> {
+) -> Result<Option<Page>> {
     let err = |e: postgres::Error| describe(&e, url);
     let params: [&(dyn ToSql + Sync); 5] = [&t.project, &after, &me.host, &PULL_ROWS, &PULL_BYTES];
     // Streamed: each row is read as it arrives, so a page is held once.
@@ -244,143 +274,15 @@ fn apply_batch(
     Ok(())
 }
 
-/// Sources pulled, prepared (parsed, scanned for secrets again, their
-/// terms counted) on the preparer threads while one writer writes them,
-/// as `recall index` does with files, in one transaction with the cursor.
-/// Each key comes once in a batch, so the order they are written in does
-/// not matter.
-fn apply_sources(
-    conn: &mut Connection,
-    me: &Me,
-    rows: Vec<Row>,
-    last: i64,
-    report: &mut ScopeReport,
-) -> Result<()> {
-    // Freed pages need not be zeroed: see [`adds_only`].
-    let fast = adds_only(conn, &rows)?;
-    if fast {
-        conn.pragma_update(None, "secure_delete", "FAST")?;
-    }
-    let done = write_sources(conn, me, rows, last, report);
-    if fast {
-        conn.pragma_update(None, "secure_delete", true)?;
-    }
-    done
-}
-
-/// [`apply_sources`]' transaction.
-fn write_sources(
-    conn: &mut Connection,
-    me: &Me,
-    rows: Vec<Row>,
-    last: i64,
-    report: &mut ScopeReport,
-) -> Result<()> {
-    let tx = begin_in_turn(conn)?;
-    let mut stats = TermDeltas::default();
-    let (send, ready) = std::sync::mpsc::sync_channel::<Result<Incoming>>(PREPARED_AHEAD);
-    std::thread::scope(|scope| -> Result<()> {
-        scope.spawn(move || {
-            // Stops when the writer hangs up (an error).
-            let _ = rows.into_par_iter().try_for_each_with(send, |send, row| {
-                send.send(Incoming::prepare(row)).map_err(drop)
-            });
-        });
-        for incoming in ready {
-            let Incoming { key, hash, doc } = incoming?;
-            match doc {
-                None => {
-                    remove_source_at(&tx, &format!("sync://{key}"), &mut stats)?;
-                    local::set_state(&tx, Kind::Source, &key, None)?;
-                }
-                Some(doc) => {
-                    report.passages_pulled += doc.passages;
-                    report.redacted += write_import(&tx, doc.import, me.now, &mut stats)?;
-                    local::set_state(&tx, Kind::Source, &key, Some(&hash))?;
-                }
-            }
-            report.pulled += 1;
-        }
-        Ok(())
-    })?;
-    local::set_cursor(&tx, last)?;
-    stats.flush(&tx)?;
-    tx.commit()?;
-    Ok(())
-}
-
-/// Whether a batch only adds sources this index does not hold (no
-/// tombstone, no new version of a source here), and so deletes no text.
-///
-/// The writer zeroes every page it frees (`PRAGMA secure_delete`), so that
-/// a deleted record's text does not stay in the file. A batch that only
-/// adds still frees many pages: FTS5 merges its segments as they grow, and
-/// each page a merge frees was written a second time, as zeros, through
-/// the WAL and again at the checkpoint. What those pages hold (postings
-/// and cells of live rows, copied to the merged segment) is in the file
-/// anyway, and text deleted earlier was zeroed when it was deleted, so
-/// such a batch runs with `secure_delete = FAST`, which still zeroes what
-/// is deleted inside a page written anyway. A fresh host pulling 1,000,000
-/// passages wrote 3.9x the index it built (issue 36 item 2).
-fn adds_only(conn: &Connection, rows: &[Row]) -> Result<bool> {
-    for row in rows {
-        let path = format!("sync://{}", row.key);
-        if row.deleted || row.body.is_none() || has_source_at(conn, &path)? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Prepared sources the writer may have waiting.
-const PREPARED_AHEAD: usize = 64;
-
-/// A pulled source, ready for the writer.
-struct Incoming {
-    key: String,
-    hash: String,
-    /// `None`: a tombstone.
-    doc: Option<Prepared>,
-}
-
-struct Prepared {
-    import: Import,
-    passages: usize,
-}
-
-impl Incoming {
-    fn prepare(row: Row) -> Result<Incoming> {
-        let Some(body) = row.body.filter(|_| !row.deleted) else {
-            return Ok(Incoming {
-                key: row.key,
-                hash: row.hash,
-                doc: None,
-            });
-        };
-        let doc: SourceDoc = serde_json::from_str(&body).map_err(|e| {
-            Error::Sync(format!(
-                "a shared source from host {} ({}) is not readable ({e}); upgrade recall on this host",
-                row.host, row.key
-            ))
-        })?;
-        let passages = doc.passages();
-        let import = prepare_import(&format!("sync://{}", row.key), &row.host, doc)?;
-        Ok(Incoming {
-            key: row.key,
-            hash: row.hash,
-            doc: Some(Prepared { import, passages }),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
     use super::*;
-    use crate::index::{sync_records, PassageDoc, Progress, SessionDoc};
+    use crate::index::{sync_records, PassageDoc, Progress, SessionDoc, SourceDoc};
     use crate::records::{render_record, Category, Record, Source};
     use crate::store::{Db, OpenMode, Scope};
+    use crate::sync::pulled_sources::{adds_only, write_pages};
 
     const KEY: &str = "deploy-port";
 
@@ -544,6 +446,114 @@ mod tests {
             text.contains("port 9090") && !text.contains("8080") && !text.contains("canary"),
             "{text}"
         );
+    }
+
+    /// Pages of host b's sources `b/<id>`, one source to a page.
+    fn source_pages(ids: std::ops::RangeInclusive<i64>) -> Vec<Page> {
+        ids.map(|id| {
+            let text = format!("passage {id} deploys the canary");
+            (vec![pulled_source(id, &format!("b/{id}"), &text)], id)
+        })
+        .collect()
+    }
+
+    fn automerge_rows(conn: &Connection) -> Vec<(String, i64)> {
+        let mut st = conn
+            .prepare(
+                "SELECT 'chunks', v FROM chunks_fts_config WHERE k = 'automerge'
+                 UNION ALL SELECT 'tickets', v FROM tickets_fts_config WHERE k = 'automerge'",
+            )
+            .unwrap();
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        rows.map(Result::unwrap).collect()
+    }
+
+    fn passages(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// A pull writes pages of sources several to a transaction with FTS5's
+    /// `automerge` raised inside it, and puts the setting back before each
+    /// commit: after a pull, and after a pull killed mid-transaction, the
+    /// tables' settings are what they were (none stored, or the value a
+    /// user set), and the next pull finishes from the last commit.
+    #[test]
+    fn r36_a_pull_restores_fts5_merge_settings_even_when_killed() {
+        let scenario = fail::FailScenario::setup();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = scope_dir(&tmp);
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
+        let conn = db.writer().unwrap();
+        let me = host_a();
+        let mut report = ScopeReport::default();
+
+        // Killed writing the second page: the transaction held both.
+        let mut pages = source_pages(1..=3).into_iter();
+        let first = pages.next().unwrap();
+        fail::cfg("sync-pull-page-written", "1*off->panic").unwrap();
+        let killed = catch_unwind(AssertUnwindSafe(|| {
+            let mut fetch = |_after: i64| Ok(pages.next());
+            write_pages(conn, &me, first, &mut fetch, &mut report)
+        }));
+        fail::remove("sync-pull-page-written");
+        assert!(killed.is_err(), "the fail point was not reached");
+        assert_eq!(automerge_rows(conn), vec![]);
+        assert_eq!((local::cursor(conn).unwrap(), passages(conn)), (0, 0));
+
+        // The next pull writes all three in one transaction.
+        let mut pages = source_pages(1..=3).into_iter();
+        let first = pages.next().unwrap();
+        let mut fetch = |_after: i64| Ok(pages.next());
+        let (rest, cursor) = write_pages(conn, &me, first, &mut fetch, &mut report).unwrap();
+        assert!(rest.is_none());
+        assert_eq!(
+            (cursor, local::cursor(conn).unwrap(), passages(conn)),
+            (3, 3, 3)
+        );
+        assert_eq!(automerge_rows(conn), vec![]);
+
+        // A value stored before is put back as it was.
+        conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('automerge', 8)",
+            [],
+        )
+        .unwrap();
+        let mut pages = source_pages(4..=5).into_iter();
+        let first = pages.next().unwrap();
+        let mut fetch = |_after: i64| Ok(pages.next());
+        write_pages(conn, &me, first, &mut fetch, &mut report).unwrap();
+        assert_eq!(automerge_rows(conn), vec![("chunks".to_string(), 8)]);
+        assert_eq!(passages(conn), 5);
+        scenario.teardown();
+    }
+
+    /// A pull holding the write lock across pages commits after the page
+    /// it is writing as soon as another writer waits for its turn, so that
+    /// writer waits one page at most.
+    #[test]
+    fn r36_a_pull_commits_when_another_writer_waits() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = scope_dir(&tmp);
+        let mut db = Db::open(&dir.index_path(), OpenMode::ReadWrite).unwrap();
+        let conn = db.writer().unwrap();
+        let me = host_a();
+        let mut report = ScopeReport::default();
+        // A writer waiting for the write lock holds the turn.
+        let turn = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(crate::store::turn_path(&dir.index_path()))
+            .unwrap();
+        turn.try_lock().unwrap();
+        let mut pages = source_pages(1..=3).into_iter();
+        let first = pages.next().unwrap();
+        let mut fetch = |_after: i64| Ok(pages.next());
+        let (rest, cursor) = write_pages(conn, &me, first, &mut fetch, &mut report).unwrap();
+        assert_eq!(rest.map(|p| p.1), Some(2), "it went on writing");
+        assert_eq!((cursor, local::cursor(conn).unwrap()), (1, 1));
+        turn.unlock().unwrap();
     }
 
     /// A batch of pulled records that cannot be applied whole (one uses the

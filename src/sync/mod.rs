@@ -14,6 +14,8 @@
 //! - [`local`]: what a scope's index has exchanged (cursor and hashes).
 //! - [`exchange`]: pull for one scope, and what pull and push share.
 //! - `pulled`: pulled records applied a batch at a time (or one by one).
+//! - `pulled_sources`: pulled sources, several server pages to a
+//!   transaction.
 //! - [`push`]: push for one scope, and settling a push a killed sync left.
 //! - [`horizon`]: tombstones dropped once read, and the reconcile of a
 //!   host that may have missed one.
@@ -28,6 +30,7 @@ pub mod identity;
 pub mod local;
 pub mod pgschema;
 mod pulled;
+mod pulled_sources;
 pub mod push;
 pub mod remote;
 
