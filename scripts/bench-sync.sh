@@ -5,8 +5,9 @@
 #   bash scripts/bench-sync.sh [--no-build] [--rounds N] [--no-beam]
 #                              [--beam PATH] [--beam-questions N]
 #                              [--fresh-only] [--fresh-records N]
-#                              [--synth] [--synth-only] [--synth-mb N]
-#                              [--synth-records N]
+#                              [--fresh-runs N] [--synth] [--synth-only]
+#                              [--synth-mb N] [--synth-records N]
+#                              [--synth-runs N]
 #
 # 1. Convergence: hosts A and B run `recall sync --watch --interval 0.5`;
 #    A adds a record, and B is polled (`record get`) until it has it.
@@ -35,13 +36,17 @@
 #    size of what it built (index.db and WAL, record files), peak RSS. The
 #    floor: the same on a fresh home without the server, `recall index` of
 #    the sessions plus the record scan of the same record files (`recall
-#    reindex`), timed the same way; ratio = floor time / pull time.
+#    reindex`), timed the same way; ratio = floor time / pull time. The
+#    floor and the pull run in turns, --fresh-runs times each (default 5),
+#    and the row gives their medians and each run's ratio: run minutes
+#    apart on a shared machine, one of each swung 0.75x-1.45x.
 #    Target >= 1.0x, bytes written <= 3x. --fresh-only runs only this.
 # 7. Fresh host at 1,000,000 passages (--synth): the same as 6 over the
 #    seeded synthetic Claude Code corpus (the `synth` generator through
 #    benches/index.rs `generate`, seed 42, --synth-mb MB of transcripts,
 #    default 4,500: about 1,000,000 passages in 8,910 sessions), with
-#    --synth-records records (default 0). The corpus is cached in
+#    --synth-records records (default 0), --synth-runs turns (default 1:
+#    one turn is about 15 minutes). The corpus is cached in
 #    $RECALL_BENCH_CACHE (default ~/.cache/recall-bench, 4.3 GB) as
 #    bench-index.sh's are; the run needs about 20 GB more in /tmp (three
 #    homes and the server), freed as soon as the row is measured.
@@ -52,8 +57,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=1 ROUNDS=20 BEAM=1 BEAM_PATH=../shared/data/beam/beam_100k_500k.json.gz QUESTIONS=""
-FRESH=1 FRESH_ONLY=0 FRESH_RECORDS=20000
-SYNTH=0 SYNTH_ONLY=0 SYNTH_MB=4500 SYNTH_RECORDS=0
+FRESH=1 FRESH_ONLY=0 FRESH_RECORDS=20000 FRESH_RUNS=5
+SYNTH=0 SYNTH_ONLY=0 SYNTH_MB=4500 SYNTH_RECORDS=0 SYNTH_RUNS=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-build) BUILD=0 ;;
@@ -63,10 +68,12 @@ while [ $# -gt 0 ]; do
         --beam-questions) QUESTIONS="$2"; shift ;;
         --fresh-only) FRESH_ONLY=1 ;;
         --fresh-records) FRESH_RECORDS="$2"; shift ;;
+        --fresh-runs) FRESH_RUNS="$2"; shift ;;
         --synth) SYNTH=1 ;;
         --synth-only) SYNTH=1; SYNTH_ONLY=1 ;;
         --synth-mb) SYNTH_MB="$2"; shift ;;
         --synth-records) SYNTH_RECORDS="$2"; shift ;;
+        --synth-runs) SYNTH_RUNS="$2"; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -127,6 +134,9 @@ pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.s
 now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $(( t / 1000 )); }
 now_us() { local t=${EPOCHREALTIME/[.,]/}; echo $(( t )); }
 
+# The median of the numbers given (the lower middle one of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
 # Wall seconds, bytes written (MB) and peak RSS (MB) from `time -v` output.
 time_wall() {
     awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
@@ -136,10 +146,10 @@ time_written_mb() { awk -F': ' '/File system outputs/ { printf "%.0f", $2 * 512 
 time_rss_mb() { awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$1"; }
 
 # 6. A fresh host pulls the team memory; the floor indexes the same here.
-# fresh_host DATA RECORDS TEAM: adds its rows to FRESH_TABLE and removes the
-# homes it made.
+# fresh_host DATA RECORDS TEAM RUNS: adds its rows to FRESH_TABLE and
+# removes the homes it made.
 fresh_host() {
-    local data="$1" n="$2" team="$3" src="$W/fresh-src" floor="$W/fresh-floor" pull="$W/fresh-pull"
+    local data="$1" n="$2" team="$3" runs="$4" src="$W/fresh-src" floor="$W/fresh-floor" pull="$W/fresh-pull"
     "$R" --home "$src" --project fresh sync --init "$URL" --team "$team" >/dev/null 2>&1
     local pdir; pdir=$(ls -d "$src"/projects/fresh-*)
     python3 - "$pdir/records" "$n" <<'EOF'
@@ -161,34 +171,49 @@ for i in range(n):
 EOF
     "$R" --home "$src" --project fresh index --kind session "$data" >/dev/null
     "$R" --home "$src" --project fresh sync >/dev/null
-    # The floor: the same work on a fresh home, without the server.
-    /usr/bin/time -v -o "$W/floor-index.time" "$R" --home "$floor" --project fresh index --kind session "$data" >/dev/null
-    local fdir; fdir=$(ls -d "$floor"/projects/fresh-*)
-    cp -r "$pdir/records" "$fdir/records"
-    /usr/bin/time -v -o "$W/floor-records.time" "$R" --home "$floor" --project fresh reindex >/dev/null 2>&1
-    # The pull.
-    /usr/bin/time -v -o "$W/pull.time" "$R" --home "$pull" --project fresh sync --init "$URL" --team "$team" >/dev/null 2>"$W/pull.err" \
-        || { cat "$W/pull.err" >&2; exit 1; }
-    local qdir; qdir=$(ls -d "$pull"/projects/fresh-*)
+    # The floor and the pull, in turns, $runs times each: on a shared
+    # machine the load of the moment then weighs on both alike. Medians.
+    local i tf=() tp=() wp=() wf=() rp=() rf=() qdir
+    for i in $(seq 1 "$runs"); do
+        # The floor: the same work on a fresh home, without the server.
+        rm -rf "$floor" "$pull"
+        /usr/bin/time -v -o "$W/floor-index.time" "$R" --home "$floor" --project fresh index --kind session "$data" >/dev/null
+        local fdir; fdir=$(ls -d "$floor"/projects/fresh-*)
+        cp -r "$pdir/records" "$fdir/records"
+        /usr/bin/time -v -o "$W/floor-records.time" "$R" --home "$floor" --project fresh reindex >/dev/null 2>&1
+        # The pull.
+        /usr/bin/time -v -o "$W/pull.time" "$R" --home "$pull" --project fresh sync --init "$URL" --team "$team" >/dev/null 2>"$W/pull.err" \
+            || { cat "$W/pull.err" >&2; exit 1; }
+        tf+=("$(python3 -c "print($(time_wall "$W/floor-index.time") + $(time_wall "$W/floor-records.time"))")")
+        tp+=("$(time_wall "$W/pull.time")")
+        wp+=("$(time_written_mb "$W/pull.time")")
+        wf+=("$(( $(time_written_mb "$W/floor-index.time") + $(time_written_mb "$W/floor-records.time") ))")
+        rp+=("$(time_rss_mb "$W/pull.time")")
+        rf+=("$(time_rss_mb "$W/floor-index.time")")
+        echo "fresh host, run $i of $runs: pull ${tp[-1]} s (${wp[-1]} MB written, ${rp[-1]} MB RSS); floor ${tf[-1]} s (${wf[-1]} MB written)" >&2
+    done
+    qdir=$(ls -d "$pull"/projects/fresh-*)
     FRESH_PASSAGES=$(sqlite3 "$qdir/index.db" "SELECT count(*) FROM chunks")
     FRESH_RECORDS_GOT=$(sqlite3 "$qdir/index.db" "SELECT count(*) FROM records")
-    FRESH_T_FLOOR=$(python3 -c "print($(time_wall "$W/floor-index.time") + $(time_wall "$W/floor-records.time"))")
-    FRESH_T_PULL=$(time_wall "$W/pull.time")
-    FRESH_W_PULL=$(time_written_mb "$W/pull.time")
-    FRESH_W_FLOOR=$(( $(time_written_mb "$W/floor-index.time") + $(time_written_mb "$W/floor-records.time") ))
+    FRESH_RUNS=$runs
+    FRESH_T_FLOOR=$(median "${tf[@]}")
+    FRESH_T_PULL=$(median "${tp[@]}")
+    FRESH_RATIOS=$(python3 -c "import sys; a=sys.argv[1:]; n=len(a)//2; print(' '.join(f'{float(f)/max(float(p),1e-9):.2f}' for f,p in zip(a[:n],a[n:])))" "${tf[@]}" "${tp[@]}")
+    FRESH_W_PULL=$(median "${wp[@]}")
+    FRESH_W_FLOOR=$(median "${wf[@]}")
     FRESH_SIZE=$(du -sm --apparent-size "$qdir" | cut -f1)
-    FRESH_RSS=$(time_rss_mb "$W/pull.time")
-    FRESH_RSS_FLOOR=$(time_rss_mb "$W/floor-index.time")
-    echo "fresh host: $FRESH_RECORDS_GOT records, $FRESH_PASSAGES passages pulled in $FRESH_T_PULL s ($FRESH_W_PULL MB written, $FRESH_RSS MB RSS); floor $FRESH_T_FLOOR s ($FRESH_W_FLOOR MB written); built $FRESH_SIZE MB" >&2
+    FRESH_RSS=$(median "${rp[@]}")
+    FRESH_RSS_FLOOR=$(median "${rf[@]}")
+    echo "fresh host: $FRESH_RECORDS_GOT records, $FRESH_PASSAGES passages pulled in $FRESH_T_PULL s ($FRESH_W_PULL MB written, $FRESH_RSS MB RSS); floor $FRESH_T_FLOOR s ($FRESH_W_FLOOR MB written); built $FRESH_SIZE MB; ratio per run: $FRESH_RATIOS" >&2
     FRESH_TABLE+=$(fresh_rows)$'\n'
     rm -rf "$src" "$floor" "$pull"
 }
 FRESH_TABLE=""
 
 fresh_rows() {
-    printf '| fresh host pull: %d records + %d passages, `sync --init` | %.1f s, %.0f passages/s (%sx of index + record scan, %.1f s) | >= 1.0x |\n' \
-        "$FRESH_RECORDS_GOT" "$FRESH_PASSAGES" "$FRESH_T_PULL" "$(python3 -c "print($FRESH_PASSAGES / max($FRESH_T_PULL, 1e-9))")" \
-        "$(ratio "$FRESH_T_FLOOR" "$FRESH_T_PULL")" "$FRESH_T_FLOOR"
+    printf '| fresh host pull: %d records + %d passages, `sync --init` (median of %d, in turns with the floor) | %.1f s, %.0f passages/s (%sx of index + record scan, %.1f s; per run %s) | >= 1.0x |\n' \
+        "$FRESH_RECORDS_GOT" "$FRESH_PASSAGES" "$FRESH_RUNS" "$FRESH_T_PULL" "$(python3 -c "print($FRESH_PASSAGES / max($FRESH_T_PULL, 1e-9))")" \
+        "$(ratio "$FRESH_T_FLOOR" "$FRESH_T_PULL")" "$FRESH_T_FLOOR" "$FRESH_RATIOS"
     printf '| ... bytes written / size built | %d MB / %d MB (%sx; floor %d MB) | <= 3x |\n' \
         "$FRESH_W_PULL" "$FRESH_SIZE" "$(ratio "$FRESH_W_PULL" "$FRESH_SIZE")" "$FRESH_W_FLOOR"
     printf '| ... peak RSS | %d MB (recall index: %d MB) | - |\n' "$FRESH_RSS" "$FRESH_RSS_FLOOR"
@@ -204,14 +229,14 @@ beam_data() { # converts (and indexes once) BEAM merged in $W/ws0; prints the da
 
 synth_host() {
     echo "== 7. fresh host, synth corpus" >&2
-    fresh_host "$SYNTH_DIR" "$SYNTH_RECORDS" bench/synth
+    fresh_host "$SYNTH_DIR" "$SYNTH_RECORDS" bench/synth "$SYNTH_RUNS"
 }
 
 if [ "$FRESH_ONLY" = 1 ] || [ "$SYNTH_ONLY" = 1 ]; then
     if [ "$SYNTH_ONLY" = 0 ]; then
         echo "== 6. fresh host" >&2
         [ -n "$QUESTIONS" ] || QUESTIONS=1
-        fresh_host "$(beam_data)" "$FRESH_RECORDS" bench/fresh
+        fresh_host "$(beam_data)" "$FRESH_RECORDS" bench/fresh "$FRESH_RUNS"
         rm -rf "$W/ws0"
     fi
     [ "$SYNTH" = 0 ] || synth_host
@@ -320,7 +345,7 @@ print(*t)' "$W/rounds.jsonl")
     done
     if [ "$FRESH" = 1 ]; then
         echo "== 6. fresh host" >&2
-        fresh_host "$DATA" "$FRESH_RECORDS" bench/fresh
+        fresh_host "$DATA" "$FRESH_RECORDS" bench/fresh "$FRESH_RUNS"
     fi
     INDEX_RATE=$(python3 -c "print($PASSAGES / ($T_INDEX / 1000))")
     PUSH_RATE=$(python3 -c "print($PUSHED / ($T_PUSH / 1000))")
