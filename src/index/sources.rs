@@ -190,14 +190,39 @@ impl Ready {
 const VECTOR_BATCH: usize = 16;
 
 /// Record which model makes this index's vectors (`meta.semantic_model`,
-/// see `semantic::identity`), before a run that writes them.
-pub fn note_semantic_model(conn: &Connection, identity: &str) -> Result<()> {
-    conn.prepare_cached(
+/// see `semantic::identity`), before a run that writes them. When another
+/// model made the vectors already there, they are dropped in the same
+/// transaction, so the run embeds every row again (see `fill_vectors`);
+/// returns whether it did.
+pub fn note_semantic_model(conn: &mut Connection, identity: &str) -> Result<bool> {
+    let tx = crate::store::begin_in_turn(conn)?;
+    let before: Option<String> = tx
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'semantic_model'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let other = before.is_some_and(|b| b != identity);
+    if other {
+        for table in ["chunk_vectors", "record_vectors", "ticket_vectors"] {
+            let exists: bool = tx.query_row(
+                "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )?;
+            if exists {
+                tx.execute(&format!("DELETE FROM {table}"), [])?;
+            }
+        }
+    }
+    tx.execute(
         "INSERT INTO meta(key, value) VALUES('semantic_model', ?1)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-    )?
-    .execute([identity])?;
-    Ok(())
+        [identity],
+    )?;
+    tx.commit()?;
+    Ok(other)
 }
 
 /// What writing one source added.

@@ -57,7 +57,13 @@ impl Memory {
         let mut run = run.clone();
         if run.embedder.is_none() {
             if let Some((model, id)) = self.embedder(report_line) {
-                crate::index::note_semantic_model(db.writer()?, &id).map_err(|e| e.at(&path))?;
+                let other = crate::index::note_semantic_model(db.writer()?, &id)
+                    .map_err(|e| e.at(&path))?;
+                if other {
+                    report_line(
+                        "the vectors were made by another model than `[semantic] model`: every passage and record is embedded again".into(),
+                    );
+                }
                 run.embedder = Some(model);
             }
         }

@@ -156,7 +156,11 @@ impl Memory {
             None => req,
         };
         let mut response = recall(&targets, req)?;
-        if response.dense.is_some_and(|d| d.scanned == 0) {
+        if response.dense.is_some_and(|d| d.other_model > 0) {
+            note = Some(
+                "hybrid recall skipped vectors made by another model than `[semantic] model`: `recall index` embeds them again with this one; answered with words alone there".into(),
+            );
+        } else if response.dense.is_some_and(|d| d.scanned == 0) {
             note = Some(
                 "hybrid recall found no vectors in the searched indexes: `recall index` embeds passages and records once `[semantic] model` is set; answered with words alone".into(),
             );

@@ -11,20 +11,24 @@ use crate::error::{Error, Result};
 use crate::recall::DenseQuery;
 use crate::semantic::{self, Check, Model};
 
-/// Models loaded by this process, by configured path: a long-running front
-/// end (`recall mcp`, `recall serve`) loads its model once, not per query.
-fn loaded(path: &Path) -> Result<Arc<Model>> {
-    static MODELS: OnceLock<Mutex<HashMap<PathBuf, Arc<Model>>>> = OnceLock::new();
+/// Models loaded by this process, by configured path, each with its
+/// identity (see `semantic::identity`): a long-running front end (`recall
+/// mcp`, `recall serve`) loads and hashes its model once, not per query.
+fn loaded(path: &Path) -> Result<(Arc<Model>, String)> {
+    type Loaded = HashMap<PathBuf, (Arc<Model>, String)>;
+    static MODELS: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let models = MODELS.get_or_init(Mutex::default);
     if let Some(m) = models.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
         return Ok(m.clone());
     }
-    let model = Arc::new(Model::load(path)?.0);
+    let (model, dir) = Model::load(path)?;
+    let id = semantic::identity(&model, &dir)?;
+    let entry = (Arc::new(model), id);
     models
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(path.to_path_buf(), model.clone());
-    Ok(model)
+        .insert(path.to_path_buf(), entry.clone());
+    Ok(entry)
 }
 
 impl Memory {
@@ -63,10 +67,11 @@ impl Memory {
                 semantic::locate::HOW_TO_GET
             ))
         })?;
-        let model = loaded(&path)?;
+        let (model, identity) = loaded(&path)?;
         let vector = model.embed(&[text])?.pop().unwrap_or_default();
         Ok(DenseQuery {
             vector,
+            model: identity,
             rescue: self.config.semantic.rescue(),
         })
     }
@@ -109,11 +114,7 @@ impl Memory {
         report_line: &mut dyn FnMut(String),
     ) -> Option<(Arc<Model>, String)> {
         let path = self.semantic_model()?;
-        let loaded = Model::load(&path).and_then(|(model, dir)| {
-            let id = semantic::identity(&model, &dir)?;
-            Ok((Arc::new(model), id))
-        });
-        match loaded {
+        match loaded(&path) {
             Ok(m) => Some(m),
             Err(e) => {
                 report_line(format!("indexing without vectors: {e}"));

@@ -75,6 +75,9 @@ pub struct DenseQuery {
     /// The question embedded by the model the index's vectors were made
     /// with (unit length or not: it is scaled here).
     pub vector: Vec<f32>,
+    /// The model's identity (see `semantic::identity`): an index whose
+    /// vectors another model made (`meta.semantic_model`) is not scanned.
+    pub model: String,
     pub rescue: Rescue,
 }
 
@@ -91,6 +94,8 @@ pub struct Rescued {
     pub scanned: usize,
     /// Hits added or moved up.
     pub rescued: usize,
+    /// Indexes not scanned because another model made their vectors.
+    pub other_model: usize,
 }
 
 /// Add the dense side to the lexical candidates `all` (already lifted):
@@ -113,7 +118,16 @@ pub fn rescue(
         let found = t.db.with_conn(|c| {
             let schema = crate::store::schema_version(c)?;
             if schema < VECTORS_SCHEMA {
-                return Ok((0, vec![], vec![]));
+                return Ok((0, vec![], vec![], false));
+            }
+            // Vectors of another model are in another space: a cosine
+            // with this question's would mean nothing.
+            let made_by: Option<String> = c
+                .prepare_cached("SELECT value FROM meta WHERE key = 'semantic_model'")?
+                .query_row([], |r| r.get(0))
+                .optional()?;
+            if made_by.is_some_and(|m| m != dense.model) {
+                return Ok((0, vec![], vec![], true));
             }
             let mut scanned = 0;
             let mut rows = Vec::new();
@@ -133,8 +147,9 @@ pub fn rescue(
                     own.push(((ti, cand.table, cand.rowid), cos));
                 }
             }
-            Ok((scanned, rows, own))
+            Ok((scanned, rows, own, false))
         })?;
+        out.other_model += usize::from(found.3);
         out.scanned += found.0;
         near.extend(found.1);
         known.extend(found.2);

@@ -222,3 +222,68 @@ fn index_writes_a_vector_per_ticket_part() {
     assert_eq!(parts, 2);
     assert_eq!(crate::model_cli::count(&db, "ticket_vectors"), parts);
 }
+
+/// Vectors another model made are in another space: hybrid recall does
+/// not compare the question with them (it says so and the words answer),
+/// and the next `recall index` embeds every row again with the configured
+/// model. Before the fix they were compared without a word.
+#[test]
+fn r38_vectors_of_another_model_are_not_compared_and_index_embeds_them_again() {
+    let Some(model) = model_dir() else {
+        return;
+    };
+    let env = home_with(Some(&model), "");
+    let (_, off, _, _) = ask(&env, &[]);
+    let (_, on, _, _) = ask(&env, &["--semantic"]);
+    assert!(rank_of(&on, "deploy").is_some(), "{on:?}");
+    let ours: String = env
+        .open_index()
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'semantic_model'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    env.open_index()
+        .execute(
+            "UPDATE meta SET value = 'static dim=384 blake3=another' WHERE key = 'semantic_model'",
+            [],
+        )
+        .unwrap();
+    let (code, other, _, err) = ask(&env, &["--semantic"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(other, off, "compared with another model's vectors");
+    assert!(
+        err.contains("another model") && err.contains("recall index"),
+        "{err}"
+    );
+
+    let out = env
+        .cmd()
+        .args(["index", env.tmp.path().join("s1.jsonl").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("embedded again"), "{said}");
+    let db = env.open_index();
+    let now: String = db
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'semantic_model'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(now, ours);
+    let (chunks, vectors): (i64, i64) = db
+        .query_row(
+            "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunk_vectors)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(vectors, chunks, "every passage embedded again");
+    let (_, again, _, err) = ask(&env, &["--semantic"]);
+    assert_eq!(again, on, "{err}");
+}
