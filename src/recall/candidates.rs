@@ -81,6 +81,7 @@ fn fetch(req: &Request) -> i64 {
     req.tuning.candidates.max(req.limit.saturating_mul(2)) as i64
 }
 
+/// Unix seconds as RFC 3339, as hits show times.
 fn ts(secs: Option<i64>) -> Option<String> {
     secs.and_then(|s| jiff::Timestamp::from_second(s).ok())
         .map(|t| t.to_string())
@@ -275,58 +276,7 @@ pub fn chunks(
     let limit = fetch(req);
     let mut st = c.prepare_cached(&sql)?;
     let rows = st.query_map(&*inner.params(&expr, &limit), |r| {
-        let spans: String = r.get(3)?;
-        let body: String = r.get(10)?;
-        let session: String = r.get(1)?;
-        let title = shown_title(&session, r.get(11)?, r.get(15)?);
-        let seq: i64 = r.get(2)?;
-        let win = best_window(scorer, &body, &blocks(&spans), req.tuning.window_chars);
-        let range = match (win.blocks.first(), win.blocks.last()) {
-            (Some(a), Some(b)) => Some((a.msg, b.msg)),
-            _ => None,
-        };
-        // The window's own times when the messages have them, else the
-        // chunk's.
-        let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
-        let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
-        Ok(Candidate {
-            hit: Hit {
-                rank: 0,
-                score: 0.0,
-                kind: HitKind::Session,
-                scope: dir.scope,
-                id: format!("{session}#{seq}"),
-                category: None,
-                title,
-                snippet: String::new(),
-                text: win.text,
-                source: HitSource {
-                    session_id: Some(session),
-                    message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
-                    message_range: range.map(|(a, b)| [a, b]),
-                    first_timestamp: ts(first_ts),
-                    last_timestamp: ts(last_ts),
-                    ..HitSource::at(r.get(8)?)
-                },
-                pinned: false,
-                importance: 50,
-                updated: last_ts.or(first_ts),
-                explain: Some(Explain::default()),
-                stale_by: None,
-            },
-            bm25: r.get(9)?,
-            passage: win.score,
-            words: win.words,
-            times_hit: r.get(6)?,
-            last_hit: r.get(7)?,
-            target: 0,
-            table: Table::Chunks,
-            rowid: r.get(0)?,
-            range,
-            by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
-            work: r.get::<_, Option<bool>>(14)?.unwrap_or(false),
-            created: None,
-        })
+        chunk(r, dir, scorer, req.tuning.window_chars)
     })?;
     let mut list: Vec<Candidate> = rows.collect::<rusqlite::Result<_>>()?;
     if !current {
@@ -371,54 +321,129 @@ pub fn tickets(
     let limit = fetch(req);
     let mut st = c.prepare_cached(&sql)?;
     let rows = st.query_map(&*inner.params(&expr, &limit), |r| {
-        let ticket: String = r.get(1)?;
-        let part: i64 = r.get(2)?;
-        let title: String = r.get(11)?;
-        let body: String = r.get(10)?;
-        let updated: Option<i64> = r.get(5)?;
-        let created: Option<i64> = r.get(4)?;
-        let (passage, words) = scorer.score_counted(&format!("{title}\n{body}"));
-        let text = crate::text::truncate_chars(&body, req.tuning.window_chars * 2).to_string();
-        Ok(Candidate {
-            hit: Hit {
-                rank: 0,
-                score: 0.0,
-                kind: HitKind::Ticket,
-                scope: dir.scope,
-                id: if part == 0 {
-                    ticket.clone()
-                } else {
-                    format!("{ticket}#{part}")
-                },
-                category: None,
-                snippet: String::new(),
-                title,
-                text,
-                source: HitSource {
-                    ticket_id: Some(ticket),
-                    first_timestamp: ts(created),
-                    last_timestamp: ts(updated),
-                    ..HitSource::at(r.get(8)?)
-                },
-                pinned: false,
-                importance: 50,
-                updated: updated.or(created),
-                explain: Some(Explain::default()),
-                stale_by: None,
-            },
-            bm25: r.get(9)?,
-            passage,
-            words,
-            times_hit: r.get(6)?,
-            last_hit: r.get(7)?,
-            target: 0,
-            table: Table::Tickets,
-            rowid: r.get(0)?,
-            range: None,
-            by_user: false,
-            work: false,
-            created: None,
-        })
+        ticket(r, dir, scorer, req.tuning.window_chars)
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One row of `chunks`' query as a candidate, cut to its best window:
+/// rowid, session id, seq, spans, first and last times, hits, last hit,
+/// path, bm25 score, body, title, roles, speakers, work, parent's title.
+pub(super) fn chunk(
+    r: &Row,
+    dir: &ScopeDir,
+    scorer: &Scorer,
+    window_chars: usize,
+) -> rusqlite::Result<Candidate> {
+    let spans: String = r.get(3)?;
+    let body: String = r.get(10)?;
+    let session: String = r.get(1)?;
+    let title = shown_title(&session, r.get(11)?, r.get(15)?);
+    let seq: i64 = r.get(2)?;
+    let win = best_window(scorer, &body, &blocks(&spans), window_chars);
+    let range = match (win.blocks.first(), win.blocks.last()) {
+        (Some(a), Some(b)) => Some((a.msg, b.msg)),
+        _ => None,
+    };
+    // The window's own times when the messages have them, else the
+    // chunk's.
+    let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
+    let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
+    Ok(Candidate {
+        hit: Hit {
+            rank: 0,
+            score: 0.0,
+            kind: HitKind::Session,
+            scope: dir.scope,
+            id: format!("{session}#{seq}"),
+            category: None,
+            title,
+            snippet: String::new(),
+            text: win.text,
+            source: HitSource {
+                session_id: Some(session),
+                message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
+                message_range: range.map(|(a, b)| [a, b]),
+                first_timestamp: ts(first_ts),
+                last_timestamp: ts(last_ts),
+                ..HitSource::at(r.get(8)?)
+            },
+            pinned: false,
+            importance: 50,
+            updated: last_ts.or(first_ts),
+            explain: Some(Explain::default()),
+            stale_by: None,
+        },
+        bm25: r.get(9)?,
+        passage: win.score,
+        words: win.words,
+        times_hit: r.get(6)?,
+        last_hit: r.get(7)?,
+        target: 0,
+        table: Table::Chunks,
+        rowid: r.get(0)?,
+        range,
+        by_user: user_wrote(&r.get::<_, String>(12)?, &r.get::<_, String>(13)?),
+        work: r.get::<_, Option<bool>>(14)?.unwrap_or(false),
+        created: None,
+    })
+}
+
+/// One row of `tickets`' query as a candidate: rowid, ticket id, part,
+/// (unused), created, updated, hits, last hit, path, bm25 score, body,
+/// title.
+pub(super) fn ticket(
+    r: &Row,
+    dir: &ScopeDir,
+    scorer: &Scorer,
+    window_chars: usize,
+) -> rusqlite::Result<Candidate> {
+    let ticket: String = r.get(1)?;
+    let part: i64 = r.get(2)?;
+    let title: String = r.get(11)?;
+    let body: String = r.get(10)?;
+    let updated: Option<i64> = r.get(5)?;
+    let created: Option<i64> = r.get(4)?;
+    let (passage, words) = scorer.score_counted(&format!("{title}\n{body}"));
+    let text = crate::text::truncate_chars(&body, window_chars * 2).to_string();
+    Ok(Candidate {
+        hit: Hit {
+            rank: 0,
+            score: 0.0,
+            kind: HitKind::Ticket,
+            scope: dir.scope,
+            id: if part == 0 {
+                ticket.clone()
+            } else {
+                format!("{ticket}#{part}")
+            },
+            category: None,
+            snippet: String::new(),
+            title,
+            text,
+            source: HitSource {
+                ticket_id: Some(ticket),
+                first_timestamp: ts(created),
+                last_timestamp: ts(updated),
+                ..HitSource::at(r.get(8)?)
+            },
+            pinned: false,
+            importance: 50,
+            updated: updated.or(created),
+            explain: Some(Explain::default()),
+            stale_by: None,
+        },
+        bm25: r.get(9)?,
+        passage,
+        words,
+        times_hit: r.get(6)?,
+        last_hit: r.get(7)?,
+        target: 0,
+        table: Table::Tickets,
+        rowid: r.get(0)?,
+        range: None,
+        by_user: false,
+        work: false,
+        created: None,
+    })
 }

@@ -24,11 +24,10 @@ use std::collections::HashMap;
 use rusqlite::{named_params, Connection, OptionalExtension};
 
 use super::candidates::{self, Candidate};
-use super::hit::{Dense, Explain, Hit, HitKind, HitSource};
-use super::passage::{best_window, Scorer};
+use super::hit::{Dense, Explain, HitKind};
+use super::passage::Scorer;
 use super::plan::Table;
 use super::request::{Request, Target};
-use super::subject::user_wrote;
 use crate::error::Result;
 use crate::store::ScopeDir;
 
@@ -370,7 +369,7 @@ fn load_ticket(
     req: &Request,
 ) -> Result<Option<Candidate>> {
     let mut st = c.prepare_cached(
-        "SELECT t.rowid, t.ticket_id, t.part, t.created, t.updated, t.hits, t.last_hit, s.path, b.body, b.title
+        "SELECT t.rowid, t.ticket_id, t.part, NULL, t.created, t.updated, t.hits, t.last_hit, s.path, 0.0, b.body, b.title
          FROM tickets t
          JOIN tickets_fts b ON b.rowid = t.rowid
          JOIN sources s ON s.id = t.source_id
@@ -382,64 +381,10 @@ fn load_ticket(
     let found = st
         .query_row(
             named_params! { ":rowid": rowid, ":since": req.since, ":until": req.until },
-            |r| {
-                let ticket: String = r.get(1)?;
-                let part: i64 = r.get(2)?;
-                let (created, updated): (Option<i64>, Option<i64>) = (r.get(3)?, r.get(4)?);
-                let body: String = r.get(8)?;
-                let title: String = r.get(9)?;
-                let (passage, words) = scorer.score_counted(&format!("{title}\n{body}"));
-                let text = crate::text::truncate_chars(&body, window_chars * 2).to_string();
-                Ok(Candidate {
-                    hit: Hit {
-                        rank: 0,
-                        score: 0.0,
-                        kind: HitKind::Ticket,
-                        scope: dir.scope,
-                        id: if part == 0 {
-                            ticket.clone()
-                        } else {
-                            format!("{ticket}#{part}")
-                        },
-                        category: None,
-                        snippet: String::new(),
-                        title,
-                        text,
-                        source: HitSource {
-                            ticket_id: Some(ticket),
-                            first_timestamp: stamp(created),
-                            last_timestamp: stamp(updated),
-                            ..HitSource::at(r.get(7)?)
-                        },
-                        pinned: false,
-                        importance: 50,
-                        updated: updated.or(created),
-                        explain: Some(Explain::default()),
-                        stale_by: None,
-                    },
-                    bm25: 0.0,
-                    passage,
-                    words,
-                    times_hit: r.get(5)?,
-                    last_hit: r.get(6)?,
-                    target: 0,
-                    table: Table::Tickets,
-                    rowid: r.get(0)?,
-                    range: None,
-                    by_user: false,
-                    work: false,
-                    created: None,
-                })
-            },
+            |r| candidates::ticket(r, dir, scorer, window_chars),
         )
         .optional()?;
     Ok(found)
-}
-
-/// Unix seconds as RFC 3339, as hits show times.
-fn stamp(secs: Option<i64>) -> Option<String> {
-    secs.and_then(|s| jiff::Timestamp::from_second(s).ok())
-        .map(|t| t.to_string())
 }
 
 /// A record, in the columns `candidates::record` reads (bm25 0: the words
@@ -485,7 +430,7 @@ fn load_chunk(
     let mut st = c.prepare_cached(
         "SELECT c.rowid, c.session_id, c.seq, c.spans,
                 coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
-                c.hits, c.last_hit, s.path, b.body, b.title, c.roles, c.speakers, ss.work,
+                c.hits, c.last_hit, s.path, 0.0, b.body, b.title, c.roles, c.speakers, ss.work,
                 (SELECT p.title FROM sessions p
                  WHERE p.session_id = ss.parent_id AND p.parent_id IS NULL AND p.title <> ''
                  LIMIT 1)
@@ -508,58 +453,7 @@ fn load_chunk(
                 ":rowid": rowid, ":session": req.session, ":exclude": req.exclude_session,
                 ":since": req.since, ":until": req.until,
             },
-            |r| {
-                let session: String = r.get(1)?;
-                let seq: i64 = r.get(2)?;
-                let spans: String = r.get(3)?;
-                let body: String = r.get(9)?;
-                let title = candidates::shown_title(&session, r.get(10)?, r.get(14)?);
-                let win = best_window(scorer, &body, &candidates::blocks(&spans), window_chars);
-                let range = match (win.blocks.first(), win.blocks.last()) {
-                    (Some(a), Some(b)) => Some((a.msg, b.msg)),
-                    _ => None,
-                };
-                let first_ts: Option<i64> = win.blocks.iter().find_map(|b| b.ts).or(r.get(4)?);
-                let last_ts: Option<i64> = win.blocks.iter().rev().find_map(|b| b.ts).or(r.get(5)?);
-                Ok(Candidate {
-                    hit: Hit {
-                        rank: 0,
-                        score: 0.0,
-                        kind: HitKind::Session,
-                        scope: dir.scope,
-                        id: format!("{session}#{seq}"),
-                        category: None,
-                        title,
-                        snippet: String::new(),
-                        text: win.text,
-                        source: HitSource {
-                            session_id: Some(session),
-                            message_ids: win.blocks.iter().filter_map(|b| b.id.clone()).collect(),
-                            message_range: range.map(|(a, b)| [a, b]),
-                            first_timestamp: stamp(first_ts),
-                            last_timestamp: stamp(last_ts),
-                            ..HitSource::at(r.get(8)?)
-                        },
-                        pinned: false,
-                        importance: 50,
-                        updated: last_ts.or(first_ts),
-                        explain: Some(Explain::default()),
-                        stale_by: None,
-                    },
-                    bm25: 0.0,
-                    passage: win.score,
-                    words: win.words,
-                    times_hit: r.get(6)?,
-                    last_hit: r.get(7)?,
-                    target: 0,
-                    table: Table::Chunks,
-                    rowid: r.get(0)?,
-                    range,
-                    by_user: user_wrote(&r.get::<_, String>(11)?, &r.get::<_, String>(12)?),
-                    work: r.get::<_, Option<bool>>(13)?.unwrap_or(false),
-                    created: None,
-                })
-            },
+            |r| candidates::chunk(r, dir, scorer, window_chars),
         )
         .optional()?;
     Ok(found)
