@@ -254,4 +254,49 @@ mod tests {
             .unwrap_err()
             .contains("not a safetensors file"));
     }
+
+    /// Issue 38 item 5: candle's encoder, as recall runs it, makes the
+    /// vectors sentence-transformers' pipeline makes. The reference is
+    /// `scripts/reference-embeddings.py` (numpy, float64), which wrote the
+    /// file; the sentences go through as one batch, as the index sends them.
+    /// One is past 256 tokens: cut at tokenizer.json's own 128 instead, its
+    /// cosine would be 0.973.
+    #[test]
+    fn the_transformer_matches_the_reference_vectors() -> Result<()> {
+        let Some(dir) = test_model_dir() else {
+            return Ok(());
+        };
+        let (model, _) = Model::load(&dir)?;
+        assert_eq!((model.kind(), model.dim()), (Kind::Transformer, 384));
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/semantic/reference-minilm.json");
+        let text = std::fs::read_to_string(&path).expect("the reference vectors are committed");
+        let reference: serde_json::Value =
+            serde_json::from_str(&text).expect("the reference file is JSON");
+        let sentences = reference["sentences"]
+            .as_array()
+            .expect("the reference file lists sentences");
+        let texts: Vec<&str> = sentences
+            .iter()
+            .map(|s| s["text"].as_str().expect("each sentence has a text"))
+            .collect();
+        let vectors = model.embed(&texts)?;
+        for ((s, text), v) in sentences.iter().zip(&texts).zip(&vectors) {
+            let want: Vec<f32> = s["vector"]
+                .as_array()
+                .expect("each sentence has a vector")
+                .iter()
+                .map(|x| x.as_f64().expect("a vector holds numbers") as f32)
+                .collect();
+            assert_eq!(want.len(), v.len(), "{text:?}");
+            let cos = cosine(&want, v);
+            let head: String = text.chars().take(50).collect();
+            eprintln!("cosine {cos:.6}  {head:?}");
+            assert!(
+                cos >= 0.99,
+                "the transformer's vector for {text:?} has cosine {cos} with the reference's"
+            );
+        }
+        Ok(())
+    }
 }
