@@ -122,7 +122,13 @@ impl Claude {
         let calls = [0, 1, 1, 2, 3][self.r.usize(..5)];
         let mut made = Vec::new();
         for c in 0..calls {
-            let cmd = format!("cargo test {} -- assistant", self.r.words(2));
+            // Now and then a commit: what the session did (`sessions.did`)
+            // must read the same in parts as whole.
+            let cmd = if self.r.chance(10) {
+                format!("git commit -m \"fix: {}\"", self.r.words(3))
+            } else {
+                format!("cargo test {} -- assistant", self.r.words(2))
+            };
             let parent = self.last.clone();
             let uuid = self.push(
                 line(json!({"type": "tool_use", "id": format!("t{id}-{c}"), "name": "Bash", "input": {"command": cmd}})),
@@ -317,7 +323,7 @@ fn dump(conn: &Connection) -> Vec<String> {
                 c.first_ts, c.last_ts, c.launcher, c.cwd, c.git_branch, f.title, f.body, f.aux
          FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid ORDER BY c.source_id, c.seq",
         "SELECT kind, format, size, mtime, hash, parser_version, offset, messages, state FROM sources",
-        "SELECT session_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work FROM sessions",
+        "SELECT session_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work, did FROM sessions",
         "SELECT term, records, chunks, tickets FROM term_df WHERE chunks != 0 ORDER BY term",
         "SELECT tbl, docs FROM table_stats ORDER BY tbl",
     ];
@@ -447,6 +453,41 @@ fn same_in_parts(name: &str, text: &str, sizes: &[usize]) {
 fn r26_15_claude_transcript_in_parts_indexes_as_read_whole() {
     let text = Claude::transcript(7, 900_000, true);
     same_in_parts("big.jsonl", &text, &[4_000, 30_000, 100_000]);
+}
+
+/// Issue 39: what a session did is the subjects of the commits its Bash
+/// calls made, each once and in order, read whole or appended part by
+/// part (`same_in_parts` compares `sessions.did` too).
+#[test]
+fn a_sessions_commits_are_what_it_did() {
+    let text = Claude::transcript(7, 300_000, false);
+    let mut want: Vec<String> = Vec::new();
+    for line in text.lines().filter(|l| l.contains("git commit -m")) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let cmd = v["message"]["content"][0]["input"]["command"]
+            .as_str()
+            .unwrap();
+        // The message's first line.
+        let message = cmd.split('"').nth(1).unwrap();
+        let subject = message.lines().next().unwrap().trim().to_string();
+        if !want.contains(&subject) {
+            want.push(subject);
+        }
+    }
+    assert!(want.len() > 3, "the transcript commits: {want:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "s.jsonl", &text);
+    for (name, size) in [("whole", usize::MAX), ("parts", 20_000)] {
+        let dir = tmp.path().join(name);
+        index(&dir, &file, size, &mut |_| Ok(())).unwrap();
+        let mut db = open(&dir);
+        let did: String = db
+            .writer()
+            .unwrap()
+            .query_row("SELECT did FROM sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(did, want.join("\n"), "{name}");
+    }
 }
 
 /// The same for a Codex rollout and a neutral transcript.

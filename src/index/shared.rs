@@ -49,6 +49,10 @@ pub struct SessionDoc {
     pub cwd: Option<String>,
     pub git_branch: Option<String>,
     pub first_ts: Option<i64>,
+    /// What the session did (`sessions.did`), one commit subject each;
+    /// absent in what hosts before it sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub did: Vec<String>,
     pub passages: Vec<PassageDoc>,
 }
 
@@ -92,7 +96,7 @@ pub fn export_source(conn: &Connection, source_id: i64) -> Result<SourceDoc> {
 fn export_session(conn: &Connection, source_id: i64) -> Result<Option<SessionDoc>> {
     let head = conn
         .prepare_cached(
-            "SELECT session_id, launcher, parent_id, title, cwd, git_branch, first_ts
+            "SELECT session_id, launcher, parent_id, title, cwd, git_branch, first_ts, did
              FROM sessions WHERE source_id=?1",
         )?
         .query_row([source_id], |r| {
@@ -104,6 +108,12 @@ fn export_session(conn: &Connection, source_id: i64) -> Result<Option<SessionDoc
                 cwd: r.get(4)?,
                 git_branch: r.get(5)?,
                 first_ts: r.get(6)?,
+                did: r
+                    .get::<_, Option<String>>(7)?
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_owned)
+                    .collect(),
                 passages: Vec::new(),
             })
         })
@@ -307,12 +317,14 @@ fn session_out(s: SessionDoc, clean: &mut impl FnMut(&mut String)) -> SessionOut
         git_branch: s.git_branch,
         started_at: s.first_ts,
         parent_id: s.parent_id,
+        did: s.did,
     };
     for field in [&mut meta.title, &mut meta.cwd, &mut meta.git_branch] {
         if let Some(t) = field.as_mut() {
             clean(t);
         }
     }
+    meta.did.iter_mut().for_each(&mut *clean);
     let chunks: Vec<_> = s
         .passages
         .into_iter()
@@ -432,6 +444,42 @@ pub fn remove_source_at(tx: &Transaction, path: &str, stats: &mut TermDeltas) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 39: what a session did travels with it to other hosts,
+    /// redacted on arrival like its title; a document from a host before
+    /// it (no `did`) still reads.
+    #[test]
+    fn what_a_session_did_travels_and_is_redacted() -> Result<()> {
+        let mut conn = Connection::open_in_memory()?;
+        crate::store::migrate_for_tests(&mut conn);
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+        let doc = |did: &str| {
+            format!(
+                r#"{{"format":"claude-code","session":{{"session_id":"s1","launcher":"claude-code",
+                "parent_id":null,"title":"Work on x","cwd":null,"git_branch":null,"first_ts":null,{did}
+                "passages":[{{"msg":0,"text":"hello","message_ids":["m0"],"roles":["user"],
+                "speakers":[],"first_ts":null,"last_ts":null,"spans":[]}}]}},"tickets":[]}}"#
+            )
+        };
+        let with = doc(&format!(r#""did":["feat: a","fix: token {token}"],"#));
+        let tx = conn.transaction()?;
+        let mut stats = TermDeltas::default();
+        import_source(
+            &tx,
+            "sync://s1",
+            "b",
+            serde_json::from_str(&with)?,
+            0,
+            &mut stats,
+        )?;
+        let old: SourceDoc = serde_json::from_str(&doc(""))?;
+        assert!(old.session.unwrap().did.is_empty());
+        let back = export_source(&tx, 1)?.session.unwrap();
+        assert_eq!(back.did.len(), 2, "{:?}", back.did);
+        assert_eq!(back.did[0], "feat: a");
+        assert!(!back.did[1].contains(&token), "{:?}", back.did);
+        Ok(())
+    }
 
     #[test]
     fn spans_read_both_stored_forms() -> Result<()> {

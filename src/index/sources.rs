@@ -392,13 +392,33 @@ fn write_session(
     let last = s.chunks.iter().filter_map(|c| c.chunk.last_ts).max();
     // An agent's work on a task (see schema/0009_session_work.sql).
     let work = s.chunks.iter().any(|c| c.chunk.roles.contains(&Role::Tool));
+    // One subject per line; none is NULL. An append adds the subjects
+    // the session did not have (a part read again, or one commit message
+    // given twice, shows once).
+    let had: Option<String> = match append && !s.meta.did.is_empty() {
+        true => tx
+            .prepare_cached("SELECT did FROM sessions WHERE source_id=?1")?
+            .query_row([source_id], |r| r.get(0))
+            .optional()?
+            .flatten(),
+        false => None,
+    };
+    let mut did: Vec<&str> = had.as_deref().unwrap_or_default().lines().collect();
+    let before = did.len();
+    for subject in &s.meta.did {
+        if !did.contains(&subject.as_str()) {
+            did.push(subject);
+        }
+    }
+    let did = (did.len() > before).then(|| did.join("\n"));
     if append {
         // The session keeps the cwd and branch of its first part (a whole
         // read keeps the first ones of the file), unless it had none.
         tx.prepare_cached(
             "UPDATE sessions SET messages = messages + ?2, last_ts = max(coalesce(last_ts, ?3), coalesce(?3, last_ts)),
                first_ts = coalesce(first_ts, ?4), cwd = coalesce(cwd, ?5), git_branch = coalesce(git_branch, ?6),
-               work = max(work, ?7)
+               work = max(work, ?7),
+               did = coalesce(?8, did)
              WHERE source_id=?1",
         )?
         .execute(params![
@@ -408,7 +428,8 @@ fn write_session(
             first,
             s.meta.cwd,
             s.meta.git_branch,
-            work
+            work,
+            did
         ])?;
     } else {
         // A plain INSERT: `clear_source` removed the old row. A statement
@@ -420,8 +441,8 @@ fn write_session(
         // time merging small segments (100 MB of transcripts: 1.50 s ->
         // 1.43 s without it).
         tx.prepare_cached(
-            "INSERT INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work)
-             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+            "INSERT INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work, did)
+             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
         )?
         .execute(params![
             session_id,
@@ -434,7 +455,8 @@ fn write_session(
             s.meta.started_at.or(first),
             last,
             s.new_messages as i64,
-            work
+            work,
+            did
         ])?;
     }
     let (title, cwd, git_branch): (String, Option<String>, Option<String>) = tx

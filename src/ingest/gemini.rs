@@ -75,6 +75,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
+use super::commits::commit_subject;
 use super::lenient::{LBool, LStr, ObjList, ObjOr};
 use super::lines::Problems;
 use super::model::{Message, ParsedSession, Problem, Role, SessionMeta};
@@ -499,6 +500,14 @@ impl<'a> Replay<'a> {
             .map(str::to_string)
             .or(first_prompt)
             .map(|t| values::title(&t, TITLE_CAP));
+        let did = self
+            .messages
+            .iter()
+            .flat_map(|m| &m.tool_calls.items)
+            .filter(|c| c.name.get() == Some("run_shell_command"))
+            .filter_map(|c| c.args.as_ref()?.get("command")?.as_str())
+            .filter_map(commit_subject)
+            .collect();
         let meta = SessionMeta {
             id: self
                 .session_id
@@ -506,6 +515,7 @@ impl<'a> Replay<'a> {
                 .map_or_else(|| stem.to_string(), str::to_string),
             title,
             started_at,
+            did,
             ..SessionMeta::default()
         };
         (meta, messages)

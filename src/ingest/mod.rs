@@ -14,6 +14,7 @@ pub mod chatlog;
 pub mod chunk;
 pub mod claude_code;
 pub mod codex;
+pub mod commits;
 pub mod detect;
 pub mod discover;
 pub mod gemini;

@@ -80,6 +80,10 @@ pub struct SessionMeta {
     pub started_at: Option<i64>,
     /// For a Claude Code subagent file: the session that spawned it.
     pub parent_id: Option<String>,
+    /// What the session did: the subject of each commit it made, in order
+    /// (see [`crate::ingest::commits`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub did: Vec<String>,
 }
 
 /// A problem in one line of a source: reported as `path:line`, counted, and

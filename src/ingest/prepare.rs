@@ -568,6 +568,9 @@ pub(super) fn finish_session(
             redactions += redact_in_place(t);
         }
     }
+    for subject in &mut meta.did {
+        redactions += redact_in_place(subject);
+    }
     for m in &mut parsed.messages {
         if let Some(n) = m.name.as_mut() {
             redactions += redact_in_place(n);

@@ -17,6 +17,7 @@ use super::request::Request;
 use super::subject::user_wrote;
 use super::tuning::Tuning;
 use crate::error::Result;
+use crate::ingest::transcript::TITLE_CAP;
 use crate::store::ScopeDir;
 
 /// A hit before fusion, with the signals ranking needs.
@@ -224,17 +225,46 @@ pub(super) fn blocks(json: &str) -> Vec<Block> {
         .collect()
 }
 
-/// The title a session passage is shown under. A compaction's transcript
+/// The title a session passage is shown under: what the session did, the
+/// subjects of its commits (`sessions.did`), when it made any; else its
+/// own title (its summary, or its first prompt). A compaction's transcript
 /// (`<id>/agent-acompact-…`, a sub-agent that summarises its parent) opens
 /// with the instruction to summarise, the same in every one: it is shown
 /// under its parent session's title, as part of that session. Other
 /// sub-agents keep their own, the task they were given.
-pub(super) fn shown_title(session: &str, own: String, parent: Option<String>) -> String {
+pub(super) fn shown_title(
+    session: &str,
+    own: String,
+    parent: Option<String>,
+    did: Option<String>,
+) -> String {
+    if let Some(did) = did.filter(|d| !d.trim().is_empty()) {
+        let subjects: Vec<&str> = did.lines().filter(|l| !l.trim().is_empty()).collect();
+        return crate::ingest::values::title(&subjects.join("; "), TITLE_CAP);
+    }
     match parent {
-        Some(p) if session.contains("/agent-acompact-") => p,
+        Some(p) if session.contains("/agent-acompact-") => {
+            crate::ingest::values::title(&p, TITLE_CAP)
+        }
         _ if own.is_empty() => format!("session {session}"),
         _ => own,
     }
+}
+
+/// The columns that read what a session did (`sessions.did`, alias `ss`)
+/// and its parent's title (alias `p`: what the parent did, else its
+/// title). In an older index read as it is (see `SESSION_DID_SCHEMA`),
+/// `NULL` and the parent's title.
+pub(super) fn did_columns(c: &Connection) -> Result<(&'static str, &'static str)> {
+    let current = crate::store::schema_version(c)? >= crate::store::SESSION_DID_SCHEMA;
+    Ok(if current {
+        (
+            "ss.did",
+            "coalesce(replace(p.did, char(10), '; '), p.title)",
+        )
+    } else {
+        ("NULL", "p.title")
+    })
 }
 
 /// Session chunks of one scope, each cut to its best window of messages.
@@ -259,13 +289,15 @@ pub fn chunks(
     } else {
         r#"c.roles LIKE '%"tool"%'"#
     };
+    let (did, parent) = did_columns(c)?;
     let sql = format!(
         "SELECT c.rowid, c.session_id, c.seq, c.spans,
                 coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
                 c.hits, c.last_hit, s.path, f.score, b.body, b.title, c.roles, c.speakers, {work},
-                (SELECT p.title FROM sessions p
+                (SELECT {parent} FROM sessions p
                  WHERE p.session_id = ss.parent_id AND p.parent_id IS NULL AND p.title <> ''
-                 LIMIT 1)
+                 LIMIT 1),
+                {did}
          FROM ({}) f
          JOIN chunks c ON c.rowid = f.rowid
          JOIN chunks_fts b ON b.rowid = f.rowid
@@ -328,7 +360,8 @@ pub fn tickets(
 
 /// One row of `chunks`' query as a candidate, cut to its best window:
 /// rowid, session id, seq, spans, first and last times, hits, last hit,
-/// path, bm25 score, body, title, roles, speakers, work, parent's title.
+/// path, bm25 score, body, title, roles, speakers, work, parent's title,
+/// what the session did.
 pub(super) fn chunk(
     r: &Row,
     dir: &ScopeDir,
@@ -338,7 +371,7 @@ pub(super) fn chunk(
     let spans: String = r.get(3)?;
     let body: String = r.get(10)?;
     let session: String = r.get(1)?;
-    let title = shown_title(&session, r.get(11)?, r.get(15)?);
+    let title = shown_title(&session, r.get(11)?, r.get(15)?, r.get(16)?);
     let seq: i64 = r.get(2)?;
     let win = best_window(scorer, &body, &blocks(&spans), window_chars);
     let range = match (win.blocks.first(), win.blocks.last()) {
@@ -446,4 +479,43 @@ pub(super) fn ticket(
         work: false,
         created: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_title;
+
+    /// Issue 39: a session is shown under what it did when it committed,
+    /// else under its own title; a compaction under its parent's (what
+    /// the parent did, as the query gives it, or its title).
+    #[test]
+    fn a_session_is_shown_under_what_it_did() {
+        let s = |x: &str| Some(x.to_string());
+        let template = "Work on bead x-1. Run bd show x-1 to see the issue details".to_string();
+        assert_eq!(
+            shown_title("s1", template.clone(), None, s("feat: a\nfix: b")),
+            "feat: a; fix: b"
+        );
+        assert_eq!(shown_title("s1", template.clone(), None, None), template);
+        assert_eq!(
+            shown_title("s1", template.clone(), None, s(" \n")),
+            template
+        );
+        assert_eq!(shown_title("s1", String::new(), None, None), "session s1");
+        assert_eq!(
+            shown_title(
+                "s1/agent-acompact-9",
+                "Your task is".into(),
+                s("feat: a; fix: b"),
+                None
+            ),
+            "feat: a; fix: b"
+        );
+        assert_eq!(
+            shown_title("s1/agent-a1", "The sub-task".into(), s("feat: a"), None),
+            "The sub-task"
+        );
+        let long = shown_title("s1", template, None, s(&"feat: word ".repeat(30)));
+        assert!(long.chars().count() <= 81 && long.ends_with('…'), "{long}");
+    }
 }

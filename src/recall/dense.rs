@@ -427,13 +427,15 @@ fn load_chunk(
     scorer: &Scorer,
     req: &Request,
 ) -> Result<Option<Candidate>> {
-    let mut st = c.prepare_cached(
+    let (did, parent) = candidates::did_columns(c)?;
+    let mut st = c.prepare_cached(&format!(
         "SELECT c.rowid, c.session_id, c.seq, c.spans,
                 coalesce(c.first_ts, c.last_ts, ss.first_ts), coalesce(c.last_ts, c.first_ts, ss.first_ts),
                 c.hits, c.last_hit, s.path, 0.0, b.body, b.title, c.roles, c.speakers, ss.work,
-                (SELECT p.title FROM sessions p
+                (SELECT {parent} FROM sessions p
                  WHERE p.session_id = ss.parent_id AND p.parent_id IS NULL AND p.title <> ''
-                 LIMIT 1)
+                 LIMIT 1),
+                {did}
          FROM chunks c
          JOIN chunks_fts b ON b.rowid = c.rowid
          JOIN sources s ON s.id = c.source_id
@@ -444,8 +446,8 @@ fn load_chunk(
                 OR (c.session_id >= :exclude || '/agent-' AND c.session_id < :exclude || '/agent.')))
            AND (:since IS NULL OR coalesce(c.last_ts, c.first_ts, ss.last_ts, ss.first_ts) >= :since)
            AND (:until IS NULL OR coalesce(c.first_ts, c.last_ts, ss.first_ts) <= :until)
-         LIMIT 1",
-    )?;
+         LIMIT 1"
+    ))?;
     let window_chars = req.tuning.window_chars;
     let found = st
         .query_row(

@@ -43,6 +43,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0011_ticket_vectors",
         include_str!("../../schema/0011_ticket_vectors.sql"),
     ),
+    (
+        "0012_session_did",
+        include_str!("../../schema/0012_session_did.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
@@ -53,6 +57,10 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// where it cannot be upgraded (a read-only folder): a session then counts
 /// as work when one of its candidates is a tool's output.
 pub const SESSION_WORK_SCHEMA: i64 = 9;
+
+/// The first schema with `sessions.did` (`0012_session_did.sql`). An older
+/// index read as it is shows every session under its first prompt.
+pub const SESSION_DID_SCHEMA: i64 = 12;
 
 /// The schema version of the index `conn` reads (one header read).
 pub fn schema_version(conn: &Connection) -> Result<i64> {

@@ -370,6 +370,7 @@ mod tests {
                 cwd: None,
                 git_branch: None,
                 first_ts: None,
+                did: vec![],
                 passages: vec![PassageDoc {
                     msg: 0,
                     text: text.into(),

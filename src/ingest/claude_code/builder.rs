@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::blocks::{assistant_part, block_text, classify_user_text, UserText};
 use super::{Block, Line, Options, Outlook};
+use crate::ingest::commits::commit_subject;
 use crate::ingest::lenient::{self, Content, ObjOr};
 use crate::ingest::lines::Problems;
 use crate::ingest::model::{Message, Role, SessionMeta};
@@ -56,6 +57,8 @@ struct MetaAcc {
     started_at: Option<i64>,
     /// From a `custom-title` line (the user's `/rename`).
     custom_title: Option<String>,
+    /// The subjects of the commits its Bash calls made.
+    did: Vec<String>,
 }
 
 pub(super) struct Builder<'a, 'o> {
@@ -328,6 +331,11 @@ impl<'a, 'o> Builder<'a, 'o> {
                     {
                         self.recalls.extend(b.id.get().map(str::to_owned));
                     }
+                    if b.kind.get() == Some("tool_use") && b.name.get() == Some("Bash") {
+                        let command = b.input.as_ref().and_then(|v| v.get("command"));
+                        let subject = command.and_then(|c| commit_subject(c.as_str()?));
+                        self.meta.did.extend(subject);
+                    }
                     if let Some(part) = assistant_part(b) {
                         self.units[u].push_part(part);
                     }
@@ -391,6 +399,7 @@ impl MetaAcc {
             git_branch: self.git_branch,
             started_at: self.started_at,
             parent_id,
+            did: self.did,
         }
     }
 }

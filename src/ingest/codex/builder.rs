@@ -8,8 +8,11 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::calls::{call_header, command_line, finish_call, unwrap_output, CallState};
+use super::calls::{
+    call_header, command_line, finish_call, shell_command, unwrap_output, CallState,
+};
 use super::{Carry, Item, Options};
+use crate::ingest::commits::commit_subject;
 use crate::ingest::lenient::{self, ObjOr};
 use crate::ingest::lines::Problems;
 use crate::ingest::model::{Message, Role, SessionMeta};
@@ -54,6 +57,8 @@ struct MetaAcc {
     started_at: Option<i64>,
     first_ts: Option<i64>,
     parent_id: Option<String>,
+    /// The subjects of the commits its shell calls made.
+    did: Vec<String>,
 }
 
 pub(super) struct Builder<'k, 'o, 'c> {
@@ -137,6 +142,7 @@ impl<'a> Transcript<'a> for Builder<'_, '_, '_> {
             git_branch: meta.git_branch,
             started_at: meta.started_at.or(meta.first_ts),
             parent_id: meta.parent_id,
+            did: meta.did,
         };
         (meta, messages)
     }
@@ -337,6 +343,10 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
         if recalled::returns_memory(&name) {
             self.recalls.insert(call_id.clone());
         }
+        let command = shell_command(&name, p);
+        self.meta
+            .did
+            .extend(command.as_deref().and_then(commit_subject));
         let Some(header) = call_header(&name, p) else {
             self.skipped_calls.insert(call_id);
             return;

@@ -66,6 +66,29 @@ pub(super) fn finish_call(state: CallState, opts: &Options) -> (String, bool) {
     (text, is_error)
 }
 
+/// The whole command a shell call runs (`bash -lc X` is `X`), or `None`
+/// for a call of another tool.
+pub(super) fn shell_command(name: &str, p: &Item<'_>) -> Option<String> {
+    if p.kind.get() == Some("local_shell_call") {
+        let action = p.action.as_ref().and_then(ObjOr::as_obj)?;
+        return Some(whole_command_line(&action.command.0));
+    }
+    if !matches!(
+        name,
+        "shell" | "exec_command" | "shell_command" | "container.exec"
+    ) {
+        return None;
+    }
+    let raw = p.arguments.get().or(p.input.get()).unwrap_or_default();
+    let a: Args = serde_json::from_str(raw).ok()?;
+    let argv = if a.command.0.is_empty() {
+        &a.cmd.0
+    } else {
+        &a.command.0
+    };
+    Some(whole_command_line(argv))
+}
+
 /// The compact first line of a call, or `None` for a call that is dropped
 /// (`write_stdin` polling with no input).
 pub(super) fn call_header(name: &str, p: &Item<'_>) -> Option<String> {
@@ -125,9 +148,13 @@ fn patch_header(patch: &str) -> String {
     format!("[apply_patch] {joined}")
 }
 
-/// A command line for display: `bash -lc X` is `X`, other argv are joined
-/// with spaces.
+/// A command line for display: [`whole_command_line`], cut.
 pub(super) fn command_line(argv: &[Cow<'_, str>]) -> String {
+    values::ellipsize(&whole_command_line(argv), DETAIL_CAP).into_owned()
+}
+
+/// `bash -lc X` is `X`; other argv are joined with spaces.
+fn whole_command_line(argv: &[Cow<'_, str>]) -> String {
     let shell_wrapped =
         argv.len() >= 3 && argv[0].ends_with("sh") && matches!(argv[1].as_ref(), "-lc" | "-c");
     let cmd = if shell_wrapped {
@@ -135,7 +162,7 @@ pub(super) fn command_line(argv: &[Cow<'_, str>]) -> String {
     } else {
         argv.join(" ")
     };
-    values::ellipsize(cmd.trim(), DETAIL_CAP).into_owned()
+    cmd.trim().to_owned()
 }
 
 /// Unwraps a `function_call_output`: the older JSON form

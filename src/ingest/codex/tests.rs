@@ -468,3 +468,39 @@ fn results_of_recalls_own_memory_tools_are_not_indexed() {
         "{all:?}"
     );
 }
+
+/// Issue 39: the commits a rollout's shell calls made are what the
+/// session did, whichever shell tool ran them; other calls give nothing.
+#[test]
+fn shell_commits_are_what_the_session_did() {
+    let input = file(&[
+        user_msg("Work on ticket 12"),
+        call(
+            "c1",
+            "shell",
+            json!({"command": ["bash", "-lc", "git add -A && git commit -m 'fix: parse dates'"]}),
+        ),
+        output(
+            "c1",
+            r#"{"output":"[main 1a2b] fix: parse dates","metadata":{"exit_code":0}}"#,
+        ),
+        call(
+            "c2",
+            "exec_command",
+            json!({"cmd": "git commit -m \"docs: the date format\n\nLonger.\""}),
+        ),
+        output("c2", "Chunk ID: ab\nProcess exited with code 0\nOutput:\n"),
+        call(
+            "c3",
+            "update_plan",
+            json!({"plan": [{"step": "git commit -m 'no'", "status": "done"}]}),
+        ),
+        output("c3", "Plan updated"),
+    ]);
+    let p = run(&input);
+    assert_eq!(
+        p.meta.did,
+        vec!["fix: parse dates", "docs: the date format"]
+    );
+    assert_eq!(p.meta.title.as_deref(), Some("Work on ticket 12"));
+}

@@ -217,13 +217,15 @@ pub fn user_version(db: &Path) -> i64 {
 }
 
 /// Set the index at `db` back to schema 8, from before `sessions.work`
-/// (and without what later schemas added: the vector tables of 10 and 11).
+/// (and without what later schemas added: the vector tables of 10 and 11,
+/// `sessions.did` of 12).
 pub fn set_back_before_session_work(db: &Path) {
     rusqlite::Connection::open(db)
         .unwrap()
         .execute_batch(
             "DROP TABLE chunk_vectors; DROP TABLE record_vectors; DROP TABLE ticket_vectors;
-             ALTER TABLE sessions DROP COLUMN work; PRAGMA user_version = 8;",
+             ALTER TABLE sessions DROP COLUMN did; ALTER TABLE sessions DROP COLUMN work;
+             PRAGMA user_version = 8;",
         )
         .unwrap();
 }

@@ -1,0 +1,11 @@
+-- What a session did: the subject line of each commit it made, in order,
+-- one per line (`ingest::commits`); NULL when it made none. A session's
+-- passages are shown under it (`recall::candidates::shown_title`): a first
+-- prompt that is a template or a question names the work less well than
+-- the commits that came of it. The indexed title (the FTS5 `title`
+-- column) stays the first prompt's, so ranking is as before.
+--
+-- Sessions indexed before this migration have none until their transcript
+-- is read again from its start (`recall reindex --full`); an append adds
+-- the commits it holds.
+ALTER TABLE sessions ADD COLUMN did TEXT;
