@@ -33,7 +33,7 @@ static HEREDOC: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The subject line of the first `git commit` in `command` that carries
-/// its message inline, one line of at most [`TITLE_CAP`] characters.
+/// its message inline, one line of at most 80 characters (`TITLE_CAP`).
 pub fn commit_subject(command: &str) -> Option<String> {
     let m = GIT_COMMIT.find(command)?;
     let rest = &command[m.end()..];
