@@ -27,4 +27,6 @@ pub use shared::{
     Import, PassageDoc, SessionDoc, SourceDoc,
 };
 pub use sources::{delete_source, load_sources, note_semantic_model, rebuild_source_fts};
-pub use vectors::{fill as fill_vectors, Filled};
+pub use vectors::{
+    fill as fill_vectors, fill_records as fill_record_vectors, records_want_vectors, Filled,
+};

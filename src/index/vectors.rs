@@ -50,8 +50,41 @@ const TABLES: [(&str, &str); 3] = [
 /// vector yet. Each batch is its own transaction, so a run stopped
 /// half-way keeps what it wrote and the next one goes on.
 pub fn fill(conn: &mut Connection, model: &Model) -> Result<Filled> {
+    fill_tables(conn, model, &[0, 1, 2])
+}
+
+/// Embed the records of the index `conn` writes that have no vector yet:
+/// what a record write made (see `Memory::embed_records`), without the
+/// passages' scan, which on a large index costs a read of every row.
+pub fn fill_records(conn: &mut Connection, model: &Model) -> Result<usize> {
+    Ok(fill_tables(conn, model, &[1])?.records)
+}
+
+/// Whether the index `conn` reads has a record without a vector, made by
+/// `identity`'s model: its vectors are this model's (`meta.semantic_model`)
+/// and one record has none. An index no model embedded yet is left to
+/// `recall index`, and so is one another model embedded.
+pub fn records_want_vectors(conn: &Connection, identity: &str) -> Result<bool> {
+    let ours: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'semantic_model' AND value = ?1)",
+        [identity],
+        |r| r.get(0),
+    )?;
+    if !ours {
+        return Ok(false);
+    }
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM records r
+                        WHERE NOT EXISTS (SELECT 1 FROM record_vectors v WHERE v.rowid = r.rowid))",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+fn fill_tables(conn: &mut Connection, model: &Model, tables: &[usize]) -> Result<Filled> {
     let mut done = [0usize; 3];
-    for (n, (select, insert)) in TABLES.iter().enumerate() {
+    for &n in tables {
+        let (select, insert) = TABLES[n];
         // Rows are taken in rowid order from past the last batch, so each
         // batch reads only rows it has not seen.
         let mut after = 0i64;

@@ -52,7 +52,12 @@ impl Memory {
             limits: self.limits(),
             gate: self.gate.as_deref(),
         };
-        f(&mut store).map_err(|e| e.at(&dir.index_path()))
+        let out = f(&mut store).map_err(|e| e.at(&dir.index_path()))?;
+        // The written record's vector, when this index holds the
+        // configured model's: hybrid recall finds it before the next
+        // `recall index`. Best effort: the write has been made.
+        self.embed_records(db.writer()?);
+        Ok(out)
     }
 
     /// The scope folders to look a record up in by id or key: `scope`'s,

@@ -104,6 +104,40 @@ impl Memory {
         Ok(dir)
     }
 
+    /// Embed the records of the index `conn` writes that have no vector,
+    /// when a model is configured and the index's vectors are that
+    /// model's (an index without vectors yet, or another model's, is left
+    /// to `recall index`, which embeds every row). Best effort, after a
+    /// record write: a model that does not load or a failed write leaves
+    /// the record without a vector until the next `recall index`, and is
+    /// only logged. The model is loaded only when a record lacks one.
+    pub(crate) fn embed_records(&self, conn: &mut rusqlite::Connection) {
+        let Some(path) = self.semantic_model() else {
+            return;
+        };
+        let lacking: rusqlite::Result<bool> = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'semantic_model')
+                AND EXISTS (SELECT 1 FROM records r
+                            WHERE NOT EXISTS (SELECT 1 FROM record_vectors v WHERE v.rowid = r.rowid))",
+            [],
+            |r| r.get(0),
+        );
+        if !matches!(lacking, Ok(true)) {
+            return;
+        }
+        let embedded = loaded(&path).and_then(|(model, identity)| {
+            if crate::index::records_want_vectors(conn, &identity)? {
+                crate::index::fill_record_vectors(conn, &model)
+            } else {
+                Ok(0)
+            }
+        });
+        match embedded {
+            Ok(n) => tracing::debug!(records = n, "record vectors written"),
+            Err(e) => tracing::debug!("record vectors not written: {e}"),
+        }
+    }
+
     /// The model the indexer embeds passages with, loaded once per run,
     /// and the identity `meta.semantic_model` records (see
     /// [`semantic::identity`]); `None` when none is configured. A model

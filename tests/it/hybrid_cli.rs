@@ -287,3 +287,48 @@ fn r38_vectors_of_another_model_are_not_compared_and_index_embeds_them_again() {
     let (_, again, _, err) = ask(&env, &["--semantic"]);
     assert_eq!(again, on, "{err}");
 }
+
+/// A record written with `record add` or `remember` gets its vector at
+/// once when the index holds the configured model's vectors, so hybrid
+/// recall finds it before the next `recall index`; an index no model has
+/// embedded yet is left to `recall index`, which embeds every row.
+#[test]
+fn a_record_written_gets_its_vector_at_once() {
+    let env = Env::new();
+    let model = env.tmp.path().join("tiny-model");
+    crate::model_cli::tiny_static_model(&model);
+    let db = env.project_dir().join("index.db");
+    let add = |key: &str, text: &str| {
+        env.run(&[
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            key,
+            text,
+        ]);
+    };
+    // No model's vectors yet: the record waits for `recall index`.
+    add("first", "Deploys go through make ship-it.");
+    env.write_config(&format!(
+        "[semantic]\nmodel = {:?}\n",
+        model.to_str().unwrap()
+    ));
+    add("second", "The cache is flushed on every release.");
+    assert_eq!(crate::model_cli::count(&db, "record_vectors"), 0);
+    let empty = env.tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    env.run(&["index", empty.to_str().unwrap()]);
+    assert_eq!(crate::model_cli::count(&db, "record_vectors"), 2);
+    // Now each write embeds what it wrote.
+    add("third", "Releases are tagged from the main branch.");
+    env.run(&[
+        "remember",
+        "--key",
+        "fourth",
+        "We pin the runner image to ubuntu-22.04.",
+    ]);
+    assert_eq!(crate::model_cli::count(&db, "records"), 4);
+    assert_eq!(crate::model_cli::count(&db, "record_vectors"), 4);
+}
