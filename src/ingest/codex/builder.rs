@@ -134,7 +134,7 @@ impl<'a> Transcript<'a> for Builder<'_, '_, '_> {
         let title = messages
             .iter()
             .find(|m| m.role == Role::User)
-            .map(|m| values::title(&m.text, TITLE_CAP));
+            .map(|m| values::title(request(&m.text), TITLE_CAP));
         let meta = SessionMeta {
             id: meta.id.unwrap_or_else(|| key.to_owned()),
             title,
@@ -461,4 +461,26 @@ fn into_message(u: Unit, opts: &Options) -> Message {
 
 fn is_injected(text: &str) -> bool {
     text.is_empty() || INJECTED_PREFIXES.iter().any(|p| text.starts_with(p))
+}
+
+/// The heading under which the Codex app and IDE extension put what the
+/// user typed, after the files the user mentioned.
+const REQUEST_HEADING: &str = "## My request for Codex:";
+
+/// What the user asked in a prompt: the text under [`REQUEST_HEADING`]
+/// when the prompt holds that heading on a line of its own (the files
+/// mentioned above it are context, not the request), else the whole
+/// prompt.
+fn request(prompt: &str) -> &str {
+    let mut at = 0;
+    for line in prompt.split_inclusive('\n') {
+        at += line.len();
+        if line.trim() == REQUEST_HEADING {
+            let asked = prompt[at..].trim();
+            if !asked.is_empty() {
+                return asked;
+            }
+        }
+    }
+    prompt
 }

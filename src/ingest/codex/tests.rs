@@ -504,3 +504,27 @@ fn shell_commits_are_what_the_session_did() {
     );
     assert_eq!(p.meta.title.as_deref(), Some("Work on ticket 12"));
 }
+
+/// A prompt from the Codex app or IDE extension lists the files the user
+/// mentioned, then the request under its own heading: the session is
+/// titled by the request. Without the heading, the prompt is the title.
+#[test]
+fn the_title_is_the_request_under_codex_apps_heading() {
+    let prompt = "\n# Files mentioned by the user:\n\n## Demo Prep.vtt: /Users/u/Downloads/Demo Prep.vtt\n\n## My request for Codex:\nsummarise the action items of the demo\n";
+    let p = run(&file(&[user_msg(prompt)]));
+    assert_eq!(
+        p.meta.title.as_deref(),
+        Some("summarise the action items of the demo")
+    );
+    assert!(
+        p.messages[0].text.contains("Demo Prep.vtt"),
+        "the message keeps the files"
+    );
+    let plain = run(&file(&[user_msg(
+        "## My request for Codex: inline, not a heading",
+    )]));
+    assert_eq!(
+        plain.meta.title.as_deref(),
+        Some("## My request for Codex: inline, not a heading")
+    );
+}
