@@ -536,7 +536,7 @@ pub struct IndexArgs {
     /// Treat every source as this kind instead of detecting it
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
-    /// Parse every source with this format: claude-code, codex, gemini, neutral, markdown, github, ticket-markdown, ticket-text
+    /// Parse every source with this format: claude-code, codex, gemini, neutral, markdown, github, ticket-markdown, ticket-text (in a folder, a file that is not JSON is skipped for a JSON format)
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Remove the chunks of sources whose files no longer exist

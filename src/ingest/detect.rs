@@ -62,6 +62,19 @@ pub enum Kind {
 }
 
 impl Format {
+    /// Whether files of this format are JSON (a document or one object a
+    /// line), so a file that does not open with `{` or `[` is not one.
+    pub fn is_json(self) -> bool {
+        matches!(
+            self,
+            Format::ClaudeCode
+                | Format::Codex
+                | Format::Gemini
+                | Format::Neutral
+                | Format::GithubTicket
+        )
+    }
+
     /// Every format, in CLI help order.
     pub const ALL: [Format; 8] = [
         Format::ClaudeCode,

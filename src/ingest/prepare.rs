@@ -298,15 +298,29 @@ fn choose_format(
     if blank {
         return Err((Action::Skipped, "empty file, nothing to index yet"));
     }
-    if let Some(f) = opts.format {
-        return Ok(f);
-    }
     let outcome = if job.explicit {
         Action::Failed
     } else {
         Action::Skipped
     };
     let head = &head[..head.len().min(HEAD_BYTES)];
+    if let Some(f) = opts.format {
+        // A file the user named is read as told. One found in a folder
+        // (a LICENSE or a README beside the transcripts) is read as a JSON
+        // format only when it is JSON: else it would be one empty session
+        // and a problem per line.
+        if !job.explicit && f.is_json() {
+            if super::detect::is_binary(head) {
+                return Err((outcome, "binary file, not a transcript or ticket"));
+            }
+            let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+            let first = text.iter().find(|b| !b.is_ascii_whitespace());
+            if !matches!(first, Some(b'{' | b'[')) {
+                return Err((outcome, "not JSON, so not a file of the --format given"));
+            }
+        }
+        return Ok(f);
+    }
     if super::detect::is_binary(head) {
         return Err((outcome, "binary file, not a transcript or ticket"));
     }

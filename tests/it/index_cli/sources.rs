@@ -317,6 +317,57 @@ fn r26_a_binary_file_in_a_folder_is_named_in_the_output() {
     assert!(line.contains("binary"), "{line}");
 }
 
+/// Regression: `index --format claude-code DIR` read every file of the
+/// folder as a transcript, so a LICENSE beside them became an empty
+/// session and a problem per line (169 for the Apache license). A file
+/// found in a folder that is not JSON is skipped and named; a file the
+/// user names is still read as told.
+#[test]
+fn r_a_forced_format_skips_a_folders_file_that_is_not_json() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let license = dir.join("LICENSE.txt");
+    std::fs::write(
+        &license,
+        "Apache License\nVersion 2.0, January 2004\n\n   TERMS AND CONDITIONS\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("ok.jsonl"), claude_line("u1", "the osprey cache")).unwrap();
+    let out = env
+        .cmd()
+        .args(["index", "--json", "--format", "claude-code"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["summary"];
+    assert_eq!(
+        (
+            s["indexed"].as_u64(),
+            s["skipped"].as_u64(),
+            s["problems"].as_u64()
+        ),
+        (Some(1), Some(1), Some(0)),
+        "{s}\n{stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("LICENSE.txt"))
+        .unwrap_or_else(|| panic!("LICENSE.txt not named: {stderr}"));
+    assert!(line.contains("not JSON"), "{line}");
+    // Named on the command line, it is read as claude-code, as asked.
+    let out = env
+        .cmd()
+        .args(["index", "--json", "--format", "claude-code"])
+        .arg(&license)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["skipped"].as_u64(), Some(0), "{v}");
+}
+
 /// One exchange of a generated Claude Code transcript: a prompt, an answer
 /// with a tool call, and its result, whose `toolUseResult` (which the
 /// parser skips) makes the file large cheaply. Three messages.
