@@ -56,7 +56,9 @@ impl Memory {
         // The written record's vector, when this index holds the
         // configured model's: hybrid recall finds it before the next
         // `recall index`. Best effort: the write has been made.
-        self.embed_records(db.writer()?);
+        if let Ok(conn) = db.writer() {
+            self.embed_records(conn);
+        }
         Ok(out)
     }
 
