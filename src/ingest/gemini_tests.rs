@@ -476,3 +476,37 @@ fn a_resumed_and_compressed_chat_keeps_every_turn() {
     assert!(!text.contains("Recalled context"), "{text}");
     assert!(s.problems.is_empty(), "{:?}", s.problems);
 }
+
+/// Issue 39: the commits a chat's shell calls made are what the session
+/// did; a call of another tool, or one a rewind took back, gives nothing.
+#[test]
+fn shell_commits_are_what_the_chat_did() {
+    let call = |id: &str, name: &str, command: &str| {
+        serde_json::json!({"id": id, "timestamp": "2026-05-02T09:02:00Z", "type": "gemini", "content": "ok",
+            "toolCalls": [{"id": format!("c-{id}"), "name": name, "args": {"command": command}, "status": "success"}]})
+        .to_string()
+    };
+    let input = log(&[
+        META,
+        &user("u-1", "fix the importer"),
+        &call(
+            "g-1",
+            "run_shell_command",
+            "git commit -am \"fix: stream the importer's rows\"",
+        ),
+        &call("g-2", "write_todos", "git commit -m 'not a shell call'"),
+        &call(
+            "g-3",
+            "run_shell_command",
+            "git commit -m \"wip: taken back\"",
+        ),
+        r#"{"$rewindTo":"g-3"}"#,
+    ]);
+    let s = parsed(&input);
+    assert_eq!(
+        s.meta.did,
+        ["fix: stream the importer's rows"],
+        "{:?}",
+        s.problems
+    );
+}
