@@ -75,17 +75,26 @@ pub fn top_records(c: &Connection, limit: usize) -> Result<Vec<TopRecord>> {
 
 /// The `limit` latest top-level sessions, newest first, one per session
 /// id: two files can carry one session (a copy, a resumed transcript), and
-/// the newest title and time win.
+/// the newest title and time win. A session is titled as its hits are:
+/// by what it did, its commits' subjects, when it made any (see
+/// `candidates::shown_title`), else by its own title; an index older
+/// than `sessions.did`, read as it is, by its own title.
 pub fn recent_sessions(c: &Connection, limit: usize) -> Result<Vec<RecentSession>> {
-    let mut st = c.prepare_cached(
+    let current = crate::store::schema_version(c)? >= crate::store::SESSION_DID_SCHEMA;
+    let title = if current {
+        "coalesce(replace(did, char(10), '; '), title)"
+    } else {
+        "title"
+    };
+    let mut st = c.prepare_cached(&format!(
         "SELECT session_id, coalesce(title, ''), launcher, last_ts FROM (
-             SELECT session_id, title, launcher, last_ts,
+             SELECT session_id, {title} AS title, launcher, last_ts,
                     row_number() OVER (PARTITION BY session_id
                                        ORDER BY coalesce(last_ts, first_ts, 0) DESC) AS n,
                     coalesce(last_ts, first_ts, 0) AS t
              FROM sessions WHERE parent_id IS NULL)
-         WHERE n = 1 ORDER BY t DESC LIMIT ?1",
-    )?;
+         WHERE n = 1 ORDER BY t DESC LIMIT ?1"
+    ))?;
     let rows = st.query_map([limit as i64], |r| {
         Ok(RecentSession {
             id: r.get(0)?,
@@ -126,5 +135,21 @@ mod tests {
         assert_eq!(got[0].title, "resumed");
         assert_eq!(got[0].last_ts, Some(200));
         assert_eq!(recent_sessions(&c, 1).unwrap().len(), 1);
+    }
+
+    /// Issue 39: a session that committed is listed under its commits'
+    /// subjects, as its hits are.
+    #[test]
+    fn a_session_that_committed_is_listed_under_what_it_did() {
+        let mut c = Connection::open_in_memory().unwrap();
+        crate::store::migrate_for_tests(&mut c);
+        c.execute_batch("PRAGMA foreign_keys=OFF;").unwrap();
+        c.execute(
+            "INSERT INTO sessions(source_id, session_id, title, launcher, last_ts, did)
+             VALUES(1, 's-1', 'Work on bead x-1. Run bd show x-1', 'claude-code', 100, 'feat: a' || char(10) || 'fix: b')",
+            [],
+        )
+        .unwrap();
+        assert_eq!(recent_sessions(&c, 5).unwrap()[0].title, "feat: a; fix: b");
     }
 }
