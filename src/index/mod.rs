@@ -28,5 +28,5 @@ pub use shared::{
 };
 pub use sources::{delete_source, load_sources, note_semantic_model, rebuild_source_fts};
 pub use vectors::{
-    fill as fill_vectors, fill_records as fill_record_vectors, records_want_vectors, Filled,
+    fill as fill_vectors, fill_records as fill_record_vectors, records_without_vectors, Filled,
 };

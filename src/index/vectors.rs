@@ -7,7 +7,7 @@
 //! A vector goes with its row (`schema/0010_vectors.sql`: deleting the row
 //! deletes it), so "has none" is exactly "new or changed since".
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::error::Result;
 use crate::semantic::{quant, Model};
@@ -60,25 +60,20 @@ pub fn fill_records(conn: &mut Connection, model: &Model) -> Result<usize> {
     Ok(fill_tables(conn, model, &[1])?.records)
 }
 
-/// Whether the index `conn` reads has a record without a vector, made by
-/// `identity`'s model: its vectors are this model's (`meta.semantic_model`)
-/// and one record has none. An index no model embedded yet is left to
-/// `recall index`, and so is one another model embedded.
-pub fn records_want_vectors(conn: &Connection, identity: &str) -> Result<bool> {
-    let ours: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'semantic_model' AND value = ?1)",
-        [identity],
-        |r| r.get(0),
-    )?;
-    if !ours {
-        return Ok(false);
-    }
-    Ok(conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM records r
-                        WHERE NOT EXISTS (SELECT 1 FROM record_vectors v WHERE v.rowid = r.rowid))",
-        [],
-        |r| r.get(0),
-    )?)
+/// The model whose vectors the index `conn` reads holds
+/// (`meta.semantic_model`), when one of its records has no vector yet:
+/// what a record write leaves for [`fill_records`]. `None` when every
+/// record has one, or no model embedded this index yet.
+pub fn records_without_vectors(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'semantic_model'
+               AND EXISTS (SELECT 1 FROM records r
+                           WHERE NOT EXISTS (SELECT 1 FROM record_vectors v WHERE v.rowid = r.rowid))",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 fn fill_tables(conn: &mut Connection, model: &Model, tables: &[usize]) -> Result<Filled> {

@@ -115,22 +115,15 @@ impl Memory {
         let Some(path) = self.semantic_model() else {
             return;
         };
-        let lacking: rusqlite::Result<bool> = conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'semantic_model')
-                AND EXISTS (SELECT 1 FROM records r
-                            WHERE NOT EXISTS (SELECT 1 FROM record_vectors v WHERE v.rowid = r.rowid))",
-            [],
-            |r| r.get(0),
-        );
-        if !matches!(lacking, Ok(true)) {
-            return;
-        }
-        let embedded = loaded(&path).and_then(|(model, identity)| {
-            if crate::index::records_want_vectors(conn, &identity)? {
-                crate::index::fill_record_vectors(conn, &model)
-            } else {
-                Ok(0)
+        let embedded = crate::index::records_without_vectors(conn).and_then(|recorded| {
+            let Some(recorded) = recorded else {
+                return Ok(0);
+            };
+            let (model, identity) = loaded(&path)?;
+            if identity != recorded {
+                return Ok(0);
             }
+            crate::index::fill_record_vectors(conn, &model)
         });
         match embedded {
             Ok(n) => tracing::debug!(records = n, "record vectors written"),

@@ -347,7 +347,7 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
         self.meta
             .did
             .extend(command.as_deref().and_then(commit_subject));
-        let Some(header) = call_header(&name, p) else {
+        let Some(header) = call_header(&name, p, command.as_deref()) else {
             self.skipped_calls.insert(call_id);
             return;
         };

@@ -90,24 +90,19 @@ pub(super) fn shell_command(name: &str, p: &Item<'_>) -> Option<String> {
 }
 
 /// The compact first line of a call, or `None` for a call that is dropped
-/// (`write_stdin` polling with no input).
-pub(super) fn call_header(name: &str, p: &Item<'_>) -> Option<String> {
+/// (`write_stdin` polling with no input). `command` is the call's
+/// [`shell_command`], which the caller has already read.
+pub(super) fn call_header(name: &str, p: &Item<'_>, command: Option<&str>) -> Option<String> {
+    let exec = |cmd: &str| format!("[exec] {}", values::ellipsize(cmd, DETAIL_CAP));
     if p.kind.get() == Some("local_shell_call") {
-        let action = p.action.as_ref().and_then(ObjOr::as_obj);
-        let cmd = action.map(|a| command_line(&a.command.0));
-        return Some(format!("[exec] {}", cmd.unwrap_or_default()));
+        return Some(exec(command.unwrap_or_default()));
+    }
+    if let Some(cmd) = command {
+        return Some(exec(cmd).trim_end().to_owned());
     }
     let raw = p.arguments.get().or(p.input.get()).unwrap_or_default();
     let args: Option<Args> = serde_json::from_str(raw).ok();
     let header = match (name, &args) {
-        ("shell" | "exec_command" | "shell_command" | "container.exec", Some(a)) => {
-            let argv = if a.command.0.is_empty() {
-                &a.cmd.0
-            } else {
-                &a.command.0
-            };
-            format!("[exec] {}", command_line(argv))
-        }
         ("write_stdin", Some(a)) => stdin_header(a)?,
         ("apply_patch", Some(a)) => patch_header(a.input.get().unwrap_or(raw)),
         ("apply_patch", None) => patch_header(raw),

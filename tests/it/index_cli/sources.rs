@@ -246,9 +246,19 @@ fn claude_line(uuid: &str, text: &str) -> String {
 
 /// `recall index --json PATH`: the summary and stderr.
 fn index_json(env: &Env, path: &std::path::Path) -> (serde_json::Value, String) {
+    index_json_with(env, path, &[])
+}
+
+/// [`index_json`] with more arguments before the path.
+fn index_json_with(
+    env: &Env,
+    path: &std::path::Path,
+    args: &[&str],
+) -> (serde_json::Value, String) {
     let out = env
         .cmd()
         .args(["index", "--json"])
+        .args(args)
         .arg(path)
         .output()
         .unwrap();
@@ -334,15 +344,8 @@ fn r_a_forced_format_skips_a_folders_file_that_is_not_json() {
     )
     .unwrap();
     std::fs::write(dir.join("ok.jsonl"), claude_line("u1", "the osprey cache")).unwrap();
-    let out = env
-        .cmd()
-        .args(["index", "--json", "--format", "claude-code"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let s = &v["summary"];
+    let forced = ["--format", "claude-code"];
+    let (s, stderr) = index_json_with(&env, &dir, &forced);
     assert_eq!(
         (
             s["indexed"].as_u64(),
@@ -358,14 +361,8 @@ fn r_a_forced_format_skips_a_folders_file_that_is_not_json() {
         .unwrap_or_else(|| panic!("LICENSE.txt not named: {stderr}"));
     assert!(line.contains("not JSON"), "{line}");
     // Named on the command line, it is read as claude-code, as asked.
-    let out = env
-        .cmd()
-        .args(["index", "--json", "--format", "claude-code"])
-        .arg(&license)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["summary"]["skipped"].as_u64(), Some(0), "{v}");
+    let (s, _) = index_json_with(&env, &license, &forced);
+    assert_eq!(s["skipped"].as_u64(), Some(0), "{s}");
 }
 
 /// One exchange of a generated Claude Code transcript: a prompt, an answer
