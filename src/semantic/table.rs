@@ -5,13 +5,24 @@
 //! microseconds, and the file is memory-mapped, so loading touches only
 //! the rows a text uses.
 //!
+//! Embedding a passage is tokenizing it and adding its tokens' rows, and
+//! both are done once where they can be: a word's tokens are kept per
+//! thread once the tokenizer has split it (when the tokenizer splits at
+//! whitespace, so a word tokenizes alone as it does in its text; see
+//! `Split::of`), and a row is added once per passage, times
+//! its count, converted from f16 a row at a time.
+//!
 //! [`distil`] makes one from a transformer: each token of the vocabulary
 //! embedded once, alone between the model's start and end tokens.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use half::slice::HalfFloatSliceExt;
 use memmap2::Mmap;
 use safetensors::{Dtype, SafeTensors};
+use thread_local::ThreadLocal;
 use tokenizers::Tokenizer;
 
 use super::bert::Bert;
@@ -31,7 +42,19 @@ pub struct Table {
     dim: usize,
     normalize: bool,
     tokenizer: Tokenizer,
+    /// How a text falls into pieces the tokenizer tokenizes alone, and
+    /// each thread's tokens of the pieces it tokenized; `None` when it
+    /// cannot be split ([`Split::of`]).
+    words: Option<(Pieces, ThreadLocal<RefCell<Words>>)>,
 }
+
+/// A word's token ids, by the word.
+type Words = HashMap<Box<str>, Box<[u32]>>;
+
+/// Words kept per thread, at most: past it the thread starts afresh. A
+/// corpus of transcripts has far fewer distinct words than this, and each
+/// entry is a few dozen bytes.
+const WORDS_KEPT: usize = 1 << 17;
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -79,6 +102,7 @@ impl Table {
             .with_truncation(None)
             .map_err(|e| bad(format!("{TOKENIZER}: {e}")))?;
         tokenizer.with_padding(None);
+        let words = Pieces::of(&tokenizer).map(|pieces| (pieces, ThreadLocal::new()));
         Ok(Table {
             map,
             offset,
@@ -87,6 +111,7 @@ impl Table {
             dim,
             normalize: normalizes(dir),
             tokenizer,
+            words,
         })
     }
 
@@ -107,6 +132,60 @@ impl Table {
     }
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let mut ids = self.token_ids(text)?;
+        ids.retain(|&id| (id as usize) < self.rows);
+        // Each distinct row once, times its count: a passage repeats its
+        // words, and adding a row is most of an embedding's cost.
+        ids.sort_unstable();
+        let mut sum = vec![0f32; self.dim];
+        let mut row = Row::new(self.dim);
+        for same in ids.chunk_by(|a, b| a == b) {
+            self.add_row(same[0] as usize, same.len() as f32, &mut row, &mut sum);
+        }
+        if !ids.is_empty() {
+            let scale = if self.normalize {
+                1.0 / sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12)
+            } else {
+                1.0 / ids.len() as f32
+            };
+            sum.iter_mut().for_each(|x| *x *= scale);
+        }
+        Ok(sum)
+    }
+
+    /// The token ids of `text`, as the tokenizer gives them for the whole
+    /// text. When it splits at whitespace (and punctuation), each piece is
+    /// tokenized once per thread and its ids kept.
+    fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
+        let Some((pieces, words)) = self.words.as_ref().filter(|(p, _)| p.may_cut(text)) else {
+            return Ok(self.tokenize(text)?.to_vec());
+        };
+        let mut words = words.get_or(|| RefCell::new(Words::new())).borrow_mut();
+        let mut ids = Vec::with_capacity(text.len() / 4);
+        let mut failed = None;
+        pieces.split.pieces(text, |piece| {
+            if let Some(known) = words.get(piece) {
+                ids.extend_from_slice(known);
+                return;
+            }
+            match self.tokenize(piece) {
+                Ok(own) => {
+                    ids.extend_from_slice(&own);
+                    if words.len() >= WORDS_KEPT {
+                        words.clear();
+                    }
+                    words.insert(piece.into(), own);
+                }
+                Err(e) => failed = Some(e),
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(ids),
+        }
+    }
+
+    fn tokenize(&self, text: &str) -> Result<Box<[u32]>> {
         let encoding = self
             .tokenizer
             .encode_fast(text, false)
@@ -114,37 +193,126 @@ impl Table {
                 path: PathBuf::from(TOKENIZER),
                 detail: format!("cannot tokenize: {e}"),
             })?;
-        let mut sum = vec![0f32; self.dim];
-        let mut n = 0usize;
-        for &id in encoding.get_ids() {
-            if (id as usize) < self.rows {
-                self.add_row(id as usize, &mut sum);
-                n += 1;
-            }
-        }
-        if n > 0 {
-            let scale = if self.normalize {
-                1.0 / sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12)
-            } else {
-                1.0 / n as f32
-            };
-            sum.iter_mut().for_each(|x| *x *= scale);
-        }
-        Ok(sum)
+        Ok(encoding.get_ids().into())
     }
 
-    fn add_row(&self, row: usize, out: &mut [f32]) {
+    /// Add `weight` times row `row` to `out`.
+    fn add_row(&self, row: usize, weight: f32, buf: &mut Row, out: &mut [f32]) {
         let width = if self.f16 { 2 } else { 4 };
         let start = self.offset + row * self.dim * width;
         let bytes = &self.map[start..start + self.dim * width];
         if self.f16 {
-            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                *o += half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+            for (h, b) in buf.halves.iter_mut().zip(bytes.chunks_exact(2)) {
+                *h = half::f16::from_le_bytes([b[0], b[1]]);
             }
+            // The whole row at once: F16C's eight lanes when the CPU has it.
+            buf.halves.convert_to_f32_slice(&mut buf.floats);
         } else {
-            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-                *o += f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            for (f, b) in buf.floats.iter_mut().zip(bytes.chunks_exact(4)) {
+                *f = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             }
+        }
+        for (o, x) in out.iter_mut().zip(&buf.floats) {
+            *o += weight * x;
+        }
+    }
+}
+
+/// One row read from the table, converted.
+struct Row {
+    halves: Vec<half::f16>,
+    floats: Vec<f32>,
+}
+
+impl Row {
+    fn new(dim: usize) -> Row {
+        Row {
+            halves: vec![half::f16::ZERO; dim],
+            floats: vec![0.0; dim],
+        }
+    }
+}
+
+/// How a text is cut so that the tokenizer, given each piece alone, gives
+/// the tokens it gives the whole text.
+struct Pieces {
+    split: Split,
+    /// The added tokens the split would cut: a text holding one is
+    /// tokenized whole.
+    uncut: Vec<String>,
+}
+
+/// Where a text can be cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Split {
+    /// At whitespace.
+    Whitespace,
+    /// At whitespace, and around each ASCII punctuation character (BERT's
+    /// pre-tokenizer makes each punctuation character a word of its own).
+    WhitespaceAndPunctuation,
+}
+
+impl Pieces {
+    /// How `tokenizer`'s texts can be cut, if they can: it must normalize
+    /// character by character (BERT's normalizer, or none) and split at
+    /// every whitespace before its model sees the text (BERT's
+    /// pre-tokenizer, `Whitespace` or `WhitespaceSplit`). Other tokenizers
+    /// (a byte-level or `Metaspace` one marks a word's start in its
+    /// tokens) are given the whole text.
+    fn of(tokenizer: &Tokenizer) -> Option<Pieces> {
+        use tokenizers::normalizers::NormalizerWrapper;
+        use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+        let normalizer = matches!(
+            tokenizer.get_normalizer(),
+            None | Some(NormalizerWrapper::BertNormalizer(_))
+        );
+        let split = match tokenizer.get_pre_tokenizer() {
+            Some(PreTokenizerWrapper::BertPreTokenizer(_)) => Split::WhitespaceAndPunctuation,
+            Some(PreTokenizerWrapper::Whitespace(_) | PreTokenizerWrapper::WhitespaceSplit(_)) => {
+                Split::Whitespace
+            }
+            _ => return None,
+        };
+        // Added tokens are matched in the text before the split: one that
+        // the split would cut ("[CLS]") sends a text holding it whole.
+        let uncut = tokenizer
+            .get_added_tokens_decoder()
+            .into_values()
+            .map(|t| t.content)
+            .filter(|t| {
+                let mut pieces = 0;
+                split.pieces(t, |_| pieces += 1);
+                pieces != 1
+            })
+            .collect();
+        normalizer.then_some(Pieces { split, uncut })
+    }
+
+    /// Whether `text` may be cut: it holds no added token the cut would
+    /// split.
+    fn may_cut(&self, text: &str) -> bool {
+        !self.uncut.iter().any(|t| text.contains(t.as_str()))
+    }
+}
+
+impl Split {
+    /// Call `each` with every non-empty piece of `text`, in order.
+    fn pieces<'t>(self, text: &'t str, mut each: impl FnMut(&'t str)) {
+        let mut start = 0;
+        for (i, c) in text.char_indices() {
+            let punct = self == Split::WhitespaceAndPunctuation && c.is_ascii_punctuation();
+            if c.is_whitespace() || punct {
+                if start < i {
+                    each(&text[start..i]);
+                }
+                if punct {
+                    each(&text[i..i + 1]);
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        if start < text.len() {
+            each(&text[start..]);
         }
     }
 }
@@ -292,6 +460,128 @@ mod tests {
             assert_eq!(v[2], vec![0.0, 0.0], "no token: zeros");
         }
         Ok(())
+    }
+
+    /// A table of one row over `tokenizer`: enough to cut and tokenize.
+    fn table_over(tokenizer: Tokenizer) -> Table {
+        let t = tempfile::tempdir().unwrap();
+        let view = safetensors::tensor::TensorView::new(Dtype::F32, vec![1, 1], &[0u8; 4]).unwrap();
+        std::fs::write(
+            t.path().join(WEIGHTS),
+            safetensors::serialize([(TABLE, view)], None).unwrap(),
+        )
+        .unwrap();
+        let file = std::fs::File::open(t.path().join(WEIGHTS)).unwrap();
+        let map = unsafe { Mmap::map(&file) }.unwrap();
+        Table::load(t.path(), map, tokenizer).unwrap()
+    }
+
+    /// Every text gets from the pieces the ids the tokenizer gives it
+    /// whole, and the second time from what the thread kept.
+    fn assert_pieces_tokenize_as_the_whole(table: &Table, texts: &[&str]) {
+        for text in texts {
+            let whole = table.tokenize(text).unwrap();
+            for time in ["first", "second"] {
+                let cut = table.token_ids(text).unwrap();
+                assert_eq!(&cut[..], &whole[..], "{time} time: {text:?}");
+            }
+        }
+    }
+
+    const TRICKY: &[&str] = &[
+        "Deploy the walrus: make ship-it, then `git push --tags`.",
+        r#"{"session_id":"019b03b7-a099","ts":1765293925,"text":"hi"}"#,
+        "/Users/me/repo/src/agents/plugins/codex.plugin.ts:147",
+        "Héllo ÉCOLE naïve café\tTabs\u{a0}and\u{2003}spaces",
+        "中文字符和English混合, 日本語テキスト",
+        "[CLS] what [SEP] a[MASK]b [UNK]",
+        "emoji 🚀 rocket, math ∑x², dash – and — quotes “so” ‘on’",
+        "\u{0}control\u{7}chars\u{200b}zero-width",
+        "",
+        "   ",
+        "supercalifragilisticexpialidocious_is_longer_than_most_words_but_not_than_one_hundred_chars_at_all_xx",
+    ];
+
+    /// BERT's tokenizer, as all-MiniLM-L6-v2 and the tables distilled
+    /// from it ship it (BERT's normalizer and pre-tokenizer, WordPiece,
+    /// bracketed special tokens), over a small vocabulary.
+    fn bert_tokenizer() -> Tokenizer {
+        let mut vocab = serde_json::Map::new();
+        let words = [
+            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "deploy", "walrus", "make",
+            "ship", "it", "git", "push", "tag", "##s", "session", "id", "text", "hi", "user",
+            "##s", "src", "agent", "plugin", "code", "##x", "hello", "ecole", "cafe", "tab", "and",
+            "space", "中", "文", "english", "what", "a", "b", "rocket", "math", "so", "on",
+            "control", "char", "zero", "width", "super", "##cal", "##i", "-", ":", ",", "`", ".",
+            "\"", "/", "{", "}", "[", "]", "_", "1", "##7", "##6", "##5",
+        ];
+        for (i, w) in words.iter().enumerate() {
+            vocab.entry(w.to_string()).or_insert(i.into());
+        }
+        let added: Vec<_> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+            .iter()
+            .map(|t| {
+                serde_json::json!({"id": vocab[*t], "content": t, "single_word": false,
+                    "lstrip": false, "rstrip": false, "normalized": false, "special": true})
+            })
+            .collect();
+        let json = serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
+            "normalizer": {"type": "BertNormalizer", "clean_text": true,
+                           "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "post_processor": null, "decoder": null,
+            "model": {"type": "WordPiece", "unk_token": "[UNK]",
+                      "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+                      "vocab": vocab}
+        });
+        Tokenizer::from_bytes(json.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_text_cut_into_words_tokenizes_as_it_does_whole() {
+        let bert = table_over(bert_tokenizer());
+        let (pieces, _) = bert.words.as_ref().expect("BERT's tokenizer is cut");
+        assert_eq!(pieces.split, Split::WhitespaceAndPunctuation);
+        // "[CLS]" is matched whole before the split: a text holding it is
+        // tokenized whole.
+        assert!(!pieces.may_cut("a [CLS] b") && pieces.may_cut("a [CL S] b"));
+        assert_pieces_tokenize_as_the_whole(&bert, TRICKY);
+        let t = tempfile::tempdir().unwrap();
+        tiny_model(t.path(), false);
+        let words = table_over(Tokenizer::from_file(t.path().join(TOKENIZER)).unwrap());
+        assert_eq!(words.words.as_ref().unwrap().0.split, Split::Whitespace);
+        assert_pieces_tokenize_as_the_whole(&words, TRICKY);
+    }
+
+    /// The same over the real transcripts with the real model's tokenizer
+    /// (a distilled table copies it): every passage-sized piece of every
+    /// transcript line.
+    #[test]
+    fn real_transcripts_tokenize_cut_as_they_do_whole() {
+        let Some(dir) = super::super::test_model_dir() else {
+            return;
+        };
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/agent-transcripts");
+        if !data.is_dir() {
+            eprintln!("skipped: no transcripts at {}", data.display());
+            return;
+        }
+        let table = table_over(Tokenizer::from_file(dir.join(TOKENIZER)).unwrap());
+        assert!(table.words.is_some(), "all-MiniLM-L6-v2's tokenizer is cut");
+        let mut texts = 0;
+        for entry in walkdir::WalkDir::new(&data).into_iter().flatten() {
+            if entry.path().extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let content = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            for line in content.lines().take(200) {
+                let text: String = line.chars().take(4_000).collect();
+                assert_pieces_tokenize_as_the_whole(&table, &[&text]);
+                texts += 1;
+            }
+        }
+        assert!(texts > 1_000, "{texts} texts");
     }
 
     #[test]
