@@ -9,7 +9,7 @@
 //! both are done once where they can be: a word's tokens are kept per
 //! thread once the tokenizer has split it (when the tokenizer splits at
 //! whitespace, so a word tokenizes alone as it does in its text; see
-//! `Split::of`), and a row is added once per passage, times
+//! `Pieces::of`), and a row is added once per passage, times
 //! its count, converted from f16 a row at a time.
 //!
 //! [`distil`] makes one from a transformer: each token of the vocabulary
@@ -44,7 +44,7 @@ pub struct Table {
     tokenizer: Tokenizer,
     /// How a text falls into pieces the tokenizer tokenizes alone, and
     /// each thread's tokens of the pieces it tokenized; `None` when it
-    /// cannot be split ([`Split::of`]).
+    /// cannot be split ([`Pieces::of`]).
     words: Option<(Pieces, ThreadLocal<RefCell<Words>>)>,
 }
 
@@ -242,6 +242,10 @@ struct Pieces {
     uncut: Vec<String>,
 }
 
+/// Whitespace to Rust, control characters to BERT's normalizer, which
+/// removes them: vertical tab, form feed, next line.
+const DROPPED_WHITESPACE: [char; 3] = ['\u{b}', '\u{c}', '\u{85}'];
+
 /// Where a text can be cut.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Split {
@@ -289,9 +293,11 @@ impl Pieces {
     }
 
     /// Whether `text` may be cut: it holds no added token the cut would
-    /// split.
+    /// split, and none of the whitespace characters BERT's normalizer
+    /// drops as control characters (so the words either side join) instead
+    /// of splitting at them.
     fn may_cut(&self, text: &str) -> bool {
-        !self.uncut.iter().any(|t| text.contains(t.as_str()))
+        !text.contains(DROPPED_WHITESPACE) && !self.uncut.iter().any(|t| text.contains(t.as_str()))
     }
 }
 
@@ -497,6 +503,7 @@ mod tests {
         "[CLS] what [SEP] a[MASK]b [UNK]",
         "emoji 🚀 rocket, math ∑x², dash – and — quotes “so” ‘on’",
         "\u{0}control\u{7}chars\u{200b}zero-width",
+        "form\u{c}feed, vertical\u{b}tab, next\u{85}line, line\u{2028}separator",
         "",
         "   ",
         "supercalifragilisticexpialidocious_is_longer_than_most_words_but_not_than_one_hundred_chars_at_all_xx",
