@@ -52,9 +52,13 @@ pub struct Table {
 type Words = HashMap<Box<str>, Box<[u32]>>;
 
 /// Words kept per thread, at most: past it the thread starts afresh. A
-/// corpus of transcripts has far fewer distinct words than this, and each
-/// entry is a few dozen bytes.
+/// corpus of transcripts has far fewer distinct words than this.
 const WORDS_KEPT: usize = 1 << 17;
+
+/// The longest word kept, in bytes: longer ones (hashes, encoded blobs)
+/// seldom come back, and keeping them would let a thread's words grow to
+/// gigabytes. With it, a thread keeps some 25 MB at most.
+const WORD_KEPT_BYTES: usize = 64;
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -171,10 +175,12 @@ impl Table {
             match self.tokenize(piece) {
                 Ok(own) => {
                     ids.extend_from_slice(&own);
-                    if words.len() >= WORDS_KEPT {
-                        words.clear();
+                    if piece.len() <= WORD_KEPT_BYTES {
+                        if words.len() >= WORDS_KEPT {
+                            words.clear();
+                        }
+                        words.insert(piece.into(), own);
                     }
-                    words.insert(piece.into(), own);
                 }
                 Err(e) => failed = Some(e),
             }
