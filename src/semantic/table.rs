@@ -166,29 +166,22 @@ impl Table {
         };
         let mut words = words.get_or(|| RefCell::new(Words::new())).borrow_mut();
         let mut ids = Vec::with_capacity(text.len() / 4);
-        let mut failed = None;
         pieces.split.pieces(text, |piece| {
             if let Some(known) = words.get(piece) {
                 ids.extend_from_slice(known);
-                return;
+                return Ok(());
             }
-            match self.tokenize(piece) {
-                Ok(own) => {
-                    ids.extend_from_slice(&own);
-                    if piece.len() <= WORD_KEPT_BYTES {
-                        if words.len() >= WORDS_KEPT {
-                            words.clear();
-                        }
-                        words.insert(piece.into(), own);
-                    }
+            let own = self.tokenize(piece)?;
+            ids.extend_from_slice(&own);
+            if piece.len() <= WORD_KEPT_BYTES {
+                if words.len() >= WORDS_KEPT {
+                    words.clear();
                 }
-                Err(e) => failed = Some(e),
+                words.insert(piece.into(), own);
             }
-        });
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(ids),
-        }
+            Ok(())
+        })?;
+        Ok(ids)
     }
 
     fn tokenize(&self, text: &str) -> Result<Box<[u32]>> {
@@ -291,8 +284,11 @@ impl Pieces {
             .map(|t| t.content)
             .filter(|t| {
                 let mut pieces = 0;
-                split.pieces(t, |_| pieces += 1);
-                pieces != 1
+                let counted = split.pieces(t, |_| {
+                    pieces += 1;
+                    Ok(())
+                });
+                counted.is_ok() && pieces != 1
             })
             .collect();
         normalizer.then_some(Pieces { split, uncut })
@@ -308,24 +304,26 @@ impl Pieces {
 }
 
 impl Split {
-    /// Call `each` with every non-empty piece of `text`, in order.
-    fn pieces<'t>(self, text: &'t str, mut each: impl FnMut(&'t str)) {
+    /// Call `each` with every non-empty piece of `text`, in order, until
+    /// it fails.
+    fn pieces<'t>(self, text: &'t str, mut each: impl FnMut(&'t str) -> Result<()>) -> Result<()> {
         let mut start = 0;
         for (i, c) in text.char_indices() {
             let punct = self == Split::WhitespaceAndPunctuation && c.is_ascii_punctuation();
             if c.is_whitespace() || punct {
                 if start < i {
-                    each(&text[start..i]);
+                    each(&text[start..i])?;
                 }
                 if punct {
-                    each(&text[i..i + 1]);
+                    each(&text[i..i + 1])?;
                 }
                 start = i + c.len_utf8();
             }
         }
         if start < text.len() {
-            each(&text[start..]);
+            each(&text[start..])?;
         }
+        Ok(())
     }
 }
 
