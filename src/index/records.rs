@@ -98,7 +98,10 @@ enum Parsed {
 /// Every `*.md` file under the five category folders, plus errors for files
 /// in places recall does not read.
 fn scan(dir: &ScopeDir) -> (Vec<Seen>, Vec<String>) {
-    let root = dir.records_dir();
+    // Through the folder a person edits: records kept in the repository
+    // are read, and named in every message, at `<git top>/.recall/records`,
+    // not through the home's link to it.
+    let root = crate::store::shown_path(&dir.records_dir());
     let mut seen = Vec::new();
     let mut errors = Vec::new();
     for cat in Category::ALL {

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use crate::extract::run::Status as ExtractStatus;
+pub use crate::store::shown_path;
 pub use doctor::{Checkup, Finding, ScopeCheck, ScopeHealth};
 pub use jobs::{ExtractJob, ExtractOutcome};
 pub use prompt::PromptContext;
@@ -36,7 +37,7 @@ pub use record_writes::{NewRecord, Patch};
 pub use records::ListOrder;
 pub use reindex::Reindexed;
 pub use remember::Fact;
-pub use repo_records::{repo_records_dir, shown_path, RecordsPlace};
+pub use repo_records::{repo_records_dir, RecordsPlace};
 pub use search::{parse_search_scope, Found, RecallOptions};
 pub use skills::Promoted;
 pub use sync::{is_shared, SyncInit, SyncOptions, SyncReport, SyncStatus};

@@ -10,7 +10,6 @@ use std::path::Path;
 
 use super::record_writes::{check_importance, clean_keywords, conflict, NewRecord, Patch};
 use super::remember::{classify, remember, Fact};
-use super::repo_records::shown_path;
 use super::Memory;
 use crate::error::{Error, Result};
 use crate::index::{
@@ -18,6 +17,7 @@ use crate::index::{
     RecordStore, SecretPolicy,
 };
 use crate::records::{validate, Category, Record, Source, Status};
+use crate::store::shown_path;
 use crate::store::{Scope, ScopeDir};
 
 /// How [`Memory::list`] orders records after pinned and importance.

@@ -26,33 +26,6 @@ pub fn repo_records_dir(root: &Path) -> PathBuf {
     root.join(".recall").join("records")
 }
 
-/// Where a record file really is, for printing: a project whose records
-/// live in its repository has a home `records` folder that links to
-/// `<git top>/.recall/records`, and a path through that link is shown as
-/// the repository's path (the one a person edits, commits and reviews).
-/// Any other path is returned as it is. Only the nearest ancestors named
-/// `records` are looked at, so this costs a few `lstat` calls.
-pub fn shown_path(path: &Path) -> PathBuf {
-    for dir in path.ancestors().skip(1) {
-        if dir.file_name().is_none_or(|n| n != "records") {
-            continue;
-        }
-        let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
-        let (Ok(rest), true) = (path.strip_prefix(dir), is_link) else {
-            continue;
-        };
-        if let Ok(target) = std::fs::read_link(dir) {
-            // A relative link is relative to the folder holding it.
-            let target = match (target.is_relative(), dir.parent()) {
-                (true, Some(parent)) => parent.join(target),
-                _ => target,
-            };
-            return target.join(rest);
-        }
-    }
-    path.to_path_buf()
-}
-
 impl Memory {
     /// Where the current project's records are.
     pub fn records_place(&self) -> Result<RecordsPlace> {

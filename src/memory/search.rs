@@ -276,11 +276,11 @@ impl Memory {
 
 /// Record hits name their file where it really is: a project's records in
 /// its repository under `.recall/records`, not through the home's link
-/// (see [`super::repo_records::shown_path`]).
+/// (see [`crate::store::shown_path`]).
 fn show_record_paths(resp: &mut Response) {
     for h in resp.hits.iter_mut().filter(|h| h.kind == HitKind::Record) {
         if let Some(p) = h.source.path.as_mut() {
-            *p = super::repo_records::shown_path(std::path::Path::new(p))
+            *p = crate::store::shown_path(std::path::Path::new(p))
                 .to_string_lossy()
                 .into_owned();
         }

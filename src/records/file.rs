@@ -93,7 +93,16 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
             .location()
             .map(|l| format!(" (column {})", l.column()))
             .unwrap_or_default();
-        err(line, format!("invalid frontmatter: {text}{column}"))
+        // A file written by hand without one of the fields recall writes:
+        // say which fields a record needs and where one is shown whole.
+        let needs = if text.starts_with("missing field") {
+            "; a record file needs `id`, `key`, `category`, `scope`, `source`, \
+             `created` and `updated` (docs/output.md, \"Record files\", shows one; \
+             `recall record add` writes them all)"
+        } else {
+            ""
+        };
+        err(line, format!("invalid frontmatter: {text}{column}{needs}"))
     })?;
     let body_start = first + yaml.lines().count() + 1;
     let record = Record {

@@ -32,7 +32,8 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
             ),
         });
     }
-    let records = dir.records_dir();
+    // Named where a person edits them (see `store::shown_path`).
+    let records = crate::store::shown_path(&dir.records_dir());
     for e in walkdir::WalkDir::new(&records)
         .max_depth(2)
         .into_iter()

@@ -522,3 +522,53 @@ fn r37_records_in_the_repository_are_printed_at_their_repository_path() {
         );
     }
 }
+
+/// Noticed at stop 37, fixed at stop 46: a record file written by hand in
+/// the repository that recall cannot read was named by `doctor`, `reindex`
+/// and every read's warning at the home's link to the folder, not where the
+/// person wrote it; and "missing field `source`" did not say which fields a
+/// record needs.
+#[test]
+fn r46_a_hand_written_record_is_named_where_it_was_written() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let out = in_repo(&env, &repo)
+        .args(["project", "records", "--in-repo"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = repo.join(".recall/records/decisions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("my-cache.md");
+    std::fs::write(
+        &file,
+        "---\nid: cache-1\nkey: cache\ncategory: decisions\nscope: project\n---\nThe cache is Redis.\n",
+    )
+    .unwrap();
+    let written = file.display().to_string();
+    let home = env.home().display().to_string();
+    let doctor = in_repo(&env, &repo).arg("doctor").output().unwrap();
+    let reindex = in_repo(&env, &repo).arg("reindex").output().unwrap();
+    for (what, out) in [("doctor", &doctor), ("reindex", &reindex)] {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains(&written),
+            "{what} does not name {written}: {text}"
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.contains(&format!("{home}/projects")) && l.contains("my-cache.md")),
+            "{what} names the file through the home's link: {text}"
+        );
+        assert!(
+            text.contains("missing field `source`") && text.contains("`created` and `updated`"),
+            "{what} does not say which fields a record needs: {text}"
+        );
+    }
+}
