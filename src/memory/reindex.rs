@@ -54,7 +54,10 @@ impl Memory {
                 Reindexed {
                     report,
                     moved_aside: Some(aside),
-                    damage: Some(e.chain()),
+                    damage: Some(match &e {
+                        Error::CorruptIndex { detail, .. } => detail.clone(),
+                        _ => e.chain(),
+                    }),
                 }
             }
             other => other.map(|report| Reindexed {
@@ -68,8 +71,9 @@ impl Memory {
     }
 
     fn reindex_once(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {
+        let path = dir.index_path();
         self.rebuild(dir, full, progress)
-            .map_err(|e| e.at(&dir.index_path()))
+            .map_err(|e| crate::store::damaged(&path, e.at(&path)))
     }
 
     fn rebuild(&self, dir: &ScopeDir, full: bool, progress: &Progress) -> Result<SyncReport> {

@@ -322,13 +322,19 @@ impl Db {
     /// A read connection: the writer when there is one (it sees its own
     /// uncommitted state and avoids a second open), else the connection
     /// that checked the schema.
+    ///
+    /// A read that meets damaged data (a page SQLite finds corrupt, text
+    /// that is not UTF-8: a flipped byte) fails with
+    /// [`Error::CorruptIndex`] naming this index and the rebuild, not with
+    /// SQLite's or the decoder's own words.
     pub fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        match (&self.writer, &self.checked) {
+        let out = match (&self.writer, &self.checked) {
             (Some(c), _) => f(c),
             (None, Some(c)) => f(c),
             // Every constructor sets one of the two.
             (None, None) => Err(Error::invalid("this index handle has no connection")),
-        }
+        };
+        out.map_err(|e| damaged(&self.path, e))
     }
 }
 
@@ -507,6 +513,32 @@ pub fn immutable_uri(path: &Path) -> String {
     }
     uri.push_str("?immutable=1");
     uri
+}
+
+/// `e` as [`Error::CorruptIndex`] when it says the index at `path` holds
+/// damaged data: SQLite's "corrupt" or "not a database", or a text column
+/// that does not decode as UTF-8. Any other error unchanged.
+pub(crate) fn damaged(path: &Path, e: Error) -> Error {
+    let Error::Sqlite(inner) = &e else {
+        return e;
+    };
+    let not_utf8 = match inner {
+        rusqlite::Error::Utf8Error(..) => true,
+        rusqlite::Error::FromSqlConversionFailure(_, _, cause) => {
+            cause.downcast_ref::<std::str::Utf8Error>().is_some()
+                || cause.downcast_ref::<std::string::FromUtf8Error>().is_some()
+        }
+        _ => false,
+    };
+    let detail = match inner.sqlite_error_code() {
+        _ if not_utf8 => "a text column holds bytes that are not UTF-8".to_string(),
+        Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => inner.to_string(),
+        _ => return e,
+    };
+    Error::CorruptIndex {
+        path: path.to_path_buf(),
+        detail,
+    }
 }
 
 /// Turn "not a database" and "corrupt" failures into [`Error::CorruptIndex`],

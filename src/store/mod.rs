@@ -20,6 +20,7 @@ mod readers;
 mod terms;
 mod turn;
 
+pub(crate) use db::damaged;
 pub use db::{
     bound_wal, checkpoint, configure_process, immutable_uri, Checkpoint, Db, OpenMode, WAL_LIMIT,
 };
