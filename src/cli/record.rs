@@ -29,7 +29,7 @@ pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
         }
         RecordCmd::Move { id_or_key, to } => {
             let to = parse_scope(&to)?;
-            let moved = ctx.move_record(&id_or_key, to)?;
+            let moved = ctx.move_record(None, &id_or_key, to)?;
             outln!(
                 "moved {} to the {} scope: {}",
                 moved.record.meta.id,

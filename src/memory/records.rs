@@ -295,13 +295,14 @@ impl Memory {
         .map(shown)
     }
 
-    /// Move the record with this id or key (the project's first) to scope
-    /// `to`, keeping its id, key, times and source. The copy is written
-    /// before the original is deleted: a failure between the two leaves
-    /// the record in both scopes, never in neither. Refused when it is in
-    /// `to` already, or when `to` holds a record with its key.
-    pub fn move_record(&self, id_or_key: &str, to: Scope) -> Result<Located> {
-        let from = self.get(&self.record_dirs(None)?, id_or_key)?;
+    /// Move the record with this id or key to scope `to`, keeping its id,
+    /// key, times and source. It is looked for in scope `from`, or, with
+    /// `None`, in the project's records first and then the user's. The
+    /// copy is written before the original is deleted: a failure between
+    /// the two leaves the record in both scopes, never in neither. Refused
+    /// when it is in `to` already, or when `to` holds a record with its key.
+    pub fn move_record(&self, from: Option<Scope>, id_or_key: &str, to: Scope) -> Result<Located> {
+        let from = self.get(&self.record_dirs(from)?, id_or_key)?;
         let record = from.record;
         if record.meta.scope == to {
             return Err(Error::invalid(format!(

@@ -483,7 +483,7 @@ fn r39_a_record_moves_to_the_other_scope() -> Result<()> {
     let user = mem.ensure_scope(Scope::User)?;
     let (loc, _) = mem.upsert(&user, rec)?;
     let id = loc.record.meta.id.clone();
-    let moved = mem.move_record("fmt", Scope::Project)?;
+    let moved = mem.move_record(None, "fmt", Scope::Project)?;
     assert_eq!(moved.record.meta.id, id);
     assert_eq!(moved.record.meta.scope, Scope::Project);
     assert!(moved.path.starts_with(dir.records_dir()));
@@ -492,10 +492,25 @@ fn r39_a_record_moves_to_the_other_scope() -> Result<()> {
         mem.get(std::slice::from_ref(&user), "fmt"),
         Err(Error::NotFound(_))
     ));
-    let again = mem.move_record("fmt", Scope::Project).unwrap_err();
+    let again = mem.move_record(None, "fmt", Scope::Project).unwrap_err();
     assert!(again.to_string().contains("already"), "{again}");
     mem.upsert(&user, new("fmt", "A user record with the same key."))?;
-    let taken = mem.move_record(&id, Scope::User).unwrap_err();
+    let taken = mem.move_record(None, &id, Scope::User).unwrap_err();
     assert!(taken.to_string().contains("has a record"), "{taken}");
+    // Looked for in the scope named only (the panel moves the record of
+    // the list it shows): a key only the project holds is not the user's.
+    mem.upsert(&dir, new("ci", "CI runs on every push."))?;
+    let elsewhere = mem.move_record(Some(Scope::User), "ci", Scope::Project);
+    assert!(
+        matches!(elsewhere, Err(Error::NotFound(_))),
+        "{elsewhere:?}"
+    );
+    assert_eq!(
+        mem.move_record(Some(Scope::Project), "ci", Scope::User)?
+            .record
+            .meta
+            .scope,
+        Scope::User
+    );
     Ok(())
 }

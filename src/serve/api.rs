@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::routing::{get, patch};
+use axum::routing::{get, patch, post};
 use axum::Router;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -42,6 +42,10 @@ pub fn router(state: Shared) -> Router {
             "/api/projects/{project}/memories/{id}/pin",
             patch(project_pin),
         )
+        .route(
+            "/api/projects/{project}/memories/{id}/move",
+            post(project_move),
+        )
         .route("/api/projects/{project}/recall", get(project_recall))
         .route("/api/user/memories", get(user_list).post(user_create))
         .route(
@@ -50,6 +54,7 @@ pub fn router(state: Shared) -> Router {
         )
         .route("/api/user/recall", get(user_recall))
         .route("/api/user/memories/{id}/pin", patch(user_pin))
+        .route("/api/user/memories/{id}/move", post(user_move))
         .with_state(state)
 }
 
@@ -202,6 +207,15 @@ struct Update {
 #[serde(deny_unknown_fields)]
 struct Pin {
     pinned: bool,
+}
+
+/// Where a memory moves: `{"to": "user"}` from a project, `{"to":
+/// "project", "project": ID}` from the user's memory.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Move {
+    to: String,
+    project: Option<String>,
 }
 
 fn importance(i: Option<i64>) -> Result<Option<u8>> {
@@ -516,6 +530,74 @@ async fn recall_in(s: Shared, place: Place, q: HashMap<String, String>) -> Reply
     })
     .await?;
     Ok(Data::new(data))
+}
+
+/// Move a misfiled memory to the other scope (as `recall record move`):
+/// a project's to the user's memory, or the user's to a project. It
+/// keeps its id, key, text and times; the answer is the memory where it
+/// now is.
+async fn project_move(
+    State(s): State<Shared>,
+    PathParam((project, id)): PathParam<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let m: Move = json_body(&headers, body).await?;
+    match (m.to.as_str(), m.project) {
+        ("user", None) => {}
+        ("user", Some(_)) => {
+            return Err(Fail::bad(
+                "\"project\" names the project a user memory moves to; to move this one to your memory send {\"to\": \"user\"} alone",
+            ))
+        }
+        ("project", _) => {
+            return Err(Fail::bad(
+                "this memory is a project's already; to move it to your own memory send {\"to\": \"user\"}",
+            ))
+        }
+        (other, _) => return Err(Fail::bad(bad_target(other))),
+    }
+    moved(s, Place::Project(project), Scope::Project, id, Scope::User).await
+}
+
+async fn user_move(
+    State(s): State<Shared>,
+    PathParam(id): PathParam<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let m: Move = json_body(&headers, body).await?;
+    let project = match (m.to.as_str(), m.project) {
+        ("project", Some(p)) => p,
+        ("project", None) => {
+            return Err(Fail::bad(
+                "say which project: {\"to\": \"project\", \"project\": ID} (GET /api/projects lists their ids)",
+            ))
+        }
+        ("user", _) => {
+            return Err(Fail::bad(
+                "this memory is in your own memory already; to move it to a project send {\"to\": \"project\", \"project\": ID}",
+            ))
+        }
+        (other, _) => return Err(Fail::bad(bad_target(other))),
+    };
+    moved(s, Place::Project(project), Scope::User, id, Scope::Project).await
+}
+
+fn bad_target(to: &str) -> String {
+    format!(
+        "\"to\" is '{to}'; it must be \"user\" (from a project) or \"project\" (from your memory)"
+    )
+}
+
+/// The move itself, with the memory of `place` (the project involved),
+/// the record looked for in scope `from` only.
+async fn moved(s: Shared, place: Place, from: Scope, id: String, to: Scope) -> Reply {
+    let loc = blocking(&s, place, true, move |mem, _| {
+        mem.move_record(Some(from), &id, to)
+    })
+    .await?;
+    Ok(Data::new(view(&loc)))
 }
 
 /// Any path no route takes.

@@ -708,3 +708,60 @@ fn r37_panel_archives_refuses_a_long_key_and_fits_a_phone() {
         c.close().await.unwrap();
     });
 }
+
+/// Stop 46: a memory filed in the wrong scope moves from the panel, a
+/// project's to your memory and back to a project chosen in its row (as
+/// `recall record move`); the panel could only archive or delete it.
+#[test]
+fn r46_panel_moves_a_memory_between_a_project_and_yours() {
+    if !browser_installed() {
+        return;
+    }
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    env.add("preferences", "editor", "I edit in Helix, everywhere.");
+    let server = Server::start(&env, &[]);
+    let driver = Driver::start();
+    let profile = env.tmp.path().join("chromium-profile");
+    let url = server.url.clone();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = browser(&driver, &profile).await;
+        c.goto(&format!("{url}/?project=alpha")).await.unwrap();
+        wait_for(&c, "li[data-key='editor'] button.move").await;
+        click(&c, "li[data-key='editor'] button.move").await;
+        wait_gone(&c, "li[data-key='editor']").await;
+        assert!(text_of(&c, "#status")
+            .await
+            .contains("Moved editor to your memory"));
+        let file = record_file(&env, "editor").unwrap();
+        assert!(file.contains("scope: user"), "{file}");
+        assert_eq!(text_of(&c, "#count").await, "(1)");
+
+        c.goto(&format!("{url}/?scope=user")).await.unwrap();
+        wait_for(&c, "li[data-key='editor'] button.move").await;
+        click(&c, "li[data-key='editor'] button.move").await;
+        wait_for(&c, "li[data-key='editor'] select.move-to").await;
+        std::fs::write(shots.join("panel-move.png"), c.screenshot().await.unwrap()).unwrap();
+        let choices = text_of(&c, "li[data-key='editor'] select.move-to").await;
+        assert!(choices.contains("alpha"), "{choices}");
+        // Keep puts the row back as it was; Move moves it.
+        click(&c, "li[data-key='editor'] button.cancel").await;
+        wait_gone(&c, "li[data-key='editor'] select.move-to").await;
+        click(&c, "li[data-key='editor'] button.move").await;
+        wait_for(&c, "li[data-key='editor'] button.confirm-move").await;
+        click(&c, "li[data-key='editor'] button.confirm-move").await;
+        wait_gone(&c, "li[data-key='editor']").await;
+        assert!(text_of(&c, "#status")
+            .await
+            .contains("Moved editor to alpha"));
+        let file = record_file(&env, "editor").unwrap();
+        assert!(file.contains("scope: project"), "{file}");
+        c.close().await.unwrap();
+    });
+}

@@ -823,3 +823,98 @@ fn r37_a_256_character_key_is_refused_with_its_length() {
     }
     assert_eq!(crate::common::record_files(&env.home()).len(), before);
 }
+
+/// Stop 46: a misfiled memory moves between a project and the user's
+/// memory over the API (as `recall record move`), keeping its id, key and
+/// text; every wrong request says what to send instead.
+#[test]
+fn r46_a_memory_moves_between_a_project_and_the_users_memory() {
+    let (env, s) = setup();
+    let body = json!({"key": "editor", "value": "I edit in Helix.", "category": "preferences"});
+    let (code, v) = s.call("POST", MEM, Some(&body));
+    assert_eq!(code, 201, "{v}");
+    let id = ok(&v)["id"].as_str().unwrap().to_string();
+    let old = ok(&v)["path"].as_str().unwrap().to_string();
+    let (code, v) = s.call(
+        "POST",
+        &format!("{MEM}/{id}/move"),
+        Some(&json!({"to": "user"})),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(ok(&v)["id"], id.as_str());
+    assert_eq!(ok(&v)["scope"], "user");
+    assert_eq!(ok(&v)["value"], "I edit in Helix.");
+    assert!(
+        !std::path::Path::new(&old).exists(),
+        "the project's file is gone"
+    );
+    assert_eq!(keys(&s.call("GET", MEM, None).1), ["use-pnpm"]);
+    assert_eq!(
+        keys(&s.call("GET", "/api/user/memories", None).1),
+        ["editor"]
+    );
+    // The CLI sees it where it went.
+    let got = env.run(&["record", "get", "editor", "--format", "json"]);
+    assert!(got.contains("\"scope\": \"user\""), "{got}");
+    // And back, to a project named by its name or id.
+    let user = format!("/api/user/memories/{id}/move");
+    let (code, v) = s.call(
+        "POST",
+        &user,
+        Some(&json!({"to": "project", "project": "alpha"})),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(ok(&v)["scope"], "project");
+    assert!(keys(&s.call("GET", "/api/user/memories", None).1).is_empty());
+    // Wrong requests: where it is already, no project, an unknown one, a
+    // target that is not a scope, a memory that is not there.
+    for (path, body, status, says) in [
+        (
+            format!("{MEM}/{id}/move"),
+            json!({"to": "project"}),
+            400,
+            "a project's already",
+        ),
+        (
+            user.clone(),
+            json!({"to": "project"}),
+            400,
+            "say which project",
+        ),
+        (
+            user.clone(),
+            json!({"to": "user"}),
+            400,
+            "in your own memory already",
+        ),
+        (
+            "/api/user/memories/use-pnpm/move".to_string(),
+            json!({"to": "project", "project": "nowhere"}),
+            404,
+            "nowhere",
+        ),
+        (
+            format!("{MEM}/{id}/move"),
+            json!({"to": "team"}),
+            400,
+            "must be \"user\"",
+        ),
+        (
+            format!("{MEM}/{id}/move"),
+            json!({"to": "user", "x": 1}),
+            400,
+            "unknown field",
+        ),
+        (
+            format!("{MEM}/missing/move"),
+            json!({"to": "user"}),
+            404,
+            "missing",
+        ),
+    ] {
+        let (code, v) = s.call("POST", &path, Some(&body));
+        let e = err(&v);
+        assert_eq!(code, status, "{path} {body}: {e}");
+        assert!(e.contains(says), "{path} {body}: {e}");
+    }
+}

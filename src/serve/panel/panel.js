@@ -133,14 +133,16 @@ async function loadScopes() {
     sel.insertBefore(o, sel.firstChild);
   }
   // The URL's project or scope; else the folder `recall serve` runs in;
-  // else the only project; else ask.
+  // else the only project; else ask. `?scope=user` is what choosing your
+  // memory writes, so a reload opens it again, not the folder's project.
   const params = new URLSearchParams(location.search);
   const wanted = params.get("project");
-  const match = projects.find((p) => p.id === wanted || p.name === wanted)
+  const mine = !wanted && params.get("scope") === "user";
+  const match = !mine && (projects.find((p) => p.id === wanted || p.name === wanted)
     || (!wanted && projects.find((p) => p.current))
-    || (!wanted && projects.length === 1 && projects[0]);
+    || (!wanted && projects.length === 1 && projects[0]));
   if (match) sel.value = `project:${match.id}`;
-  else if (params.get("scope") === "user" || !projects.length) sel.value = "user";
+  else if (mine || !projects.length) sel.value = "user";
   else {
     const ask = el("option", { value: "", text: "choose a project…", disabled: "" });
     sel.insertBefore(ask, sel.firstChild);
@@ -264,6 +266,23 @@ function entry(m) {
     class: "secondary edit", type: "button", "aria-label": `Edit ${m.key}`, text: "Edit",
     onclick: () => edit(li, value, meta, m, editable),
   }));
+  // A memory filed in the wrong scope moves, as `recall record move` does:
+  // a project's to your own memory, yours to a project you choose.
+  if (current.kind === "project") {
+    actions.append(el("button", {
+      class: "secondary move", type: "button", "aria-label": `Move ${m.key} to your memory`,
+      text: "Move to my memory",
+      onclick: () => act(li, () => api("POST", `${base()}/${encodeURIComponent(m.id)}/move`, { to: "user" }),
+        `Moved ${m.key} to your memory (all projects): choose "your memory" above to see it`),
+    }));
+  } else if (projectOptions().length) {
+    const move = el("button", {
+      class: "secondary move", type: "button", "aria-label": `Move ${m.key} to a project`,
+      text: "Move to a project…",
+      onclick: () => chooseProject(li, actions, move, m),
+    });
+    actions.append(move);
+  }
   const del = el("button", {
     class: "secondary delete", type: "button", "aria-label": `Delete ${m.key}`, text: "Delete",
     onclick: () => confirmDelete(li, actions, del, m),
@@ -280,6 +299,34 @@ function rowError(li, text) {
   const e = li.querySelector(".row-error");
   e.textContent = text || "";
   e.hidden = !text;
+}
+
+// The projects the scope chooser lists: [{id, name}].
+function projectOptions() {
+  return [...$("#scope").options]
+    .filter((o) => o.value.startsWith("project:"))
+    .map((o) => ({ id: o.value.slice("project:".length), name: o.dataset.name }));
+}
+
+// Moving one of your memories: which project, then Move or Keep.
+function chooseProject(li, actions, move, m) {
+  move.hidden = true;
+  const pick = el("select", { class: "move-to", "aria-label": `Project to move ${m.key} to` },
+    ...projectOptions().map((p) => el("option", { value: p.id, text: p.name })));
+  const yes = el("button", {
+    class: "confirm-move", type: "button", "aria-label": `Move ${m.key} to the chosen project`, text: "Move",
+    onclick: () => {
+      const target = pick.selectedOptions[0];
+      act(li, () => api("POST", `${base()}/${encodeURIComponent(m.id)}/move`, { to: "project", project: target.value }),
+        `Moved ${m.key} to ${target.textContent}: choose it above to see it`);
+    },
+  });
+  const no = el("button", {
+    class: "secondary cancel", type: "button", text: "Keep",
+    onclick: () => { pick.remove(); yes.remove(); no.remove(); move.hidden = false; move.focus(); },
+  });
+  actions.append(pick, yes, no);
+  pick.focus();
 }
 
 function confirmDelete(li, actions, del, m) {
