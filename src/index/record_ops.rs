@@ -207,6 +207,8 @@ impl RecordStore<'_> {
         })();
         undo.unless(removed)?;
         truncate_wal(self.conn);
+        // Nor does a flat copy of the scope's vectors keep its vector.
+        crate::store::flat_vectors::forget(self.dir);
         Ok(loc)
     }
 }

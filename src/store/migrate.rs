@@ -47,6 +47,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0012_session_did",
         include_str!("../../schema/0012_session_did.sql"),
     ),
+    (
+        "0013_vector_epochs",
+        include_str!("../../schema/0013_vector_epochs.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
@@ -61,6 +65,10 @@ pub const SESSION_WORK_SCHEMA: i64 = 9;
 /// The first schema with `sessions.did` (`0012_session_did.sql`). An older
 /// index read as it is shows every session under its first prompt.
 pub const SESSION_DID_SCHEMA: i64 = 12;
+
+/// The first schema whose vectors tables count their changes
+/// (`0013_vector_epochs.sql`), so a flat copy of them can be checked.
+pub const VECTOR_EPOCHS_SCHEMA: i64 = 13;
 
 /// The schema version of the index `conn` reads (one header read).
 pub fn schema_version(conn: &Connection) -> Result<i64> {

@@ -11,6 +11,7 @@
 
 pub mod bulk;
 mod db;
+pub mod flat_vectors;
 mod fsutil;
 mod hits;
 mod home;
@@ -35,7 +36,7 @@ pub use home::{resolve_home, user_home};
 pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{
     empty_in_memory, schema_version, MIGRATIONS, SCHEMA_VERSION, SESSION_DID_SCHEMA,
-    SESSION_WORK_SCHEMA,
+    SESSION_WORK_SCHEMA, VECTOR_EPOCHS_SCHEMA,
 };
 pub use project::{
     canonical_root, check_name, checkout_roots, project_id, Project, ProjectInfo, Sharing,
