@@ -14,7 +14,7 @@ use crate::semantic::{self, Check, Model};
 /// Models loaded by this process, by configured path, each with its
 /// identity (see `semantic::identity`): a long-running front end (`recall
 /// mcp`, `recall serve`) loads and hashes its model once, not per query.
-fn loaded(path: &Path) -> Result<(Arc<Model>, String)> {
+fn loaded(path: &Path, home: &Path) -> Result<(Arc<Model>, String)> {
     type Loaded = HashMap<PathBuf, (Arc<Model>, String)>;
     static MODELS: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let models = MODELS.get_or_init(Mutex::default);
@@ -22,7 +22,7 @@ fn loaded(path: &Path) -> Result<(Arc<Model>, String)> {
         return Ok(m.clone());
     }
     let (model, dir) = Model::load(path)?;
-    let id = semantic::identity(&model, &dir)?;
+    let id = semantic::identity_cached(&model, &dir, &home.join("cache").join("models.json"))?;
     let entry = (Arc::new(model), id);
     models
         .lock()
@@ -67,7 +67,7 @@ impl Memory {
                 semantic::locate::HOW_TO_GET
             ))
         })?;
-        let (model, identity) = loaded(&path)?;
+        let (model, identity) = loaded(&path, self.home.root())?;
         let vector = model.embed(&[text])?.pop().unwrap_or_default();
         Ok(DenseQuery {
             vector,
@@ -119,7 +119,7 @@ impl Memory {
             let Some(recorded) = recorded else {
                 return Ok(0);
             };
-            let (model, identity) = loaded(&path)?;
+            let (model, identity) = loaded(&path, self.home.root())?;
             if identity != recorded {
                 return Ok(0);
             }
@@ -141,7 +141,7 @@ impl Memory {
         report_line: &mut dyn FnMut(String),
     ) -> Option<(Arc<Model>, String)> {
         let path = self.semantic_model()?;
-        match loaded(&path) {
+        match loaded(&path, self.home.root()) {
             Ok(m) => Some(m),
             Err(e) => {
                 report_line(format!("indexing without vectors: {e}"));

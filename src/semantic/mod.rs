@@ -160,6 +160,82 @@ pub fn identity(model: &Model, dir: &Path) -> Result<String> {
     ))
 }
 
+/// [`identity`], remembered in `cache` (a small private JSON file) by the
+/// weights file's path, length, inode and change time: hashing a 23 MB
+/// table costs every fresh process several milliseconds, and any write to
+/// the file changes its change time. A cache that cannot be read or
+/// written is passed over: the identity is then hashed as before.
+pub fn identity_cached(model: &Model, dir: &Path, cache: &Path) -> Result<String> {
+    let weights = dir.join(WEIGHTS);
+    let Some(stamp) = file_stamp(&weights) else {
+        return identity(model, dir);
+    };
+    let mut known: Vec<KnownIdentity> = std::fs::read(cache)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    if let Some(k) = known.iter().find(|k| k.stamp == stamp) {
+        return Ok(k.identity.clone());
+    }
+    let id = identity(model, dir)?;
+    known.retain(|k| k.stamp.path != stamp.path);
+    known.push(KnownIdentity {
+        stamp,
+        identity: id.clone(),
+    });
+    // A few models at most: the newest kept.
+    let drop = known.len().saturating_sub(8);
+    known.drain(..drop);
+    let written = serde_json::to_vec(&known)
+        .map_err(crate::Error::from)
+        .and_then(|bytes| {
+            if let Some(parent) = cache.parent() {
+                crate::store::create_private_dir(parent)?;
+            }
+            crate::store::atomic_write(cache, &bytes)
+        });
+    if let Err(e) = written {
+        tracing::debug!("model identity not remembered in {}: {e}", cache.display());
+    }
+    Ok(id)
+}
+
+/// What tells one weights file from another without reading it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct FileStamp {
+    path: PathBuf,
+    len: u64,
+    inode: u64,
+    changed_s: i64,
+    changed_ns: i64,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct KnownIdentity {
+    #[serde(flatten)]
+    stamp: FileStamp,
+    identity: String,
+}
+
+#[cfg(unix)]
+fn file_stamp(path: &Path) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let path = std::fs::canonicalize(path).ok()?;
+    let m = std::fs::metadata(&path).ok()?;
+    Some(FileStamp {
+        len: m.len(),
+        inode: m.ino(),
+        changed_s: m.ctime(),
+        changed_ns: m.ctime_nsec(),
+        path,
+    })
+}
+
+#[cfg(not(unix))]
+fn file_stamp(_: &Path) -> Option<FileStamp> {
+    None
+}
+
 /// Cosine similarity of two vectors of one size (unit vectors: their dot
 /// product).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -239,6 +315,45 @@ mod tests {
             let alone = model.embed(&[text])?;
             assert!(cosine(&alone[0], v) > 0.9999, "{text}");
         }
+        Ok(())
+    }
+
+    /// Stop 46: the identity is hashed once per weights file, not once per
+    /// process; the cache is read while the file is unchanged, and a file
+    /// rewritten (even to the same length) is hashed again.
+    #[test]
+    fn a_models_identity_is_remembered_until_its_file_changes() -> Result<()> {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("model");
+        std::fs::create_dir(&dir).unwrap();
+        table::tests::tiny_model(&dir, false);
+        let (model, _) = Model::load(&dir)?;
+        let cache = t.path().join("cache/models.json");
+        let hashed = identity(&model, &dir)?;
+        assert_eq!(identity_cached(&model, &dir, &cache)?, hashed);
+        // Read from the cache: an identity planted there is what comes back.
+        let planted = std::fs::read_to_string(&cache)
+            .unwrap()
+            .replace(&hashed, "static dim=2 blake3=planted");
+        std::fs::write(&cache, planted).unwrap();
+        assert_eq!(
+            identity_cached(&model, &dir, &cache)?,
+            "static dim=2 blake3=planted"
+        );
+        // The weights rewritten to the same length: hashed again, whatever
+        // the cache says (the file's change time moved).
+        let weights = dir.join(WEIGHTS);
+        let mut bytes = std::fs::read(&weights).unwrap();
+        *bytes.last_mut().unwrap() ^= 0x01;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&weights, &bytes).unwrap();
+        let (model, _) = Model::load(&dir)?;
+        let again = identity_cached(&model, &dir, &cache)?;
+        assert_eq!(again, identity(&model, &dir)?);
+        assert_ne!(again, hashed);
+        // A cache that is not JSON is passed over.
+        std::fs::write(&cache, "not json").unwrap();
+        assert_eq!(identity_cached(&model, &dir, &cache)?, again);
         Ok(())
     }
 

@@ -424,12 +424,12 @@ pub fn distil(bert: &Bert, from: &Path, out: &Path, mut progress: impl FnMut(usi
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A folder with a word-level tokenizer over four tokens and their
     /// rows, stored as `dtype`.
-    fn tiny_model(dir: &Path, f16: bool) {
+    pub(crate) fn tiny_model(dir: &Path, f16: bool) {
         let tokenizer = serde_json::json!({
             "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
             "normalizer": null, "pre_tokenizer": {"type": "Whitespace"},
