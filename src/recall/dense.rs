@@ -347,7 +347,10 @@ fn scan(
     let scanned = (|| -> Result<Seen> {
         let stamp = Stamp::of(c, name)?;
         let mut seen = Seen::new(r);
-        if let Some(copy) = stamp.as_ref().and_then(|s| Copy::open(dir, name, s, dim)) {
+        if let Some(copy) = stamp
+            .as_ref()
+            .and_then(|s| Copy::open_kept(dir, name, s, dim))
+        {
             for (rowid, norm, values) in copy.records() {
                 seen.add(rowid, cosine_with(q, values, norm));
             }

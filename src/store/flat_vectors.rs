@@ -22,9 +22,11 @@
 //! never changed in place, so a map of the old file stays valid while
 //! another process writes the new one.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use memmap2::Mmap;
 use rusqlite::{Connection, OptionalExtension};
@@ -70,6 +72,16 @@ impl Stamp {
     }
 }
 
+/// The copies this process has mapped, by path, with their stamps.
+type Kept = HashMap<PathBuf, (Stamp, Arc<Copy>)>;
+
+fn kept() -> std::sync::MutexGuard<'static, Kept> {
+    static KEPT: OnceLock<Mutex<Kept>> = OnceLock::new();
+    KEPT.get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
 /// Where the copy of `table`'s vectors lives.
 fn path(dir: &ScopeDir, table: &str) -> PathBuf {
     dir.root.join("vectors").join(format!("{table}.bin"))
@@ -107,6 +119,24 @@ impl Copy {
             && found_dim == dim
             && fits;
         valid.then_some(Copy { map, count, dim })
+    }
+
+    /// [`Copy::open`], kept for the life of the process while its stamp
+    /// holds: `recall mcp` and `recall serve` map a copy once, not once
+    /// per question (mapping 80 MB costs milliseconds). A stale copy is
+    /// let go when its table's next stamp is asked for.
+    pub fn open_kept(dir: &ScopeDir, table: &str, stamp: &Stamp, dim: usize) -> Option<Arc<Copy>> {
+        let at = path(dir, table);
+        let mut kept = kept();
+        if let Some((s, copy)) = kept.get(&at) {
+            if s == stamp && copy.dim == dim {
+                return Some(copy.clone());
+            }
+        }
+        kept.remove(&at);
+        let copy = Arc::new(Copy::open(dir, table, stamp, dim)?);
+        kept.insert(at, (stamp.clone(), copy.clone()));
+        Some(copy)
     }
 
     /// Every record: its rowid, its squared length and its values.
@@ -198,6 +228,8 @@ impl Writer {
 /// of its vector behind (the next hybrid query writes them again).
 pub fn forget(dir: &ScopeDir) {
     let folder = dir.root.join("vectors");
+    // Nor a map of one this process holds (`recall serve`, `recall mcp`).
+    kept().retain(|p, _| !p.starts_with(&folder));
     let Ok(entries) = std::fs::read_dir(&folder) else {
         return;
     };
@@ -280,6 +312,25 @@ mod tests {
         std::fs::write(&file, &bytes).unwrap();
         forget(&dir);
         assert!(!file.exists());
+    }
+
+    #[test]
+    fn a_kept_copy_is_mapped_once_per_stamp_and_let_go_when_forgotten() {
+        let (_t, dir) = scope();
+        let mut w = Writer::create(&dir, "chunk_vectors", stamp(3), 2).unwrap();
+        w.push(1, 2, &[1, 1]).unwrap();
+        w.finish().unwrap();
+        let a = Copy::open_kept(&dir, "chunk_vectors", &stamp(3), 2).unwrap();
+        let b = Copy::open_kept(&dir, "chunk_vectors", &stamp(3), 2).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "mapped once");
+        assert!(Copy::open_kept(&dir, "chunk_vectors", &stamp(4), 2).is_none());
+        let mut w = Writer::create(&dir, "chunk_vectors", stamp(3), 2).unwrap();
+        w.push(1, 2, &[1, 1]).unwrap();
+        w.finish().unwrap();
+        let c = Copy::open_kept(&dir, "chunk_vectors", &stamp(3), 2).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c), "a stale stamp let the old map go");
+        forget(&dir);
+        assert!(kept().keys().all(|p| !p.starts_with(&dir.root)));
     }
 
     /// Every change to a vectors table, a cascade from its rows included,
