@@ -277,8 +277,15 @@ pub fn cosine_stored(q: &Probe, blob: &[u8]) -> Option<f32> {
     if values.len() != q.values.len() {
         return None;
     }
-    let norm: i32 = values.iter().map(|&b| i32::from(b as i8).pow(2)).sum();
-    cosine_with(q, values, norm as u32)
+    cosine_with(q, values, squared(values))
+}
+
+/// The sum of a stored vector's squared values (signed bytes).
+fn squared(values: &[u8]) -> u32 {
+    values
+        .iter()
+        .map(|&b| i32::from(b as i8).pow(2))
+        .sum::<i32>() as u32
 }
 
 /// The cosine of `q` with stored values (signed bytes, as many as the
@@ -370,10 +377,10 @@ fn scan(
                 continue;
             }
             let rowid = row.get::<_, i64>(0)?;
-            let norm: i32 = values.iter().map(|&b| i32::from(b as i8).pow(2)).sum();
-            seen.add(rowid, cosine_with(q, values, norm as u32));
+            let norm = squared(values);
+            seen.add(rowid, cosine_with(q, values, norm));
             if let Some(w) = &mut copy {
-                if w.push(rowid, norm as u32, values).is_err() {
+                if w.push(rowid, norm, values).is_err() {
                     copy = None;
                 }
             }

@@ -274,6 +274,15 @@ mod tests {
         (tmp, dir)
     }
 
+    /// Write a copy of `rows` (rowid, squared length, values).
+    fn write(dir: &ScopeDir, table: &str, stamp: Stamp, dim: usize, rows: &[(i64, u32, &[u8])]) {
+        let mut w = Writer::create(dir, table, stamp, dim).unwrap();
+        for (rowid, norm, values) in rows {
+            w.push(*rowid, *norm, values).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
     fn stamp(epoch: u64) -> Stamp {
         Stamp {
             uid: "0123456789abcdef0123456789abcdef".into(),
@@ -284,10 +293,13 @@ mod tests {
     #[test]
     fn a_copy_reads_back_what_was_written_for_its_stamp_only() {
         let (_t, dir) = scope();
-        let mut w = Writer::create(&dir, "chunk_vectors", stamp(7), 3).unwrap();
-        w.push(5, 14, &[1, 2, 3]).unwrap();
-        w.push(9, 3, &[255, 1, 1]).unwrap();
-        w.finish().unwrap();
+        write(
+            &dir,
+            "chunk_vectors",
+            stamp(7),
+            3,
+            &[(5, 14, &[1, 2, 3]), (9, 3, &[255, 1, 1])],
+        );
         let copy = Copy::open(&dir, "chunk_vectors", &stamp(7), 3).unwrap();
         let rows: Vec<(i64, u32, Vec<u8>)> =
             copy.records().map(|(r, n, v)| (r, n, v.to_vec())).collect();
@@ -317,16 +329,12 @@ mod tests {
     #[test]
     fn a_kept_copy_is_mapped_once_per_stamp_and_let_go_when_forgotten() {
         let (_t, dir) = scope();
-        let mut w = Writer::create(&dir, "chunk_vectors", stamp(3), 2).unwrap();
-        w.push(1, 2, &[1, 1]).unwrap();
-        w.finish().unwrap();
+        write(&dir, "chunk_vectors", stamp(3), 2, &[(1, 2, &[1, 1])]);
         let a = Copy::open_kept(&dir, "chunk_vectors", &stamp(3), 2).unwrap();
         let b = Copy::open_kept(&dir, "chunk_vectors", &stamp(3), 2).unwrap();
         assert!(Arc::ptr_eq(&a, &b), "mapped once");
         assert!(Copy::open_kept(&dir, "chunk_vectors", &stamp(4), 2).is_none());
-        let mut w = Writer::create(&dir, "chunk_vectors", stamp(3), 2).unwrap();
-        w.push(1, 2, &[1, 1]).unwrap();
-        w.finish().unwrap();
+        write(&dir, "chunk_vectors", stamp(3), 2, &[(1, 2, &[1, 1])]);
         let c = Copy::open_kept(&dir, "chunk_vectors", &stamp(3), 2).unwrap();
         assert!(!Arc::ptr_eq(&a, &c), "a stale stamp let the old map go");
         forget(&dir);
@@ -365,9 +373,7 @@ mod tests {
     #[test]
     fn an_unfinished_copy_leaves_the_old_one_and_no_file_behind() {
         let (_t, dir) = scope();
-        let mut w = Writer::create(&dir, "record_vectors", stamp(1), 2).unwrap();
-        w.push(1, 2, &[1, 1]).unwrap();
-        w.finish().unwrap();
+        write(&dir, "record_vectors", stamp(1), 2, &[(1, 2, &[1, 1])]);
         let mut w = Writer::create(&dir, "record_vectors", stamp(2), 2).unwrap();
         w.push(1, 8, &[2, 2]).unwrap();
         drop(w);
