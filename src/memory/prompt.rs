@@ -27,6 +27,14 @@ use crate::text::estimate_tokens;
 /// best-covering session covers.
 const RELATIVE_COVER: f64 = 0.75;
 
+/// Evidence this far beyond chance (a hundred million to one that a
+/// session holds the words at random) points at its session however many
+/// sessions hold its rarest words together. The bound on sessions
+/// together is there for a template's words, each common and so weak; a
+/// long ticket's function names, error text and paths are each rare, and
+/// the few sessions that worked on that code hold several of them.
+const OVERWHELMING: f64 = 1e-8;
+
 /// Session files older than this are removed when another is written.
 const KEEP: Duration = Duration::from_secs(2 * 24 * 3600);
 
@@ -147,7 +155,8 @@ impl Memory {
     ///   session would hold them all were they independent;
     /// - and few sessions (`recall.hook_max_sessions`) may have a passage
     ///   holding them together: a prompt template's or a greeting's words
-    ///   stand together in every session, however rare each is;
+    ///   stand together in every session, however rare each is; unless
+    ///   the words are overwhelming evidence ([`OVERWHELMING`]);
     /// - its session's matching passages must hold `hook_min_coverage` of
     ///   the prompt's weight, and at least [`RELATIVE_COVER`] of what the
     ///   best-covering session holds: a long ticket's words are spread over
@@ -196,7 +205,13 @@ impl Memory {
                 // enough of the prompt.
                 let (held, _) = evidence.held(&format!("{}\n{shown_text}", h.title));
                 let together = resp.together.get(&h.id).copied().unwrap_or(0);
-                let pointed = max_sessions == 0 || together <= max_sessions.min(third).max(1);
+                let pointed = max_sessions == 0
+                    || together <= max_sessions.min(third).max(1)
+                    || crate::recall::evidence::beyond_chance(
+                        held,
+                        resp.evidence_sessions,
+                        OVERWHELMING,
+                    );
                 let covered = resp.session_cover.get(&h.id).copied().unwrap_or(0.0);
                 tracing::debug!(
                     hit = %h.id,

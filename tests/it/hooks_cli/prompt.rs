@@ -263,3 +263,87 @@ fn the_asking_session_is_not_its_own_evidence() {
     let ctx = ask("another-session").context("UserPromptSubmit");
     assert!(ctx.contains("batches of 500"), "{ctx}");
 }
+
+/// Issue 39: a long ticket names many rare things (functions, fields, the
+/// error), and the few sessions that worked on that code hold them all
+/// together. The bound on sessions together (2 by default) is for a
+/// template's common words; evidence this strong points at the sessions
+/// however many hold it, so the ticket gets one of them.
+#[test]
+fn r47_overwhelming_evidence_is_not_taken_for_a_template() {
+    let env = Env::new();
+    let proj = super::make_project(&env, "ledger");
+    let dir = env.tmp.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rare = "quillmark brambleset zorbafetch ottercache pindlewick \
+                marrowgate fennislot crumhorn tavisloop wexmoor \
+                glimmerdeck harrowpin snicklebox dunmarrow";
+    let write = |name: &str, user: &str, assistant: &str| {
+        let text = [
+            json!({"role": "user", "content": user}).to_string(),
+            json!({"role": "assistant", "content": assistant}).to_string(),
+        ]
+        .join("\n");
+        std::fs::write(dir.join(format!("{name}.jsonl")), text + "\n").unwrap();
+    };
+    // Four sessions on the same code hold its rare words together.
+    for (i, what) in ["looked at", "logged", "renamed", "guarded"]
+        .iter()
+        .enumerate()
+    {
+        write(
+            &format!("work-{i}"),
+            &format!("carry on with part {i}"),
+            &format!("In the importer I {what}: {rare}."),
+        );
+    }
+    // And twenty-six sessions on other things.
+    let others = [
+        "weather",
+        "lunch",
+        "holiday",
+        "printer",
+        "badge",
+        "parking",
+        "coffee",
+        "laptop",
+        "monitor",
+        "meeting",
+        "calendar",
+        "offsite",
+        "keyboard",
+        "chair",
+        "desk",
+        "window",
+        "heating",
+        "plants",
+        "library",
+        "gym",
+        "bicycle",
+        "train",
+        "garden",
+        "kitchen",
+        "shelves",
+        "whiteboard",
+    ];
+    for o in others {
+        write(
+            &format!("other-{o}"),
+            &format!("what about the {o}?"),
+            &format!("The {o} is fine today, nothing to change."),
+        );
+    }
+    super::ok(super::in_project(&env, &proj).arg("index").arg(&dir));
+    let ticket = format!(
+        "Ledger import fails with KeyError.\n\nThe importer raises KeyError when \
+         it reads a ledger: {rare}. Expected the import to finish."
+    );
+    let p = payload(
+        "UserPromptSubmit",
+        &proj,
+        json!({"prompt": ticket, "session_id": "new-ticket"}),
+    );
+    let ctx = hook(&env, "claude-code", &p).context("UserPromptSubmit");
+    assert!(ctx.contains("_source: session work-"), "{ctx}");
+    assert!(!ctx.contains("other-"), "{ctx}");
+}
