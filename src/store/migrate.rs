@@ -51,6 +51,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0013_vector_epochs",
         include_str!("../../schema/0013_vector_epochs.sql"),
     ),
+    (
+        "0014_session_roots",
+        include_str!("../../schema/0014_session_roots.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -225,6 +225,7 @@ pub fn set_back_before_session_work(db: &Path) {
         .execute_batch(
             "DROP TABLE chunk_vectors; DROP TABLE record_vectors; DROP TABLE ticket_vectors;
              DELETE FROM meta WHERE key = 'index_uid' OR key LIKE 'vectors_epoch_%';
+             DROP INDEX sessions_roots;
              ALTER TABLE sessions DROP COLUMN did; ALTER TABLE sessions DROP COLUMN work;
              PRAGMA user_version = 8;",
         )
