@@ -353,16 +353,25 @@ fn scan(
     c.execute_batch("SAVEPOINT dense_scan")?;
     let scanned = (|| -> Result<Seen> {
         let stamp = Stamp::of(c, name)?;
-        let mut seen = Seen::new(r);
         if let Some(copy) = stamp
             .as_ref()
             .and_then(|s| Copy::open_kept(dir, name, s, dim))
         {
-            for (rowid, norm, values) in copy.records() {
-                seen.add(rowid, cosine_with(q, values, norm));
-            }
-            return Ok(seen);
+            // Split between the threads: the scan is arithmetic over a
+            // mapped file, and the sums are exact in any order.
+            use rayon::prelude::*;
+            return Ok(copy
+                .par_records()
+                .fold(
+                    || Seen::new(r),
+                    |mut seen, (rowid, norm, values)| {
+                        seen.add(rowid, cosine_with(q, values, norm));
+                        seen
+                    },
+                )
+                .reduce(|| Seen::new(r), Seen::merge));
         }
+        let mut seen = Seen::new(r);
         let mut copy = stamp.and_then(|s| Writer::create(dir, name, s, dim));
         let mut st = c.prepare_cached(&format!("SELECT rowid, v FROM {name}"))?;
         let mut rows = st.query([])?;
@@ -397,14 +406,43 @@ fn scan(
     Ok(scanned?.best())
 }
 
+/// Cosines are summed as integers of this many units per 1.0 (truncated:
+/// 0.000015 apart), so the spread of a table's cosines is the same number
+/// however its rows are split between threads and in whatever order they
+/// are added. A square is at most 2^32 units: a sum of them fits 2^31 rows.
+const UNITS: f32 = 65_536.0;
+
+/// One of the best rows: its cosine, then the lower rowid first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranked(f32, i64);
+
+impl Eq for Ranked {}
+
+impl Ord for Ranked {
+    fn cmp(&self, o: &Ranked) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0).then(o.1.cmp(&self.1))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, o: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
 /// The rows a scan compared: how many, the spread of their cosines, and
-/// those above the cosine floor.
+/// the best [`KEEP`] of them. Those are all the answer needs: it is the
+/// best `KEEP` of the rows above a bar on the same cosine, which are the
+/// best `KEEP` overall cut at the bar.
 struct Seen {
     r: Rescue,
     n: usize,
-    sum: f64,
-    squares: f64,
-    above: Vec<(i64, f32)>,
+    sum: i64,
+    squares: u64,
+    /// The best rows so far, the worst on top.
+    best: std::collections::BinaryHeap<std::cmp::Reverse<Ranked>>,
+    /// The worst cosine kept once [`KEEP`] are: a row below it is not.
+    floor: f32,
 }
 
 impl Seen {
@@ -412,33 +450,65 @@ impl Seen {
         Seen {
             r,
             n: 0,
-            sum: 0.0,
-            squares: 0.0,
-            above: Vec::new(),
+            sum: 0,
+            squares: 0,
+            best: std::collections::BinaryHeap::with_capacity(KEEP + 1),
+            floor: f32::NEG_INFINITY,
         }
     }
 
     /// One row and its cosine (`None`: a row that compares with nothing).
     fn add(&mut self, rowid: i64, cos: Option<f32>) {
         let Some(cos) = cos else { return };
-        self.sum += f64::from(cos);
-        self.squares += f64::from(cos) * f64::from(cos);
+        let units = (cos * UNITS) as i64;
+        self.sum += units;
+        self.squares += units.unsigned_abs() * units.unsigned_abs();
         self.n += 1;
-        if f64::from(cos) >= self.r.min_cosine {
-            self.above.push((rowid, cos));
+        if cos >= self.floor && f64::from(cos) >= self.r.min_cosine {
+            self.keep(Ranked(cos, rowid));
         }
+    }
+
+    fn keep(&mut self, row: Ranked) {
+        if self.best.len() < KEEP {
+            self.best.push(std::cmp::Reverse(row));
+        } else if self.best.peek().is_some_and(|w| row > w.0) {
+            self.best.pop();
+            self.best.push(std::cmp::Reverse(row));
+        } else {
+            return;
+        }
+        if self.best.len() == KEEP {
+            self.floor = self.best.peek().map_or(f32::NEG_INFINITY, |w| w.0 .0);
+        }
+    }
+
+    /// Both parts' rows as one.
+    fn merge(mut self, other: Seen) -> Seen {
+        self.n += other.n;
+        self.sum += other.sum;
+        self.squares += other.squares;
+        for row in other.best {
+            self.keep(row.0);
+        }
+        self
     }
 
     /// How many were compared, and the best [`KEEP`] over both bars.
     fn best(self) -> (usize, Vec<(i64, f32)>) {
-        let bar = bar(self.r, self.n, self.sum, self.squares);
-        let mut best: Vec<(i64, f32)> = self
-            .above
+        let units = f64::from(UNITS);
+        let (sum, squares) = (
+            self.sum as f64 / units,
+            self.squares as f64 / (units * units),
+        );
+        let bar = bar(self.r, self.n, sum, squares);
+        let mut best: Vec<Ranked> = self.best.into_iter().map(|r| r.0).collect();
+        best.sort_by(|a, b| b.cmp(a));
+        let best = best
             .into_iter()
-            .filter(|(_, cos)| f64::from(*cos) >= bar)
+            .filter(|r| f64::from(r.0) >= bar)
+            .map(|Ranked(cos, rowid)| (rowid, cos))
             .collect();
-        best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        best.truncate(KEEP);
         (self.n, best)
     }
 }
@@ -682,6 +752,61 @@ mod tests {
             "from the new copy"
         );
         Ok(())
+    }
+
+    /// The copy's scan is split between threads (stop 47): however the
+    /// rows are split and merged, the count, the bar and the best rows
+    /// (ties by rowid) are the same as one pass over them in order.
+    #[test]
+    fn a_scan_split_between_threads_finds_what_one_pass_finds() {
+        let r = Rescue {
+            min_cosine: 0.2,
+            min_z: 1.0,
+            ..Rescue::default()
+        };
+        // 1,000 rows, many with equal cosines, a few with none.
+        let rows: Vec<(i64, Option<f32>)> = (0..1000)
+            .map(|i| {
+                let cos = ((i * 7919) % 211) as f32 / 211.0;
+                (i, (i % 97 != 0).then_some(cos))
+            })
+            .collect();
+        let one = |rows: &[(i64, Option<f32>)]| {
+            let mut seen = Seen::new(r);
+            for &(rowid, cos) in rows {
+                seen.add(rowid, cos);
+            }
+            seen
+        };
+        let whole = one(&rows).best();
+        assert_eq!(whole.0, 1000 - 11);
+        assert!(!whole.1.is_empty() && whole.1.len() <= KEEP);
+        for cuts in [vec![1], vec![500], vec![3, 10, 999], vec![250, 500, 750]] {
+            let mut parts = Vec::new();
+            let mut from = 0;
+            for &to in cuts.iter().chain(std::iter::once(&rows.len())) {
+                parts.push(one(&rows[from..to]));
+                from = to;
+            }
+            // Merged in reverse, as rayon may.
+            let merged = parts.into_iter().rev().reduce(Seen::merge).unwrap().best();
+            assert_eq!(merged, whole, "cut at {cuts:?}");
+        }
+        // The same through the parallel iterator over a real split.
+        use rayon::prelude::*;
+        let par = rows
+            .par_iter()
+            .with_min_len(7)
+            .fold(
+                || Seen::new(r),
+                |mut s, &(rowid, cos)| {
+                    s.add(rowid, cos);
+                    s
+                },
+            )
+            .reduce(|| Seen::new(r), Seen::merge)
+            .best();
+        assert_eq!(par, whole);
     }
 
     #[test]

@@ -151,6 +151,21 @@ impl Copy {
             })
     }
 
+    /// [`Copy::records`], for rayon to split between threads.
+    pub fn par_records(
+        &self,
+    ) -> impl rayon::iter::IndexedParallelIterator<Item = (i64, u32, &[u8])> + '_ {
+        use rayon::prelude::*;
+        let len = (RECORD_HEAD + self.dim) * self.count;
+        self.map[HEADER..HEADER + len]
+            .par_chunks_exact(RECORD_HEAD + self.dim)
+            .map(|r| {
+                let rowid = i64::from_le_bytes(r[..8].try_into().unwrap());
+                let norm = u32::from_le_bytes(r[8..12].try_into().unwrap());
+                (rowid, norm, &r[RECORD_HEAD..])
+            })
+    }
+
     /// Vectors in the copy.
     pub fn len(&self) -> usize {
         self.count
