@@ -502,10 +502,12 @@ impl Seen {
             self.squares as f64 / (units * units),
         );
         let bar = bar(self.r, self.n, sum, squares);
-        let mut best: Vec<Ranked> = self.best.into_iter().map(|r| r.0).collect();
-        best.sort_by(|a, b| b.cmp(a));
-        let best = best
+        // Sorted by `Reverse`: the best first.
+        let best = self
+            .best
+            .into_sorted_vec()
             .into_iter()
+            .map(|r| r.0)
             .filter(|r| f64::from(r.0) >= bar)
             .map(|Ranked(cos, rowid)| (rowid, cos))
             .collect();

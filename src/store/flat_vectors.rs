@@ -87,6 +87,13 @@ fn path(dir: &ScopeDir, table: &str) -> PathBuf {
     dir.root.join("vectors").join(format!("{table}.bin"))
 }
 
+/// One record's rowid, squared length and values.
+fn record(r: &[u8]) -> (i64, u32, &[u8]) {
+    let rowid = i64::from_le_bytes(r[..8].try_into().unwrap());
+    let norm = u32::from_le_bytes(r[8..12].try_into().unwrap());
+    (rowid, norm, &r[RECORD_HEAD..])
+}
+
 /// A valid copy, mapped.
 pub struct Copy {
     map: Mmap,
@@ -141,14 +148,7 @@ impl Copy {
 
     /// Every record: its rowid, its squared length and its values.
     pub fn records(&self) -> impl Iterator<Item = (i64, u32, &[u8])> + '_ {
-        self.map[HEADER..]
-            .chunks_exact(RECORD_HEAD + self.dim)
-            .take(self.count)
-            .map(|r| {
-                let rowid = i64::from_le_bytes(r[..8].try_into().unwrap());
-                let norm = u32::from_le_bytes(r[8..12].try_into().unwrap());
-                (rowid, norm, &r[RECORD_HEAD..])
-            })
+        self.body().chunks_exact(RECORD_HEAD + self.dim).map(record)
     }
 
     /// [`Copy::records`], for rayon to split between threads.
@@ -156,14 +156,14 @@ impl Copy {
         &self,
     ) -> impl rayon::iter::IndexedParallelIterator<Item = (i64, u32, &[u8])> + '_ {
         use rayon::prelude::*;
-        let len = (RECORD_HEAD + self.dim) * self.count;
-        self.map[HEADER..HEADER + len]
+        self.body()
             .par_chunks_exact(RECORD_HEAD + self.dim)
-            .map(|r| {
-                let rowid = i64::from_le_bytes(r[..8].try_into().unwrap());
-                let norm = u32::from_le_bytes(r[8..12].try_into().unwrap());
-                (rowid, norm, &r[RECORD_HEAD..])
-            })
+            .map(record)
+    }
+
+    /// The records' bytes, exactly `count` of them.
+    fn body(&self) -> &[u8] {
+        &self.map[HEADER..HEADER + (RECORD_HEAD + self.dim) * self.count]
     }
 
     /// Vectors in the copy.
