@@ -235,7 +235,9 @@ fn real(o: &Opts, bin: &Path, home: &Path, tmp: &Path, mut dump: Dump) -> Result
                 std::fs::rename(from, to)?;
             }
             index(bin, home, project, &root)?;
-            let hook_session = format!("replay-{sid}");
+            // The launcher's own session id, as in life: the hook leaves out
+            // what holds it.
+            let hook_session = sid.clone();
             for (i, p) in asking.prompts.iter().enumerate() {
                 let helpful = match by_prompt.get(&(sid.clone(), prefix(p))) {
                     Some(h) => {

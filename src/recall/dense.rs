@@ -639,7 +639,9 @@ fn load_chunk(
          WHERE c.rowid = :rowid
            AND (:session IS NULL OR c.session_id = :session)
            AND (:exclude IS NULL OR NOT (c.session_id = :exclude
-                OR (c.session_id >= :exclude || '/agent-' AND c.session_id < :exclude || '/agent.')))
+                OR (c.session_id >= :exclude || '/agent-' AND c.session_id < :exclude || '/agent.')
+                OR (:echo IS NOT NULL
+                    AND c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH :echo))))
            AND (:since IS NULL OR coalesce(c.last_ts, c.first_ts, ss.last_ts, ss.first_ts) >= :since)
            AND (:until IS NULL OR coalesce(c.first_ts, c.last_ts, ss.first_ts) <= :until)
          LIMIT 1"
@@ -649,6 +651,7 @@ fn load_chunk(
         .query_row(
             named_params! {
                 ":rowid": rowid, ":session": req.session, ":exclude": req.exclude_session,
+                ":echo": req.exclude_session.as_deref().and_then(super::filter::echo),
                 ":since": req.since, ":until": req.until,
             },
             |r| candidates::chunk(r, dir, scorer, window_chars),

@@ -11,6 +11,8 @@
 //!   `chunks_session` index. The `+` keeps the set out of the FTS table's
 //!   constraints: as one, SQLite ran the whole MATCH once per rowid (3.9 s
 //!   against 0.01 s on 10,000 records);
+//! - the session a prompt is asked in: `+rowid NOT IN` its rowids, and
+//!   those of passages quoting its id (see [`echo`]);
 //! - times, categories, status: a `CROSS JOIN` to the metadata table,
 //!   which keeps the FTS scan as the outer loop (one rowid look-up per
 //!   match), with the session's times read only for chunks that have none.
@@ -117,6 +119,12 @@ pub fn chunks(w: &str, req: &Request) -> Ranked {
         args.push((":exclude", Value::Text(s.clone())));
         args.push((":exclude_sub", Value::Text(format!("{s}/agent-"))));
         args.push((":exclude_end", Value::Text(format!("{s}/agent."))));
+        if let Some(echo) = echo(s) {
+            conds.push(
+                "+chunks_fts.rowid NOT IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH :echo)",
+            );
+            args.push((":echo", Value::Text(echo)));
+        }
     }
     let timed = req.since.is_some() || req.until.is_some();
     if timed {
@@ -139,6 +147,19 @@ pub fn chunks(w: &str, req: &Request) -> Ranked {
         sql: ranked("chunks_fts", w, join, &conds),
         args,
     }
+}
+
+/// The FTS5 phrase of an excluded session's id, when the id is distinctive
+/// enough to be found only where that session is quoted (a UUID, as every
+/// launcher's is): a passage that holds it is the asking session itself,
+/// copied into another one (its transcript read as a test fixture, a log
+/// tail of it), and is no more its evidence than the session is. `None`
+/// for a short or wordy id ("s", "my-session"), which text could hold by
+/// chance.
+pub fn echo(session: &str) -> Option<String> {
+    let alnum = session.chars().filter(char::is_ascii_alphanumeric).count();
+    let digits = session.chars().filter(char::is_ascii_digit).count();
+    (alnum >= 16 && digits >= 4).then(|| super::sanitize::fts_string(session))
 }
 
 /// Ticket parts of the request's time span.
@@ -196,6 +217,29 @@ mod tests {
         let r = chunks("1.0", &req);
         assert!(r.sql.contains("+chunks_fts.rowid NOT IN"), "{}", r.sql);
         assert_eq!(r.args.len(), 3);
+    }
+
+    /// A launcher's session id (a UUID) is looked for in other sessions'
+    /// text, as one quoted phrase; a short or wordy id is not.
+    #[test]
+    fn only_a_distinctive_session_id_is_looked_for_in_text() {
+        let id = "55604662-cf2a-4c2d-851a-ec234028f8ca";
+        assert_eq!(
+            echo(id).as_deref(),
+            Some("\"55604662-cf2a-4c2d-851a-ec234028f8ca\"")
+        );
+        assert_eq!(
+            echo("a\"b 1234567890abcdefgh").as_deref(),
+            Some("\"a\"\"b 1234567890abcdefgh\"")
+        );
+        for plain in ["s", "my-session", "replay-of-the-long-session-name", "2026"] {
+            assert_eq!(echo(plain), None, "{plain}");
+        }
+        let mut req = request();
+        req.exclude_session = Some(id.into());
+        let r = chunks("1.0", &req);
+        assert!(r.sql.contains("MATCH :echo"), "{}", r.sql);
+        assert_eq!(r.args.len(), 4);
     }
 
     /// A session filter never becomes a rowid constraint of the FTS table

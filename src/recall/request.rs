@@ -33,8 +33,8 @@ pub struct Request {
     /// Only chunks of this session.
     pub session: Option<String>,
     /// Never chunks of this session, nor of its subagents
-    /// (`<id>/agent-…`): the session a prompt is asked in is not its own
-    /// evidence.
+    /// (`<id>/agent-…`), nor passages that quote its id (a copy of it):
+    /// the session a prompt is asked in is not its own evidence.
     pub exclude_session: Option<String>,
     /// Weigh the question's words as evidence for sessions
     /// ([`Response::evidence`]), for the prompt hook's relevance bar.

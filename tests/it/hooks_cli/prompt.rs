@@ -347,3 +347,52 @@ fn r47_overwhelming_evidence_is_not_taken_for_a_template() {
     assert!(ctx.contains("_source: session work-"), "{ctx}");
     assert!(!ctx.contains("other-"), "{ctx}");
 }
+
+/// Issue 39 (the session being prompted is never its own evidence): a past
+/// session that read the asking session's transcript (as a test fixture,
+/// a log tail) holds its prompt word for word, under its id. That copy is
+/// the asking session, not a past one; a session it does not quote still
+/// gets the same passage.
+#[test]
+fn r48_a_copy_of_the_asking_session_is_not_its_evidence() {
+    let env = Env::new();
+    let proj = super::make_project(&env, "viewer");
+    let dir = env.tmp.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let asking = "55604662-cf2a-4c2d-851a-ec234028f8ca";
+    let prompt = "the quillmark zorbafetch server refuses to start";
+    let write = |name: &str, user: &str, assistant: &str| {
+        let text = [
+            json!({"role": "user", "content": user}).to_string(),
+            json!({"role": "assistant", "content": assistant}).to_string(),
+        ]
+        .join("\n");
+        std::fs::write(dir.join(format!("{name}.jsonl")), text + "\n").unwrap();
+    };
+    let line = json!({"sessionId": asking, "type": "user", "message": {"content": prompt}});
+    write(
+        "fixture-reader",
+        "add a test for the transcript renderer",
+        &format!("The fixture holds one user line:\n{line}"),
+    );
+    for o in ["weather", "lunch", "printer", "badge", "parking", "coffee"] {
+        write(
+            &format!("other-{o}"),
+            &format!("what about the {o}?"),
+            &format!("The {o} is fine today, nothing to change."),
+        );
+    }
+    super::ok(super::in_project(&env, &proj).arg("index").arg(&dir));
+    let ask = |session: &str| {
+        let p = payload(
+            "UserPromptSubmit",
+            &proj,
+            json!({"prompt": prompt, "session_id": session}),
+        );
+        hook(&env, "claude-code", &p).out
+    };
+    let other = ask("0b1e2d3c-4a5b-4c6d-8e7f-901234567890");
+    assert!(other.contains("_source: session fixture-reader"), "{other}");
+    let own = ask(asking);
+    assert!(!own.contains("fixture-reader"), "{own}");
+}
