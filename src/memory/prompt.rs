@@ -248,10 +248,7 @@ impl Memory {
         let Some(dir) = path.parent() else { return };
         let written = serde_json::to_vec(given)
             .map_err(crate::Error::from)
-            .and_then(|bytes| {
-                crate::store::create_private_dir(dir)?;
-                crate::store::atomic_write(path, &bytes)
-            });
+            .and_then(|bytes| crate::store::replace_cache_file(path, &bytes));
         if let Err(e) = written {
             tracing::debug!("hook session state not saved: {e}");
             return;

@@ -1,5 +1,6 @@
 //! Filesystem helpers that keep the store safe: private folders, atomic
-//! writes (temp file, fsync, rename, fsync of the folder), mtimes.
+//! writes (temp file, fsync, rename, fsync of the folder; for a cache, the
+//! same without the fsyncs), mtimes.
 
 use std::fs;
 use std::io::Write;
@@ -49,6 +50,23 @@ pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
     tmp.persist(path)
         .map_err(|e| Error::io("cannot replace", path, e.error))?;
     sync_dir(dir);
+    Ok(())
+}
+
+/// [`atomic_write`] without its flushes, for state that is only a cache
+/// (the prompt hook's record of what a session was given): a reader still
+/// sees the old file or the new one, never half of one, but a crash soon
+/// after may lose the new one. The two flushes cost the hook, which runs on
+/// every prompt, a millisecond or two here and more on a busy disk; losing
+/// the state costs one repeated injection.
+pub fn replace_cache_file(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| Error::invalid(format!("{} has no parent folder", path.display())))?;
+    create_private_dir(dir)?;
+    locked_temp(path, contents)?
+        .persist(path)
+        .map_err(|e| Error::io("cannot replace", path, e.error))?;
     Ok(())
 }
 
@@ -270,10 +288,18 @@ mod tests {
 
     #[test]
     fn atomic_write_replaces_and_is_private() -> Result<()> {
+        type Write = fn(&Path, &[u8]) -> Result<()>;
+        for write in [atomic_write as Write, replace_cache_file] {
+            replaces_and_is_private(write)?;
+        }
+        Ok(())
+    }
+
+    fn replaces_and_is_private(write: fn(&Path, &[u8]) -> Result<()>) -> Result<()> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a/b/c.md");
-        atomic_write(&p, b"one")?;
-        atomic_write(&p, b"two")?;
+        write(&p, b"one")?;
+        write(&p, b"two")?;
         assert_eq!(fs::read_to_string(&p).unwrap(), "two");
         #[cfg(unix)]
         {
