@@ -76,11 +76,10 @@ pub fn session_counts(
         });
     }
     let fts = Table::Chunks.fts();
+    let (join, root) = passage_roots(conn)?;
     let sql = format!(
-        "SELECT count(DISTINCT {})
-         FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1) f
-         JOIN chunks c ON c.rowid = f.rowid",
-        root("c.session_id")
+        "SELECT count(DISTINCT {root})
+         FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1) f {join}"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut order: Vec<usize> = (0..terms.len()).filter(|&i| dfs[i] > 0).collect();
@@ -147,6 +146,20 @@ fn root(column: &str) -> String {
     )
 }
 
+/// How the passages `f` (a subquery of rowids) are taken to their root
+/// sessions: the join, and the expression naming the root. Through the
+/// narrow `chunk_roots` (`0015_chunk_roots.sql`) where the index has it,
+/// else through `chunks` (an older index, read as it is by a hook).
+fn passage_roots(conn: &Connection) -> Result<(&'static str, String)> {
+    Ok(
+        if crate::store::schema_version(conn)? >= crate::store::CHUNK_ROOTS_SCHEMA {
+            ("JOIN chunk_roots r ON r.rowid = f.rowid", "r.root".into())
+        } else {
+            ("JOIN chunks c ON c.rowid = f.rowid", root("c.session_id"))
+        },
+    )
+}
+
 /// Sessions (at most `cap + 1` are counted) with a passage that holds
 /// every word of `expr`, an AND of the rarest words a hit matched (see
 /// [`to_match_all`](super::sanitize::to_match_all)). A session whose
@@ -154,11 +167,10 @@ fn root(column: &str) -> String {
 /// greeting) points at none of them, however rare each word is alone.
 pub fn sessions_together(conn: &Connection, expr: &str, cap: i64) -> Result<i64> {
     let fts = Table::Chunks.fts();
+    let (join, root) = passage_roots(conn)?;
     let sql = format!(
-        "SELECT count(*) FROM (SELECT DISTINCT {} FROM
-           (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1) f
-           JOIN chunks c ON c.rowid = f.rowid LIMIT ?2)",
-        root("c.session_id")
+        "SELECT count(*) FROM (SELECT DISTINCT {root} FROM
+           (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1) f {join} LIMIT ?2)"
     );
     Ok(conn
         .prepare_cached(&sql)?
@@ -294,10 +306,23 @@ mod tests {
         let terms = crate::recall::sanitize::extract_terms("bead alpha gamma");
         // A compaction's transcript is its parent's session: "bead" is in
         // both sessions, "alpha" in both too (s2 through its compaction).
-        let counts = session_counts(&c, &terms, &[5, 2, 0], &[true; 3])?;
-        assert_eq!(counts.sessions, 2);
-        assert_eq!(counts.holding, [2.0, 2.0, 0.0]);
-        assert_eq!(counts.exact, [true; 3]);
+        // So it is through `chunk_roots`, and through `chunks` in an index
+        // older than it, read as it is.
+        for version in [
+            crate::store::SCHEMA_VERSION,
+            crate::store::CHUNK_ROOTS_SCHEMA - 1,
+        ] {
+            c.pragma_update(None, "user_version", version)?;
+            let counts = session_counts(&c, &terms, &[5, 2, 0], &[true; 3])?;
+            assert_eq!(counts.sessions, 2);
+            assert_eq!(counts.holding, [2.0, 2.0, 0.0], "schema {version}");
+            assert_eq!(counts.exact, [true; 3]);
+            // Together in one passage: only s1's; "bead template" in both
+            // sessions (s2's twice), counted up to the cap and one more.
+            assert_eq!(sessions_together(&c, "bead AND alpha", 5)?, 1);
+            assert_eq!(sessions_together(&c, "bead AND template", 5)?, 2);
+            assert_eq!(sessions_together(&c, "bead AND template", 0)?, 1);
+        }
         // Not counted: estimated, and said to be.
         let counts = session_counts(&c, &terms, &[5, 2, 0], &[false, true, false])?;
         assert_eq!(counts.exact, [false, true, true]);

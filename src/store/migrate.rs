@@ -55,6 +55,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0014_session_roots",
         include_str!("../../schema/0014_session_roots.sql"),
     ),
+    (
+        "0015_chunk_roots",
+        include_str!("../../schema/0015_chunk_roots.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
@@ -73,6 +77,11 @@ pub const SESSION_DID_SCHEMA: i64 = 12;
 /// The first schema whose vectors tables count their changes
 /// (`0013_vector_epochs.sql`), so a flat copy of them can be checked.
 pub const VECTOR_EPOCHS_SCHEMA: i64 = 13;
+
+/// The first schema with each passage's root session in a narrow table
+/// (`0015_chunk_roots.sql`). An older index read as it is counts a word's
+/// sessions through `chunks`, the same answer more slowly.
+pub const CHUNK_ROOTS_SCHEMA: i64 = 15;
 
 /// The schema version of the index `conn` reads (one header read).
 pub fn schema_version(conn: &Connection) -> Result<i64> {
@@ -216,6 +225,45 @@ mod tests {
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         assert_eq!(rows, [("s1".to_string(), 0), ("s2".to_string(), 1)]);
+        Ok(())
+    }
+
+    /// 0015 takes every passage of an upgraded index to its root session
+    /// (a subagent's to its parent's), and its triggers keep that as
+    /// passages come, move and go.
+    #[test]
+    fn passages_know_their_root_session_after_the_upgrade_and_after() -> Result<()> {
+        let mut c = at_version(14)?;
+        c.execute_batch("PRAGMA foreign_keys=OFF;")?;
+        let add = |c: &Connection, rowid: i64, session: &str| {
+            c.execute(
+                "INSERT INTO chunks(rowid, source_id, session_id, seq, msg_first, msg_last, message_ids, spans, roles, speakers, launcher)
+                 VALUES(?1, 1, ?2, ?1, 0, 0, '[]', '[]', '[]', '[]', 'x')",
+                rusqlite::params![rowid, session],
+            )
+        };
+        add(&c, 1, "s1")?;
+        add(&c, 2, "s1/agent-a1")?;
+        add(&c, 3, "s2")?;
+        assert_eq!(migrate(&mut c)?, 14);
+        let roots = |c: &Connection| -> Result<Vec<(i64, String)>> {
+            let mut st = c.prepare(
+                "SELECT r.rowid, s.session_id FROM chunk_roots r
+                 JOIN root_sessions s ON s.id = r.root ORDER BY r.rowid",
+            )?;
+            let rows = st
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(rows)
+        };
+        let want = |v: &[(i64, &str)]| -> Vec<(i64, String)> {
+            v.iter().map(|(r, s)| (*r, s.to_string())).collect()
+        };
+        assert_eq!(roots(&c)?, want(&[(1, "s1"), (2, "s1"), (3, "s2")]));
+        add(&c, 4, "s3/agent-acompact-9")?;
+        c.execute("UPDATE chunks SET session_id = 's3' WHERE rowid = 3", [])?;
+        c.execute("DELETE FROM chunks WHERE rowid = 1", [])?;
+        assert_eq!(roots(&c)?, want(&[(2, "s1"), (3, "s3"), (4, "s3")]));
         Ok(())
     }
 

@@ -35,8 +35,8 @@ pub use home::{resolve_home, user_home};
 #[cfg(test)]
 pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{
-    empty_in_memory, schema_version, MIGRATIONS, SCHEMA_VERSION, SESSION_DID_SCHEMA,
-    SESSION_WORK_SCHEMA, VECTOR_EPOCHS_SCHEMA,
+    empty_in_memory, schema_version, CHUNK_ROOTS_SCHEMA, MIGRATIONS, SCHEMA_VERSION,
+    SESSION_DID_SCHEMA, SESSION_WORK_SCHEMA, VECTOR_EPOCHS_SCHEMA,
 };
 pub use project::{
     canonical_root, check_name, checkout_roots, project_id, Project, ProjectInfo, Sharing,

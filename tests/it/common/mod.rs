@@ -218,7 +218,7 @@ pub fn user_version(db: &Path) -> i64 {
 
 /// Set the index at `db` back to schema 8, from before `sessions.work`
 /// (and without what later schemas added: the vector tables of 10 and 11,
-/// `sessions.did` of 12).
+/// `sessions.did` of 12, the index of 14, the passages' roots of 15).
 pub fn set_back_before_session_work(db: &Path) {
     rusqlite::Connection::open(db)
         .unwrap()
@@ -226,6 +226,8 @@ pub fn set_back_before_session_work(db: &Path) {
             "DROP TABLE chunk_vectors; DROP TABLE record_vectors; DROP TABLE ticket_vectors;
              DELETE FROM meta WHERE key = 'index_uid' OR key LIKE 'vectors_epoch_%';
              DROP INDEX sessions_roots;
+             DROP TRIGGER chunk_roots_insert; DROP TRIGGER chunk_roots_update;
+             DROP TRIGGER chunk_roots_delete; DROP TABLE chunk_roots; DROP TABLE root_sessions;
              ALTER TABLE sessions DROP COLUMN did; ALTER TABLE sessions DROP COLUMN work;
              PRAGMA user_version = 8;",
         )
