@@ -238,6 +238,7 @@ fn insert_chunks(db: &mut Db, v: &Vocab, seed: u64, total: usize) -> ChunkStats 
                     ins_fts
                         .execute(params![rowid, s.title, k.text, row.aux])
                         .expect("insert fts");
+                    recall::index::note_root(&tx, rowid, &s.session_id).expect("insert root");
                     stats.add(Table::Chunks, &[&s.title, &k.text, &row.aux]);
                     let w = recall::ingest::chunk::count_words(&k.text);
                     st.words_min = st.words_min.min(w);

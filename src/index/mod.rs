@@ -26,7 +26,9 @@ pub use shared::{
     export_source, has_source_at, import_source, prepare_import, remove_source_at, write_import,
     Import, PassageDoc, SessionDoc, SourceDoc,
 };
-pub use sources::{delete_source, load_sources, note_semantic_model, rebuild_source_fts};
+pub use sources::{
+    delete_source, load_sources, note_root, note_semantic_model, rebuild_source_fts,
+};
 pub use vectors::{
     fill as fill_vectors, fill_records as fill_record_vectors, records_without_vectors, Filled,
 };

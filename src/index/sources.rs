@@ -534,7 +534,24 @@ fn insert_chunk(
     let rowid = tx.last_insert_rowid();
     tx.prepare_cached("INSERT INTO chunks_fts(rowid, title, body, aux) VALUES(?1,?2,?3,?4)")?
         .execute(params![rowid, place.title, k.text, aux])?;
+    note_root(tx, rowid, place.session_id)?;
     Ok(rowid)
+}
+
+/// Note passage `rowid`'s root session in `chunk_roots`, through which the
+/// prompt hook counts the sessions holding a word (`recall::evidence`;
+/// `schema/0015_chunk_roots.sql` says why it is written here and not by a
+/// trigger). Whatever writes a passage writes this beside it.
+pub fn note_root(tx: &rusqlite::Connection, rowid: i64, session_id: &str) -> Result<()> {
+    let root = crate::recall::evidence::root_of(session_id);
+    tx.prepare_cached("INSERT OR IGNORE INTO root_sessions(session_id) VALUES(?1)")?
+        .execute([root])?;
+    let id: i64 = tx
+        .prepare_cached("SELECT id FROM root_sessions WHERE session_id = ?1")?
+        .query_row([root], |r| r.get(0))?;
+    tx.prepare_cached("INSERT INTO chunk_roots(rowid, root) VALUES(?1, ?2)")?
+        .execute(params![rowid, id])?;
+    Ok(())
 }
 
 fn write_ticket(

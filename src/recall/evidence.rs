@@ -301,6 +301,7 @@ mod tests {
                     "INSERT INTO chunks_fts(rowid, title, body, aux) VALUES(?1, '', ?2, '')",
                     rusqlite::params![rowid, text],
                 )?;
+                crate::index::note_root(&c, rowid, session)?;
             }
         }
         let terms = crate::recall::sanitize::extract_terms("bead alpha gamma");

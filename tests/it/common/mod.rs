@@ -226,8 +226,7 @@ pub fn set_back_before_session_work(db: &Path) {
             "DROP TABLE chunk_vectors; DROP TABLE record_vectors; DROP TABLE ticket_vectors;
              DELETE FROM meta WHERE key = 'index_uid' OR key LIKE 'vectors_epoch_%';
              DROP INDEX sessions_roots;
-             DROP TRIGGER chunk_roots_insert; DROP TRIGGER chunk_roots_update;
-             DROP TRIGGER chunk_roots_delete; DROP TABLE chunk_roots; DROP TABLE root_sessions;
+             DROP TABLE chunk_roots; DROP TABLE root_sessions;
              ALTER TABLE sessions DROP COLUMN did; ALTER TABLE sessions DROP COLUMN work;
              PRAGMA user_version = 8;",
         )
