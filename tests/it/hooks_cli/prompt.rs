@@ -278,14 +278,7 @@ fn r47_overwhelming_evidence_is_not_taken_for_a_template() {
     let rare = "quillmark brambleset zorbafetch ottercache pindlewick \
                 marrowgate fennislot crumhorn tavisloop wexmoor \
                 glimmerdeck harrowpin snicklebox dunmarrow";
-    let write = |name: &str, user: &str, assistant: &str| {
-        let text = [
-            json!({"role": "user", "content": user}).to_string(),
-            json!({"role": "assistant", "content": assistant}).to_string(),
-        ]
-        .join("\n");
-        std::fs::write(dir.join(format!("{name}.jsonl")), text + "\n").unwrap();
-    };
+    let write = |name: &str, user: &str, assistant: &str| two_turns(&dir, name, user, assistant);
     // Four sessions on the same code hold its rare words together.
     for (i, what) in ["looked at", "logged", "renamed", "guarded"]
         .iter()
@@ -348,6 +341,16 @@ fn r47_overwhelming_evidence_is_not_taken_for_a_template() {
     assert!(!ctx.contains("other-"), "{ctx}");
 }
 
+/// A neutral transcript `name` of one user turn and one answer, in `dir`.
+fn two_turns(dir: &std::path::Path, name: &str, user: &str, assistant: &str) {
+    let text = [
+        json!({"role": "user", "content": user}).to_string(),
+        json!({"role": "assistant", "content": assistant}).to_string(),
+    ]
+    .join("\n");
+    std::fs::write(dir.join(format!("{name}.jsonl")), text + "\n").unwrap();
+}
+
 /// Issue 39 (the session being prompted is never its own evidence): a past
 /// session that read the asking session's transcript (as a test fixture,
 /// a log tail) holds its prompt word for word, under its id. That copy is
@@ -361,14 +364,7 @@ fn r48_a_copy_of_the_asking_session_is_not_its_evidence() {
     std::fs::create_dir_all(&dir).unwrap();
     let asking = "55604662-cf2a-4c2d-851a-ec234028f8ca";
     let prompt = "the quillmark zorbafetch server refuses to start";
-    let write = |name: &str, user: &str, assistant: &str| {
-        let text = [
-            json!({"role": "user", "content": user}).to_string(),
-            json!({"role": "assistant", "content": assistant}).to_string(),
-        ]
-        .join("\n");
-        std::fs::write(dir.join(format!("{name}.jsonl")), text + "\n").unwrap();
-    };
+    let write = |name: &str, user: &str, assistant: &str| two_turns(&dir, name, user, assistant);
     let line = json!({"sessionId": asking, "type": "user", "message": {"content": prompt}});
     write(
         "fixture-reader",
