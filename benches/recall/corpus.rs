@@ -194,6 +194,7 @@ fn insert_chunks(db: &mut Db, v: &Vocab, seed: u64, total: usize) -> ChunkStats 
                 let source_id = tx.last_insert_rowid();
                 // An agent's work on a task, as `recall index` marks it.
                 let work = s.chunks.iter().any(|r| r.chunk.roles.contains(&Role::Tool));
+                stats.sessions_changed();
                 tx.prepare_cached(
                     "INSERT INTO sessions(source_id, session_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work)
                      VALUES(?1, ?2, 'claude-code', NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",

@@ -358,8 +358,13 @@ fn clear_source(tx: &Connection, id: i64, stats: &mut TermDeltas) -> Result<()> 
     .execute([id])?;
     tx.prepare_cached("DELETE FROM tickets WHERE source_id=?1")?
         .execute([id])?;
-    tx.prepare_cached("DELETE FROM sessions WHERE source_id=?1")?
-        .execute([id])?;
+    if tx
+        .prepare_cached("DELETE FROM sessions WHERE source_id=?1")?
+        .execute([id])?
+        > 0
+    {
+        stats.sessions_changed();
+    }
     Ok(())
 }
 
@@ -440,6 +445,7 @@ fn write_session(
         // segment. Once per source, that made most of the writer's FTS5
         // time merging small segments (100 MB of transcripts: 1.50 s ->
         // 1.43 s without it).
+        stats.sessions_changed();
         tx.prepare_cached(
             "INSERT INTO sessions(session_id, source_id, launcher, parent_id, title, cwd, git_branch, first_ts, last_ts, messages, work, did)
              VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",

@@ -59,6 +59,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0015_chunk_roots",
         include_str!("../../schema/0015_chunk_roots.sql"),
     ),
+    (
+        "0016_session_count",
+        include_str!("../../schema/0016_session_count.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
@@ -82,6 +86,10 @@ pub const VECTOR_EPOCHS_SCHEMA: i64 = 13;
 /// (`0015_chunk_roots.sql`). An older index read as it is counts a word's
 /// sessions through `chunks`, the same answer more slowly.
 pub const CHUNK_ROOTS_SCHEMA: i64 = 15;
+
+/// The first schema whose writer keeps the number of root sessions
+/// (`0016_session_count.sql`). An older index read as it is counts them.
+pub const SESSION_COUNT_SCHEMA: i64 = 16;
 
 /// The schema version of the index `conn` reads (one header read).
 pub fn schema_version(conn: &Connection) -> Result<i64> {
@@ -258,6 +266,29 @@ mod tests {
         assert_eq!(roots(&c)?, want(&[(1, "s1"), (2, "s1"), (3, "s2")]));
         c.execute_batch("PRAGMA foreign_keys=ON; DELETE FROM chunks WHERE rowid = 1;")?;
         assert_eq!(roots(&c)?, want(&[(2, "s1"), (3, "s2")]));
+        Ok(())
+    }
+
+    /// 0016 counts an upgraded index's root sessions (a subagent's file is
+    /// part of its parent's; a session captured twice is one).
+    #[test]
+    fn the_root_sessions_are_counted_on_the_upgrade() -> Result<()> {
+        let mut c = at_version(15)?;
+        c.execute_batch("PRAGMA foreign_keys=OFF;")?;
+        for (source, session, parent) in [
+            (1, "s1", None),
+            (2, "s1/agent-a1", Some("s1")),
+            (3, "s2", None),
+            (4, "s2", None),
+        ] {
+            c.execute(
+                "INSERT INTO sessions(source_id, session_id, launcher, parent_id) VALUES(?1, ?2, 'x', ?3)",
+                rusqlite::params![source, session, parent],
+            )?;
+        }
+        assert_eq!(crate::store::stored_root_sessions(&c)?, None);
+        assert_eq!(migrate(&mut c)?, 15);
+        assert_eq!(crate::store::stored_root_sessions(&c)?, Some(2));
         Ok(())
     }
 

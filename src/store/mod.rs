@@ -36,7 +36,7 @@ pub use home::{resolve_home, user_home};
 pub(crate) use migrate::migrate_for_tests;
 pub use migrate::{
     empty_in_memory, schema_version, CHUNK_ROOTS_SCHEMA, MIGRATIONS, SCHEMA_VERSION,
-    SESSION_DID_SCHEMA, SESSION_WORK_SCHEMA, VECTOR_EPOCHS_SCHEMA,
+    SESSION_COUNT_SCHEMA, SESSION_DID_SCHEMA, SESSION_WORK_SCHEMA, VECTOR_EPOCHS_SCHEMA,
 };
 pub use project::{
     canonical_root, check_name, checkout_roots, project_id, Project, ProjectInfo, Sharing,
@@ -44,7 +44,7 @@ pub use project::{
 pub use readers::ReadPools;
 pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,
-    Counts as TermCounts, RowTerms, Table, TermDeltas,
+    stored_root_sessions, Counts as TermCounts, RowTerms, Table, TermDeltas,
 };
 pub use turn::{begin_in_turn, turn_path, turn_wanted};
 

@@ -136,6 +136,9 @@ pub struct TermDeltas {
     terms: [Map<String, i64>; 3],
     docs: [i64; 3],
     touched: [bool; 3],
+    /// Whether sessions were added or removed: the flush counts them again
+    /// (see `schema/0016_session_count.sql`).
+    sessions: bool,
 }
 
 impl TermDeltas {
@@ -209,9 +212,17 @@ impl TermDeltas {
         Ok(())
     }
 
+    /// Note that `sessions` rows were added or removed.
+    pub fn sessions_changed(&mut self) {
+        self.sessions = true;
+    }
+
     /// Write the collected changes inside the caller's transaction and
     /// forget them. A term whose counts all reach zero is deleted.
     pub fn flush(&mut self, tx: &Connection) -> Result<()> {
+        if std::mem::take(&mut self.sessions) {
+            count_root_sessions(tx)?;
+        }
         if !self.touched.iter().any(|t| *t) {
             return Ok(());
         }
@@ -260,6 +271,37 @@ impl TermDeltas {
         }
         Ok(())
     }
+}
+
+/// Count the root sessions (a subagent's or a compaction's file is part of
+/// its parent's) into `table_stats` (`schema/0016_session_count.sql`).
+fn count_root_sessions(tx: &Connection) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO table_stats(tbl, docs, max_rowid)
+         VALUES('root_sessions',
+           (SELECT count(DISTINCT session_id) FROM sessions WHERE parent_id IS NULL),
+           (SELECT coalesce(max(rowid), 0) FROM sessions))
+         ON CONFLICT(tbl) DO UPDATE SET docs = excluded.docs, max_rowid = excluded.max_rowid",
+    )?
+    .execute([])?;
+    Ok(())
+}
+
+/// The number of root sessions the writer keeps, or `None` when it was
+/// not kept (an index before schema 16) or is stale (the largest
+/// `sessions` rowid differs from the one counted with it).
+pub fn stored_root_sessions(conn: &Connection) -> Result<Option<i64>> {
+    if crate::store::schema_version(conn)? < crate::store::SESSION_COUNT_SCHEMA {
+        return Ok(None);
+    }
+    let stored: Option<(i64, i64)> = conn
+        .prepare_cached("SELECT docs, max_rowid FROM table_stats WHERE tbl = 'root_sessions'")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let max: i64 = conn
+        .prepare_cached("SELECT coalesce(max(rowid), 0) FROM sessions")?
+        .query_row([], |r| r.get(0))?;
+    Ok(stored.filter(|&(_, at)| at == max).map(|(n, _)| n))
 }
 
 /// Largest rowid of a table's metadata table (0 when empty).
@@ -399,6 +441,11 @@ pub fn repair(conn: &Connection) -> Result<Vec<Table>> {
             out.push(t);
         }
     }
+    if crate::store::schema_version(conn)? >= crate::store::SESSION_COUNT_SCHEMA
+        && stored_root_sessions(conn)?.is_none()
+    {
+        count_root_sessions(conn)?;
+    }
     Ok(out)
 }
 
@@ -411,6 +458,44 @@ mod tests {
         crate::store::migrate_for_tests(&mut c);
         c.execute_batch("PRAGMA foreign_keys=OFF;").unwrap();
         c
+    }
+
+    /// The writer keeps the number of root sessions with each flush that
+    /// added or removed one; a reader finding sessions it was not counted
+    /// with (a writer that did not keep it) is told to count, and the next
+    /// write job's repair counts again.
+    #[test]
+    fn the_writer_keeps_the_root_session_count() -> Result<()> {
+        let c = db();
+        let add = |source: i64, session: &str, parent: Option<&str>| {
+            c.execute(
+                "INSERT INTO sessions(source_id, session_id, launcher, parent_id) VALUES(?1, ?2, 'x', ?3)",
+                params![source, session, parent],
+            )
+        };
+        assert_eq!(stored_root_sessions(&c)?, Some(0));
+        let mut d = TermDeltas::default();
+        add(1, "s1", None)?;
+        add(2, "s1/agent-a1", Some("s1"))?;
+        add(3, "s2", None)?;
+        d.sessions_changed();
+        d.flush(&c)?;
+        assert_eq!(stored_root_sessions(&c)?, Some(2));
+        // Removed: the flush counts again.
+        c.execute("DELETE FROM sessions WHERE source_id = 1", [])?;
+        d.sessions_changed();
+        d.flush(&c)?;
+        assert_eq!(stored_root_sessions(&c)?, Some(1));
+        // Added without the count kept: stale, counted by the reader,
+        // until a repair.
+        add(4, "s3", None)?;
+        assert_eq!(stored_root_sessions(&c)?, None);
+        repair(&c)?;
+        assert_eq!(stored_root_sessions(&c)?, Some(2));
+        // An index before the count was kept is counted by the reader.
+        c.pragma_update(None, "user_version", crate::store::SESSION_COUNT_SCHEMA - 1)?;
+        assert_eq!(stored_root_sessions(&c)?, None);
+        Ok(())
     }
 
     fn insert(c: &Connection, d: &mut TermDeltas, rowid: i64, body: &str) -> Result<()> {
