@@ -59,17 +59,8 @@ pub fn session_counts(
     dfs: &[i64],
     count: &[bool],
 ) -> Result<ScopeCounts> {
-    // Subagents' and compactions' files have their parent's session as
-    // `parent_id`: they are not sessions of their own; a session read from
-    // two files (captured twice) is one.
-    let sessions: i64 = match crate::store::stored_root_sessions(conn)? {
-        Some(n) => n,
-        None => conn
-            .prepare_cached(
-                "SELECT count(DISTINCT session_id) FROM sessions WHERE parent_id IS NULL",
-            )?
-            .query_row([], |r| r.get(0))?,
-    };
+    // Subagents' and compactions' files are not sessions of their own.
+    let sessions = crate::store::root_sessions(conn)?;
     let mut out = vec![0.0; terms.len()];
     // A term no passage holds is held by no session: that is exact too.
     let mut exact: Vec<bool> = dfs.iter().map(|&df| df == 0).collect();

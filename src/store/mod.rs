@@ -44,7 +44,7 @@ pub use project::{
 pub use readers::ReadPools;
 pub use terms::{
     current_docs, lookup_all as term_lookup_all, recount, repair as repair_term_stats,
-    stored_root_sessions, Counts as TermCounts, RowTerms, Table, TermDeltas,
+    root_sessions, stored_root_sessions, Counts as TermCounts, RowTerms, Table, TermDeltas,
 };
 pub use turn::{begin_in_turn, turn_path, turn_wanted};
 

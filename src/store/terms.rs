@@ -273,18 +273,34 @@ impl TermDeltas {
     }
 }
 
-/// Count the root sessions (a subagent's or a compaction's file is part of
-/// its parent's) into `table_stats` (`schema/0016_session_count.sql`).
+/// The root sessions: a subagent's or a compaction's file has its parent's
+/// session as `parent_id`, and a session read from two files (captured
+/// twice) is one.
+const COUNT_ROOT_SESSIONS: &str =
+    "SELECT count(DISTINCT session_id) FROM sessions WHERE parent_id IS NULL";
+
+/// Count the root sessions into `table_stats`
+/// (`schema/0016_session_count.sql`).
 fn count_root_sessions(tx: &Connection) -> Result<()> {
-    tx.prepare_cached(
+    let sql = format!(
         "INSERT INTO table_stats(tbl, docs, max_rowid)
-         VALUES('root_sessions',
-           (SELECT count(DISTINCT session_id) FROM sessions WHERE parent_id IS NULL),
+         VALUES('root_sessions', ({COUNT_ROOT_SESSIONS}),
            (SELECT coalesce(max(rowid), 0) FROM sessions))
-         ON CONFLICT(tbl) DO UPDATE SET docs = excluded.docs, max_rowid = excluded.max_rowid",
-    )?
-    .execute([])?;
+         ON CONFLICT(tbl) DO UPDATE SET docs = excluded.docs, max_rowid = excluded.max_rowid"
+    );
+    tx.prepare_cached(&sql)?.execute([])?;
     Ok(())
+}
+
+/// The number of root sessions: the writer's, or counted where it kept
+/// none (see [`stored_root_sessions`]).
+pub fn root_sessions(conn: &Connection) -> Result<i64> {
+    match stored_root_sessions(conn)? {
+        Some(n) => Ok(n),
+        None => Ok(conn
+            .prepare_cached(COUNT_ROOT_SESSIONS)?
+            .query_row([], |r| r.get(0))?),
+    }
 }
 
 /// The number of root sessions the writer keeps, or `None` when it was
