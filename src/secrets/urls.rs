@@ -9,7 +9,11 @@
 //! and skips placeholders and well-known defaults (`password`, `pass`,
 //! `postgres`, `guest`, `admin`, `root`, ...) and port-like numbers; a `:`
 //! inside the password ends the match (real URLs percent-encode it), so
-//! `cvs://:pserver:user@host` is not reported.
+//! `cvs://:pserver:user@host` is not reported. A `/` does not: generated
+//! passwords (base64) hold it, and a connection string is pasted as it
+//! was typed, unencoded. What stands before the first `/` must then not be
+//! a port, or the match is a host, its port and a path that holds an `@`
+//! (`http://localhost:5173/@vite/client`).
 
 use std::sync::LazyLock;
 
@@ -21,7 +25,7 @@ use super::*;
 static URL_PASSWORD_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"[A-Za-z][A-Za-z0-9+.-]*://",
-        r#"[^\s:/?#@"'<>\[\]]*:(?P<password>[^\s:/?#@"'<>]+)@[A-Za-z0-9\[]"#,
+        r#"[^\s:/?#@"'<>\[\]]*:(?P<password>[^\s:?#@"'<>]+)@[A-Za-z0-9\[]"#,
     ))
     .expect("URL password pattern is a valid constant regex")
 });
@@ -73,10 +77,12 @@ fn detect_dsns(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-/// Rejects placeholders, well-known defaults and port-like numbers.
+/// Rejects placeholders, well-known defaults and port-like numbers, and a
+/// port followed by a path (`8080/users/` of `host:8080/users/@x`).
 pub(super) fn url_password_is_real(pw: &str) -> bool {
-    let port_like = pw.len() <= 5 && pw.bytes().all(|b| b.is_ascii_digit());
-    pw.chars().count() >= 4 && !port_like && !is_placeholder(pw)
+    let port_like = |s: &str| s.len() <= 5 && s.bytes().all(|b| b.is_ascii_digit());
+    let before_path = pw.split('/').next().unwrap_or_default();
+    pw.chars().count() >= 4 && !port_like(before_path) && !is_placeholder(pw)
 }
 
 #[cfg(test)]
@@ -104,9 +110,31 @@ mod tests {
             "git@github.com:org/repo.git",
             "cvs://:pserver:anoncvs@sources.example.org:/cvs/src",
             "new URL('https://abc:xyz@example.com')",
+            // A port, then a path that holds an `@`.
+            "http://localhost:5173/@vite/client",
+            "see https://registry.example.org:8443/@scope/pkg@1.2.0 for it",
+            "GET http://127.0.0.1:8000/api/users/ana@example.com",
+            "https://user:your/password/here@host/db",
+            "http://user:pass/word@example.com",
         ] {
             assert_clean(text);
         }
+    }
+
+    /// Regression: a password holding a `/` (a generated, base64 one, in
+    /// a connection string pasted as typed) was stored as is, because the
+    /// `/` ended the match.
+    #[test]
+    fn r50_a_password_with_a_slash_is_redacted() {
+        let text = "Connect with postgres://admin:Kq7v/Tz2mW9x@db.internal:5432/app today";
+        assert_single(text, URL_PASSWORD, "Kq7v/Tz2mW9x");
+        assert_eq!(
+            redact(text).0,
+            "Connect with postgres://admin:[REDACTED:url-password]@db.internal:5432/app today"
+        );
+        let srv = "mongodb+srv://svc:q8L/2xZr+Tw9/Mv=@cluster0.ab1cd.mongodb.net/prod";
+        assert_single(srv, URL_PASSWORD, "q8L/2xZr+Tw9/Mv=");
+        assert!(contains_secret(srv));
     }
 
     /// Regression (issue #37: a Sentry DSN's key was stored as is). The
