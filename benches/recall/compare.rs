@@ -204,19 +204,23 @@ pub fn cmd_compare(args: &[String]) {
             .args(["--project", project, "hook", "claude-code"]);
         c
     };
-    let payloads: Vec<Vec<u8>> = tickets
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "hook_event_name": "UserPromptSubmit",
-                "session_id": "bench",
-                "cwd": "/",
-                "prompt": t,
-            })
-            .to_string()
-            .into_bytes()
+    // Each run is the first prompt of a session of its own, as a prompt
+    // hook mostly runs: under one shared id every run after a ticket's
+    // first would leave out what that session was already given. The
+    // stamp keeps a later bench's ids apart from this one's.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let payload = |ticket: &str, run: usize| -> Vec<u8> {
+        serde_json::json!({
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": format!("bench-{stamp}-{run}"),
+            "cwd": "/",
+            "prompt": ticket,
         })
-        .collect();
+        .to_string()
+        .into_bytes()
+    };
     let floor_cmd = |sql: &str| {
         let mut c = Command::new(floor_bin);
         c.arg(&index).arg(sql);
@@ -271,7 +275,12 @@ pub fn cmd_compare(args: &[String]) {
                 b = timed(&mut floor_cmd(&plans[i].sql), &[0]);
                 a = timed(&mut recall_cmd(&tickets[i], "prompt"), &[0, 1]);
             }
-            hook.push(timed_stdin(&mut hook_cmd(), &payloads[i], &[0]));
+            let run = hook.len();
+            hook.push(timed_stdin(
+                &mut hook_cmd(),
+                &payload(&tickets[i], run),
+                &[0],
+            ));
             rec[i].push(a);
             flo[i].push(b);
             pair_ratios.push(a / b);
