@@ -206,15 +206,13 @@ pub fn cmd_compare(args: &[String]) {
     };
     // Each run is the first prompt of a session of its own, as a prompt
     // hook mostly runs: under one shared id every run after a ticket's
-    // first would leave out what that session was already given. The
-    // stamp keeps a later bench's ids apart from this one's.
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let payload = |ticket: &str, run: usize| -> Vec<u8> {
+    // first would leave out what that session was already given. The id
+    // is a launcher's (a UUID), so the hook leaves out the passages that
+    // quote it as it does for a real session (`recall::filter::echo`).
+    let payload = |ticket: &str| -> Vec<u8> {
         serde_json::json!({
             "hook_event_name": "UserPromptSubmit",
-            "session_id": format!("bench-{stamp}-{run}"),
+            "session_id": uuid::Uuid::new_v4().to_string(),
             "cwd": "/",
             "prompt": ticket,
         })
@@ -275,12 +273,7 @@ pub fn cmd_compare(args: &[String]) {
                 b = timed(&mut floor_cmd(&plans[i].sql), &[0]);
                 a = timed(&mut recall_cmd(&tickets[i], "prompt"), &[0, 1]);
             }
-            let run = hook.len();
-            hook.push(timed_stdin(
-                &mut hook_cmd(),
-                &payload(&tickets[i], run),
-                &[0],
-            ));
+            hook.push(timed_stdin(&mut hook_cmd(), &payload(&tickets[i]), &[0]));
             rec[i].push(a);
             flo[i].push(b);
             pair_ratios.push(a / b);
