@@ -23,10 +23,6 @@ use crate::render::{
 };
 use crate::text::estimate_tokens;
 
-/// A session hit's session must cover at least this share of what the
-/// best-covering session covers.
-const RELATIVE_COVER: f64 = 0.75;
-
 /// Evidence this far beyond chance (a hundred million to one that a
 /// session holds the words at random) points at its session however many
 /// sessions hold its rarest words together. The bound on sessions
@@ -92,6 +88,7 @@ impl Memory {
         let mut req = self.request(prompt, opts)?;
         req.exclude_session = session.map(str::to_string);
         req.evidence = true;
+        req.cover_bar = self.config.recall.hook_min_coverage;
         let mut resp = self.recall_for_hook(&req)?;
         tracing::debug!(timings = ?resp.timings_ms, "prompt hook: recall");
         let path = session
@@ -158,8 +155,9 @@ impl Memory {
     ///   stand together in every session, however rare each is; unless
     ///   the words are overwhelming evidence ([`OVERWHELMING`]);
     /// - its session's matching passages must hold `hook_min_coverage` of
-    ///   the prompt's weight, and at least [`RELATIVE_COVER`] of what the
-    ///   best-covering session holds: a long ticket's words are spread over
+    ///   the prompt's weight, and at least
+    ///   [`RELATIVE_COVER`](crate::recall::evidence::RELATIVE_COVER) of what
+    ///   the best-covering session holds: a long ticket's words are spread over
     ///   the session that worked on it, and a prompt whose own subject is
     ///   nowhere in memory is not covered by sessions that share its other
     ///   words.
@@ -204,9 +202,10 @@ impl Memory {
                 // `recall::evidence`): it must hold enough of them, and
                 // enough of the prompt.
                 let (held, _) = evidence.held(&format!("{}\n{shown_text}", h.title));
-                let together = resp.together.get(&h.id).copied().unwrap_or(0);
+                // Not counted for a hit whose cover fails the bar below.
+                let together = resp.together.get(&h.id).copied();
                 let pointed = max_sessions == 0
-                    || together <= max_sessions.min(third).max(1)
+                    || together.is_none_or(|n| n <= max_sessions.min(third).max(1))
                     || crate::recall::evidence::beyond_chance(
                         held,
                         resp.evidence_sessions,
@@ -215,7 +214,7 @@ impl Memory {
                 let covered = resp.session_cover.get(&h.id).copied().unwrap_or(0.0);
                 tracing::debug!(
                     hit = %h.id,
-                    together,
+                    together = ?together,
                     held,
                     sessions = resp.evidence_sessions,
                     covered,
@@ -228,8 +227,7 @@ impl Memory {
                         resp.evidence_sessions,
                         self.config.recall.hook_chance,
                     )
-                    && (min_coverage <= 0.0
-                        || (covered >= min_coverage && covered >= RELATIVE_COVER * best_cover));
+                    && crate::recall::evidence::covers(covered, best_cover, min_coverage);
             }
             min_coverage <= 0.0 || judge.covered(&format!("{}\n{}", h.title, text)) >= min_coverage
         });

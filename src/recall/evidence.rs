@@ -21,6 +21,11 @@ use super::plan::{Table, Weighted};
 use super::sanitize::{to_match, Term};
 use crate::error::Result;
 
+/// A session hit's session must cover at least this share of what the
+/// best-covering session covers (see [`Request::cover_bar`](super::Request::cover_bar)):
+/// a long ticket's words are spread over the session that worked on it.
+pub const RELATIVE_COVER: f64 = 0.75;
+
 /// Passages read, at most, to count the sessions holding the question's
 /// words, per scope. Words are counted rarest first (the ones that weigh);
 /// past the budget a word's sessions are estimated from its passages (see
@@ -53,6 +58,7 @@ pub struct ScopeCounts {
 /// holds it, and it is not looked up). Only the terms `count` marks (the
 /// ones the hits hold) are counted, rarest first within
 /// `COUNT_BUDGET`; the others are estimated (see `spread`).
+#[tracing::instrument(level = "debug", name = "session_counts", skip_all, fields(counted))]
 pub fn session_counts(
     conn: &Connection,
     terms: &[Term],
@@ -82,12 +88,14 @@ pub fn session_counts(
     // Counted ones first, rarest first; the budget is theirs.
     order.sort_by_key(|&i| (!count[i], dfs[i]));
     let mut spent = 0i64;
+    let mut counted = 0;
     for i in order {
         let df = dfs[i];
         let expr = to_match(std::slice::from_ref(&terms[i]));
         out[i] = match expr.filter(|_| count[i] && spent + df <= COUNT_BUDGET) {
             Some(expr) => {
                 spent += df;
+                counted += 1;
                 exact[i] = true;
                 let n: i64 = stmt.query_row([expr], |r| r.get(0))?;
                 n as f64
@@ -96,6 +104,7 @@ pub fn session_counts(
         }
         .min(sessions as f64);
     }
+    tracing::Span::current().record("counted", counted);
     Ok(ScopeCounts {
         sessions,
         holding: out,
@@ -161,6 +170,7 @@ fn passage_roots(conn: &Connection) -> Result<(&'static str, String)> {
 /// [`to_match_all`](super::sanitize::to_match_all)). A session whose
 /// matched words stand together in many sessions (a prompt template, a
 /// greeting) points at none of them, however rare each word is alone.
+#[tracing::instrument(level = "debug", name = "sessions_together", skip_all)]
 pub fn sessions_together(conn: &Connection, expr: &str, cap: i64) -> Result<i64> {
     let fts = Table::Chunks.fts();
     let (join, root) = passage_roots(conn)?;
@@ -202,6 +212,13 @@ pub fn weigh(terms: &[Term], per_scope: &[ScopeCounts]) -> Weighed {
         })
         .collect();
     Weighed { sessions, terms }
+}
+
+/// Whether a session hit whose session covers `covered` of the evidence
+/// weight, when the best-covering one covers `best`, clears a cover bar of
+/// `bar` (0 passes every cover).
+pub fn covers(covered: f64, best: f64, bar: f64) -> bool {
+    bar <= 0.0 || (covered >= bar && covered >= RELATIVE_COVER * best)
 }
 
 /// Whether a session holding `held` of the evidence weights is more than
@@ -252,6 +269,19 @@ mod tests {
             scope(vec![0.0, 2.0, 3.0], vec![false, true, true]),
         ];
         assert_eq!(together_bound(&[vec![0], vec![1]], &two), Some(2.0));
+    }
+
+    /// The prompt hook's cover bar, which also decides whose words are
+    /// counted together: an absolute share and a share of the best.
+    #[test]
+    fn a_session_covers_enough_and_near_the_best() {
+        assert!(covers(0.4, 0.5, 0.3));
+        // Below the bar, or below 0.75 of the best (0.6 x 0.75 = 0.45).
+        assert!(!covers(0.29, 0.29, 0.3));
+        assert!(!covers(0.4, 0.6, 0.3));
+        assert!(covers(0.45, 0.6, 0.3));
+        // A bar of 0 passes every cover, the relative one too.
+        assert!(covers(0.0, 0.9, 0.0));
     }
 
     #[test]

@@ -39,6 +39,14 @@ pub struct Request {
     /// Weigh the question's words as evidence for sessions
     /// ([`Response::evidence`]), for the prompt hook's relevance bar.
     pub evidence: bool,
+    /// The share of the evidence weight a session hit's session must
+    /// cover ([`Response::session_cover`]), and at least
+    /// [`RELATIVE_COVER`](super::evidence::RELATIVE_COVER) of the
+    /// best-covering session's, for the prompt hook's bar to pass it
+    /// (`recall.hook_min_coverage`; 0 passes every cover). A hit below it
+    /// fails whatever its words together, so their sessions are not
+    /// counted ([`Response::together`] leaves it out).
+    pub cover_bar: f64,
     /// Cap on the summed text of the hits, in estimated tokens.
     pub max_tokens: Option<usize>,
     /// Injected so ranking and expiry are deterministic in tests.
@@ -69,6 +77,7 @@ impl Request {
             session: None,
             exclude_session: None,
             evidence: false,
+            cover_bar: 0.0,
             max_tokens: None,
             now,
             tuning: Tuning::default(),
@@ -128,7 +137,8 @@ pub struct Response {
     /// [`TOGETHER_CAP`] + 1; see `recall::evidence::sessions_together`),
     /// or at most 1 when the counts alone tell that no more can (see
     /// `recall::evidence::together_bound`); empty unless
-    /// [`Request::evidence`].
+    /// [`Request::evidence`], and without the hits whose session covers
+    /// less than [`Request::cover_bar`] asks.
     #[serde(skip)]
     pub together: std::collections::HashMap<String, i64>,
     /// For each session hit (by id), the share of the question's evidence

@@ -67,7 +67,7 @@ pub fn recall(targets: &[Target], req: &Request) -> Result<Response> {
     let mut evidence = Evidence::default();
     if let Some(words) = words.filter(|_| hits.iter().any(|h| h.kind == HitKind::Session)) {
         let t2 = Instant::now();
-        evidence = weigh_evidence(targets, &terms, &plans, &hits, &words, &seen)?;
+        evidence = weigh_evidence(targets, req, &terms, &plans, &hits, &words, &seen)?;
         timings.insert("evidence".into(), ms(t2));
     }
     timings.insert("total".into(), ms(t0));
@@ -150,9 +150,11 @@ fn words_by_session(all: &[Candidate], words: &Scorer) -> HashMap<SessionRoot, V
 /// few sessions hold it (counted for the words the hits hold, estimated
 /// for the others), each hit's session's share of that weight in its
 /// matching passages (`seen`), and how many sessions have a passage that
-/// holds its rarest words together.
+/// holds its rarest words together (asked only for the hits whose session
+/// clears [`Request::cover_bar`]).
 fn weigh_evidence(
     targets: &[Target],
+    req: &Request,
     terms: &[super::Term],
     plans: &[Vec<(Table, Plan)>],
     hits: &[Hit],
@@ -189,14 +191,23 @@ fn weigh_evidence(
         sessions: weighed.sessions,
         ..Evidence::default()
     };
-    let mut asked: HashMap<String, i64> = HashMap::new();
-    for (h, groups) in session_hits.iter().zip(matched) {
+    for h in &session_hits {
         let Some(root) = h.source.session_id.as_deref().map(super::evidence::root_of) else {
             continue;
         };
         if let Some(flags) = seen.get(&(h.scope, root.to_string())) {
             out.session_cover
                 .insert(h.id.clone(), weighted.share(flags));
+        }
+    }
+    let best_cover = out.session_cover.values().copied().fold(0.0, f64::max);
+    let mut asked: HashMap<String, i64> = HashMap::new();
+    for (h, groups) in session_hits.iter().zip(matched) {
+        let covered = out.session_cover.get(&h.id).copied().unwrap_or(0.0);
+        if h.source.session_id.is_none()
+            || !super::evidence::covers(covered, best_cover, req.cover_bar)
+        {
+            continue;
         }
         // Its rarest words, by their weight as evidence: they say what it
         // is about, and their doclists are short. A hit that holds only a
