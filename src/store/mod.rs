@@ -130,7 +130,21 @@ impl ScopeDir {
             Err(Error::Io { source, .. }) if read_only(&source) => return Ok(None),
             Err(e) => return Err(e),
         };
-        file.lock().map_err(|e| Error::io("cannot lock", path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                // Said before waiting: a holder stopped with Ctrl-Z holds
+                // it for as long as it stays stopped.
+                tracing::warn!(
+                    "waiting for {}: another recall process is changing these records \
+                     (one stopped with Ctrl-Z holds it until it is resumed or ended)",
+                    path.display()
+                );
+                file.lock()
+                    .map_err(|e| Error::io("cannot lock", &path, e))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("cannot lock", path, e)),
+        }
         Ok(Some(RecordsLock { _file: file }))
     }
 }

@@ -121,6 +121,91 @@ fn r26_reads_never_wait_for_a_writer() {
     writer.execute_batch("ROLLBACK").unwrap();
 }
 
+/// Run `recall args` while the test holds a lock, check after `held` that
+/// it still waits, then wait for it: whether it succeeded, and its stderr.
+fn behind_a_held_lock(env: &Env, args: &[&str], held: std::time::Duration) -> (bool, String) {
+    let mut child = env
+        .std_cmd()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(held);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "recall {args:?} did not wait for the lock"
+    );
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Regression: a writer behind a process stopped while it held the
+/// index's write lock (Ctrl-Z) waited up to 10 minutes without a word, and
+/// one behind a stopped record write waited for ever. Each now says what
+/// it waits for, and goes on once the lock is free.
+#[test]
+fn r50_a_writer_says_it_waits_for_a_held_lock() {
+    let env = Env::new();
+    env.add("decisions", "db", "We use PostgreSQL");
+    let dir = env.project_dir();
+    // The records lock, held for a second.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("records.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        drop(lock);
+    });
+    let args = [
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "cache",
+        "Redis on 6390.",
+    ];
+    let (ok, err) = behind_a_held_lock(&env, &args, std::time::Duration::from_millis(500));
+    release.join().unwrap();
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("records.lock") && err.contains("Ctrl-Z"),
+        "{err}"
+    );
+    // The index's write lock, held for 7 s: the notice comes after 5.
+    let writer = rusqlite::Connection::open(dir.join("index.db")).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(7));
+        writer.execute_batch("ROLLBACK").unwrap();
+    });
+    let args = [
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "queue",
+        "RabbitMQ on 5672.",
+    ];
+    let (ok, err) = behind_a_held_lock(&env, &args, std::time::Duration::from_millis(500));
+    release.join().unwrap();
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("waiting for the write lock") && err.contains("index.db"),
+        "{err}"
+    );
+    let list = env.cmd().args(["record", "list"]).output().unwrap();
+    let out = String::from_utf8_lossy(&list.stdout);
+    assert!(out.contains("cache") && out.contains("queue"), "{out}");
+}
+
 /// Regression (issue 26 item 9): `doctor` run while records were being
 /// written reported a record "not indexed": it read the files and the rows
 /// at different moments, between a write's file and its row. It now waits
