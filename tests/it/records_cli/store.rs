@@ -77,6 +77,18 @@ fn r_a_deleted_record_leaves_no_bytes_in_the_store() {
     drop(reader);
 }
 
+/// A project with one record, and its scope's `records.lock`, held.
+fn one_record_and_its_lock() -> (Env, std::fs::File) {
+    let env = Env::new();
+    env.add("decisions", "db", "We use PostgreSQL");
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.project_dir().join("records.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    (env, lock)
+}
+
 /// Issue 26 item 12: `list` and `get` (and so REST `GET` and MCP
 /// `get`/`list`) took the record lock and opened the index read-write, so
 /// they waited behind any writer. Reads never wait for writers: with the
@@ -84,14 +96,8 @@ fn r_a_deleted_record_leaves_no_bytes_in_the_store() {
 /// they still answer.
 #[test]
 fn r26_reads_never_wait_for_a_writer() {
-    let env = Env::new();
-    env.add("decisions", "db", "We use PostgreSQL");
+    let (env, _lock) = one_record_and_its_lock();
     let dir = env.project_dir();
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .open(dir.join("records.lock"))
-        .unwrap();
-    lock.lock().unwrap();
     let writer = rusqlite::Connection::open(dir.join("index.db")).unwrap();
     writer.execute_batch("BEGIN IMMEDIATE").unwrap();
     for args in [&["record", "list"][..], &["record", "get", "db"]] {
@@ -121,26 +127,45 @@ fn r26_reads_never_wait_for_a_writer() {
     writer.execute_batch("ROLLBACK").unwrap();
 }
 
-/// Run `recall args` while the test holds a lock, check after `held` that
-/// it still waits, then wait for it: whether it succeeded, and its stderr.
-fn behind_a_held_lock(env: &Env, args: &[&str], held: std::time::Duration) -> (bool, String) {
+/// `recall record add --key KEY TEXT` while the test holds a lock, which
+/// `release` lets go of after `held`: the command must still be waiting
+/// half a second in, and succeed once the lock is free. Its stderr.
+fn add_behind_a_held_lock(
+    env: &Env,
+    key: &str,
+    text: &str,
+    held: std::time::Duration,
+    release: impl FnOnce() + Send + 'static,
+) -> String {
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(held);
+        release();
+    });
     let mut child = env
         .std_cmd()
-        .args(args)
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            key,
+            text,
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(held);
+    std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(
         child.try_wait().unwrap().is_none(),
-        "recall {args:?} did not wait for the lock"
+        "record add {key} did not wait for the lock"
     );
     let out = child.wait_with_output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    releaser.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
 }
 
 /// Regression: a writer behind a process stopped while it held the
@@ -149,31 +174,11 @@ fn behind_a_held_lock(env: &Env, args: &[&str], held: std::time::Duration) -> (b
 /// it waits for, and goes on once the lock is free.
 #[test]
 fn r50_a_writer_says_it_waits_for_a_held_lock() {
-    let env = Env::new();
-    env.add("decisions", "db", "We use PostgreSQL");
-    let dir = env.project_dir();
     // The records lock, held for a second.
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .open(dir.join("records.lock"))
-        .unwrap();
-    lock.lock().unwrap();
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        drop(lock);
-    });
-    let args = [
-        "record",
-        "add",
-        "--category",
-        "decisions",
-        "--key",
-        "cache",
-        "Redis on 6390.",
-    ];
-    let (ok, err) = behind_a_held_lock(&env, &args, std::time::Duration::from_millis(500));
-    release.join().unwrap();
-    assert!(ok, "{err}");
+    let (env, lock) = one_record_and_its_lock();
+    let dir = env.project_dir();
+    let second = std::time::Duration::from_secs(1);
+    let err = add_behind_a_held_lock(&env, "cache", "Redis on 6390.", second, move || drop(lock));
     assert!(
         err.contains("records.lock") && err.contains("Ctrl-Z"),
         "{err}"
@@ -181,22 +186,10 @@ fn r50_a_writer_says_it_waits_for_a_held_lock() {
     // The index's write lock, held for 7 s: the notice comes after 5.
     let writer = rusqlite::Connection::open(dir.join("index.db")).unwrap();
     writer.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(7));
-        writer.execute_batch("ROLLBACK").unwrap();
+    let seven = std::time::Duration::from_secs(7);
+    let err = add_behind_a_held_lock(&env, "queue", "RabbitMQ on 5672.", seven, move || {
+        writer.execute_batch("ROLLBACK").unwrap()
     });
-    let args = [
-        "record",
-        "add",
-        "--category",
-        "decisions",
-        "--key",
-        "queue",
-        "RabbitMQ on 5672.",
-    ];
-    let (ok, err) = behind_a_held_lock(&env, &args, std::time::Duration::from_millis(500));
-    release.join().unwrap();
-    assert!(ok, "{err}");
     assert!(
         err.contains("waiting for the write lock") && err.contains("index.db"),
         "{err}"
