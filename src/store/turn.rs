@@ -34,32 +34,26 @@ pub fn begin_in_turn(conn: &mut Connection) -> Result<Transaction<'_>> {
         .path()
         .filter(|p| !p.is_empty())
         .and_then(|db| take_turn(Path::new(db)));
-    wait_for_lock(conn)?;
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = begin_saying_so(conn);
     drop(turn);
-    Ok(tx)
+    tx
 }
 
-/// Wait, within the connection's busy timeout, until the write lock is
-/// free, saying so once it has been taken for [`NOTICE_AFTER`]: a writer
-/// stopped while it held the lock (Ctrl-Z) holds every other one for as
-/// long as it stays stopped, and a command that waits for minutes without
-/// a word looks hung. Returns when the lock was free at some moment (the
-/// caller then takes it), or SQLite's busy error once the timeout has
-/// passed, as the caller's own wait would have.
-fn wait_for_lock(conn: &Connection) -> Result<()> {
+/// Begin an immediate transaction within the connection's busy timeout,
+/// saying so once the write lock has been taken for [`NOTICE_AFTER`]: a
+/// writer stopped while it held the lock (Ctrl-Z) holds every other one
+/// for as long as it stays stopped, and a command that waits for minutes
+/// without a word looks hung. The whole wait stays the busy timeout.
+fn begin_saying_so(conn: &Connection) -> Result<Transaction<'_>> {
     let ms: i64 = conn.pragma_query_value(None, "busy_timeout", |r| r.get(0))?;
     let timeout = std::time::Duration::from_millis(ms.max(0) as u64);
-    let probe = |wait: std::time::Duration| -> rusqlite::Result<()> {
-        conn.busy_timeout(wait)?;
-        let free = conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;");
-        conn.busy_timeout(timeout)?;
-        free
-    };
-    let busy =
-        |e: &rusqlite::Error| e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
-    match probe(NOTICE_AFTER.min(timeout)) {
-        Err(e) if busy(&e) && timeout > NOTICE_AFTER => {
+    let begin = || Transaction::new_unchecked(conn, TransactionBehavior::Immediate);
+    conn.busy_timeout(NOTICE_AFTER.min(timeout))?;
+    let tx = match begin() {
+        Err(e)
+            if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                && timeout > NOTICE_AFTER =>
+        {
             tracing::warn!(
                 "waiting for the write lock of {}: another process is writing to it \
                  (a recall job stopped with Ctrl-Z holds it until it is resumed or ended); \
@@ -70,14 +64,17 @@ fn wait_for_lock(conn: &Connection) -> Result<()> {
                     s => format!("{s} s"),
                 }
             );
-            Ok(probe(timeout - NOTICE_AFTER)?)
+            conn.busy_timeout(timeout - NOTICE_AFTER)?;
+            begin()
         }
-        free => Ok(free?),
-    }
+        first => first,
+    };
+    conn.busy_timeout(timeout)?;
+    Ok(tx?)
 }
 
 /// How long a writer waits for the write lock before it says it is
-/// waiting (see [`wait_for_lock`]).
+/// waiting (see [`begin_saying_so`]).
 const NOTICE_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whether another writer of `conn`'s index waits for its turn: a writer

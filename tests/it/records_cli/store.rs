@@ -143,15 +143,8 @@ fn add_behind_a_held_lock(
     });
     let mut child = env
         .std_cmd()
-        .args([
-            "record",
-            "add",
-            "--category",
-            "decisions",
-            "--key",
-            key,
-            text,
-        ])
+        .args(["record", "add", "--category", "decisions"])
+        .args(["--key", key, text])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
