@@ -279,7 +279,8 @@ pub fn chunks(
     let Some(expr) = plan.to_match() else {
         return Ok(vec![]);
     };
-    let inner = filter::chunks(&weights(&req.tuning, Table::Chunks), req);
+    let present = filter::excluded(c, req)?;
+    let inner = filter::chunks(&weights(&req.tuning, Table::Chunks), req, present);
     // An older index read as it is (see `SESSION_WORK_SCHEMA`) has no
     // `sessions.work`: there, whether the passage is a tool's output, and
     // its session is work when one of its candidates is (below).
