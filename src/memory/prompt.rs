@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{Memory, RecallOptions};
 use crate::error::Result;
 use crate::render::{
-    hit_reference, prompt_text, render_prompt_shown, PromptOptions, PROMPT_TOKENS,
+    hit_reference, prompt_text, render_prompt_shown, Named, PromptOptions, PROMPT_TOKENS,
 };
 use crate::text::estimate_tokens;
 
@@ -96,13 +96,13 @@ impl Memory {
             .map(|s| self.session_file(s));
         let mut given = path.as_deref().map(read_given).unwrap_or_default();
         let all = resp.hits.len();
-        self.relevance_bar(&mut resp);
+        let named = Named::of(&resp.query);
+        self.relevance_bar(&mut resp, &named);
         let below_bar = all - resp.hits.len();
         let before = resp.hits.len();
-        let query = resp.query.clone();
         if !asks_again(prompt) {
             resp.hits
-                .retain(|h| !given.shown.contains(&given_key(h, &query)));
+                .retain(|h| !given.shown.contains(&given_key(h, &named)));
         }
         let repeats_left_out = before - resp.hits.len();
         let (text, shown) = render_prompt_shown(
@@ -122,7 +122,7 @@ impl Memory {
             resp.hits
                 .iter()
                 .filter(|h| shown.contains(&hit_reference(h)))
-                .map(|h| given_key(h, &query)),
+                .map(|h| given_key(h, &named)),
         );
         if let Some(p) = &path {
             self.write_given(p, &given);
@@ -161,7 +161,7 @@ impl Memory {
     ///   the session that worked on it, and a prompt whose own subject is
     ///   nowhere in memory is not covered by sessions that share its other
     ///   words.
-    fn relevance_bar(&self, resp: &mut crate::recall::Response) {
+    fn relevance_bar(&self, resp: &mut crate::recall::Response, named: &Named) {
         let (min_score, min_coverage) = (
             self.config.recall.hook_min_score,
             self.config.recall.hook_min_coverage,
@@ -170,8 +170,7 @@ impl Memory {
         // tool output the prompt names nothing in is not shown, so it sets
         // no bar for the others, and words only such output holds cover
         // nothing.
-        let query = resp.query.clone();
-        let shown: Vec<Option<String>> = resp.hits.iter().map(|h| prompt_text(h, &query)).collect();
+        let shown: Vec<Option<String>> = resp.hits.iter().map(|h| prompt_text(h, named)).collect();
         let best = resp
             .hits
             .iter()
@@ -256,11 +255,11 @@ impl Memory {
 }
 
 /// What a session was given: the hit and its text as the prompt showed it
-/// for `query`, so a record edited since (a fact corrected mid-session) is
-/// given again, and so is a passage whose tool output a later prompt names
-/// (it was shown without it).
-fn given_key(h: &crate::recall::Hit, query: &str) -> String {
-    let shown = prompt_text(h, query).unwrap_or_default();
+/// for a prompt naming `named`, so a record edited since (a fact corrected
+/// mid-session) is given again, and so is a passage whose tool output a
+/// later prompt names (it was shown without it).
+fn given_key(h: &crate::recall::Hit, named: &Named) -> String {
+    let shown = prompt_text(h, named).unwrap_or_default();
     let text = blake3::hash(shown.as_bytes()).to_hex();
     format!("{} {}", hit_reference(h), &text[..12])
 }
@@ -423,7 +422,7 @@ mod tests {
             timings_ms: Default::default(),
             ..Default::default()
         };
-        mem.relevance_bar(&mut resp);
+        mem.relevance_bar(&mut resp, &Named::of("walrus migration"));
         let ids: Vec<&str> = resp.hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["s2"]);
         Ok(())
@@ -439,9 +438,10 @@ mod tests {
             "key material line ".repeat(20)
         );
         let h = session_hit("s1", 1.0, &text);
-        let plain = given_key(&h, "how did we rotate the keys");
-        assert_eq!(plain, given_key(&h, "and how were the keys rotated"));
-        assert_ne!(plain, given_key(&h, "what was in keys.txt"));
+        let key = |q: &str| given_key(&h, &Named::of(q));
+        let plain = key("how did we rotate the keys");
+        assert_eq!(plain, key("and how were the keys rotated"));
+        assert_ne!(plain, key("what was in keys.txt"));
     }
 
     /// Review finding: a record corrected mid-session kept its id, so its

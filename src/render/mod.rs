@@ -10,7 +10,8 @@ mod snippets;
 
 pub use json::render_json;
 pub use prompt::{
-    hit_reference, prompt_text, render_prompt, render_prompt_shown, PromptOptions, PROMPT_TOKENS,
+    hit_reference, prompt_text, render_prompt, render_prompt_shown, Named, PromptOptions,
+    PROMPT_TOKENS,
 };
 pub use session_start::{render_session_start, SESSION_START_HEADER};
 pub use snippets::{render_snippets, Style, MARK_CLOSE, MARK_OPEN};

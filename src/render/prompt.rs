@@ -42,11 +42,21 @@ fn reference(h: &Hit) -> String {
     }
 }
 
-/// The text of `h` as the prompt format shows it for `query`: a session
-/// passage without the tool output the query names nothing in; `None` when
-/// nothing else was left.
-pub fn prompt_text(h: &Hit, query: &str) -> Option<String> {
-    shown_text(h, &named_things(query))
+/// What a question names that tool output may hold (see
+/// [`prompt_text`]), read once per question.
+pub struct Named(Vec<String>);
+
+impl Named {
+    pub fn of(query: &str) -> Named {
+        Named(named_things(query))
+    }
+}
+
+/// The text of `h` as the prompt format shows it for a question that
+/// names `named`: a session passage without the tool output the question
+/// names nothing in; `None` when nothing else was left.
+pub fn prompt_text(h: &Hit, named: &Named) -> Option<String> {
+    shown_text(h, &named.0)
 }
 
 fn shown_text(h: &Hit, named: &[String]) -> Option<String> {
