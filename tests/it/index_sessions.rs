@@ -702,12 +702,13 @@ fn a_truncated_gemini_chat_fails_clearly_and_keeps_what_was_indexed() {
 }
 
 /// Issue 39 item 3: a compaction's transcript (Claude Code's
-/// `agent-acompact-…` sub-agent) opens with the instruction to summarise,
-/// the same in every one, and its hits were shown under that as their
-/// title ("Your task is to create a detailed summary …"). It is part of
-/// its parent session and shown under the parent's title.
+/// `agent-acompact-…` sub-agent) holds the instruction to summarise and the
+/// summary, which its parent session holds too (its `isCompactSummary`
+/// line). Its hits came back beside the parent's with the same summary,
+/// under the instruction as their title. The summary is now one hit, the
+/// parent's, under the parent's title.
 #[test]
-fn r39_a_compactions_hit_is_shown_under_its_parent_sessions_title() {
+fn r39_a_compactions_summary_is_one_hit_of_its_parent_session() {
     let env = Env::new();
     let dir = env.tmp.path().join("cc");
     std::fs::create_dir_all(dir.join("s1/subagents")).unwrap();
@@ -716,14 +717,20 @@ fn r39_a_compactions_hit_is_shown_under_its_parent_sessions_title() {
             "{{\"type\":\"{role}\",\"uuid\":\"{uuid}\",\"parentUuid\":null,\"sessionId\":\"s1\",{extra}\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\",\"message\":{{\"role\":\"{role}\",\"content\":\"{text}\"}}}}\n"
         )
     };
+    let summary =
+        "Summary: the walrus crash came from an unchecked slice; pinning nom to 7.1 fixed it.";
     std::fs::write(
         dir.join("s1.jsonl"),
-        line(
-            "u1",
-            "",
-            "user",
-            "fix the walrus parser crash on empty input",
-        ),
+        [
+            line(
+                "u1",
+                "",
+                "user",
+                "fix the walrus parser crash on empty input",
+            ),
+            line("u2", "\"isCompactSummary\":true,", "user", summary),
+        ]
+        .concat(),
     )
     .unwrap();
     let sub = "\"isSidechain\":true,\"agentId\":\"acompact-7f\",";
@@ -736,12 +743,7 @@ fn r39_a_compactions_hit_is_shown_under_its_parent_sessions_title() {
                 "user",
                 "Your task is to create a detailed summary of the conversation so far",
             ),
-            line(
-                "c2",
-                sub,
-                "assistant",
-                "Summary: the walrus crash came from an unchecked slice; pinning nom to 7.1 fixed it.",
-            ),
+            line("c2", sub, "assistant", summary),
         ]
         .concat(),
     )
@@ -752,10 +754,20 @@ fn r39_a_compactions_hit_is_shown_under_its_parent_sessions_title() {
         .assert()
         .success();
     let v = env.query_json(&env.project, "pinning nom");
-    let hit = &v["hits"][0];
-    assert_eq!(hit["source"]["session_id"], "s1/agent-acompact-7f", "{v:#}");
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{v:#}");
+    assert_eq!(hits[0]["source"]["session_id"], "s1", "{v:#}");
     assert_eq!(
-        hit["title"], "fix the walrus parser crash on empty input",
+        hits[0]["title"], "fix the walrus parser crash on empty input",
+        "{v:#}"
+    );
+    let v = env.query_json(&env.project, "create a detailed summary");
+    assert!(
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["source"]["session_id"] != "s1/agent-acompact-7f"),
         "{v:#}"
     );
 }

@@ -125,12 +125,19 @@ impl<'a> Transcript<'a> for Builder<'a, '_> {
                 .find(|u| u.prompt && u.role == Role::User)
                 .map(|u| values::title(&u.text, TITLE_CAP))
         });
-        let messages = self
-            .units
-            .into_iter()
-            .filter(|u| !values::is_blank(&u.text))
-            .map(into_message)
-            .collect();
+        // A compaction's transcript repeats its parent session: the
+        // conversation it summarises, the instruction to summarise, and the
+        // summary, which the parent holds as its compaction summary. Indexed,
+        // it was a second hit beside the parent's with the same summary.
+        let messages = if self.meta.is_compaction() {
+            Vec::new()
+        } else {
+            self.units
+                .into_iter()
+                .filter(|u| !values::is_blank(&u.text))
+                .map(into_message)
+                .collect()
+        };
         (self.meta.into_session_meta(self.stem, title), messages)
     }
 }
@@ -386,6 +393,14 @@ impl<'a, 'o> Builder<'a, 'o> {
 }
 
 impl MetaAcc {
+    /// Whether the file is a compaction's transcript (`agent-acompact-…`,
+    /// the sub-agent Claude Code runs to summarise a session).
+    fn is_compaction(&self) -> bool {
+        self.agent_id
+            .as_deref()
+            .is_some_and(|a| a.starts_with("acompact-"))
+    }
+
     fn into_session_meta(self, stem: &str, title: Option<String>) -> SessionMeta {
         let (id, parent_id) = match (self.session_id, self.agent_id) {
             (Some(sid), Some(agent)) => (format!("{sid}/agent-{agent}"), Some(sid)),

@@ -40,6 +40,12 @@
 //!   messages (id `None`) **only when their `leafUuid` is a line of this
 //!   input**: Claude Code also writes other sessions' titles into a file
 //!   (their leaf is elsewhere), which would only add noise.
+//! * **A compaction's transcript** (`<session>/subagents/agent-acompact-*.jsonl`,
+//!   `agentId` `acompact-…`) yields no messages: it holds the conversation
+//!   being summarised, the instruction to summarise and the summary, and
+//!   the parent session holds all three (the summary as its
+//!   `isCompactSummary` line). Indexed, the same summary came back as a
+//!   second hit beside the parent's.
 //!
 //! A message whose text ends up blank (an assistant turn that was only
 //! thinking, an empty prompt) is dropped.
@@ -119,8 +125,9 @@ mod outlook;
 
 /// Bump when the output for the same input changes (forces a re-index;
 /// 2: messages in file order instead of a walk of the parent tree; 3:
-/// recall's own memory tools' results left out).
-pub const PARSER_VERSION: u32 = 3;
+/// recall's own memory tools' results left out; 4: a compaction's
+/// transcript yields no messages).
+pub const PARSER_VERSION: u32 = 4;
 
 /// One JSONL line; every field is optional and lenient.
 #[derive(Debug, Default, Deserialize)]

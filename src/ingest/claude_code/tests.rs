@@ -353,6 +353,38 @@ fn subagent_file_links_to_parent() {
     assert_eq!(run("{\"type\":\"progress\"}\n").meta.id, "stem");
 }
 
+/// Issue 39 item 3: a compaction's transcript repeats its parent, which
+/// holds its summary; it yields no messages, and keeps its meta.
+#[test]
+fn a_compaction_transcript_yields_no_messages() {
+    let line = |uuid: &str, kind: &str, text: &str| {
+        serde_json::json!({
+            "type": kind, "uuid": uuid, "parentUuid": null, "sessionId": "parent-sid",
+            "isSidechain": true, "agentId": "acompact-70d8e7",
+            "message": {"role": kind, "content": text}
+        })
+        .to_string()
+    };
+    let p = run(&file(&[
+        line(
+            "u1",
+            "user",
+            "Your task is to create a detailed summary of the conversation so far",
+        ),
+        line(
+            "a1",
+            "assistant",
+            "Summary: 1. Primary Request: wire the scroll handler",
+        ),
+    ]));
+    assert!(p.messages.is_empty(), "{:?}", p.messages);
+    assert_eq!(p.meta.id, "parent-sid/agent-acompact-70d8e7");
+    assert_eq!(p.meta.parent_id.as_deref(), Some("parent-sid"));
+    // Another sub-agent's work is its own.
+    let explore = line("u1", "user", "Explore the repo").replace("acompact-70d8e7", "a485154");
+    assert_eq!(run(&file(&[explore])).messages.len(), 1);
+}
+
 #[test]
 fn compaction_summaries_are_kept() {
     let mut cs = user(
