@@ -161,7 +161,21 @@ def claude_counts(path):
                     and o["leafUuid"] in uuids:
                 counts["system"] += 1
     counts["assistant"] = sum(groups.values())
+    if compaction_agent(objs):
+        return dict.fromkeys(ROLES, 0)
     return counts
+
+
+def compaction_agent(objs):
+    """A compaction's transcript yields no messages: the first line with a
+    non-blank sessionId is a sidechain whose agentId starts with
+    "acompact-" (its parent holds all it says)."""
+    for o in objs:
+        if nonblank_str(o.get("sessionId")):
+            agent = o.get("agentId")
+            return o.get("isSidechain") is True and nonblank_str(agent) \
+                and agent.startswith("acompact-")
+    return False
 
 
 # ----------------------------------------------------------------------- Codex
