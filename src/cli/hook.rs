@@ -29,7 +29,8 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -76,46 +77,66 @@ fn non_empty_path<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PathB
 }
 
 /// Run a hook. Returns 0 whatever happens.
+///
+/// The work runs on this thread and a watchdog thread keeps the deadline:
+/// the allocations stay in the main heap, which on glibc grows by `brk`;
+/// a second thread's heap grows and shrinks page by page with `mprotect`
+/// (about 670 calls for a long ticket, a tenth of the hook's time).
 #[tracing::instrument(level = "debug", name = "hook", skip_all, fields(launcher))]
 pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
     let deadline = Duration::from_millis(a.deadline_ms.unwrap_or(2000));
-    let global = global.clone();
-    let (tx, rx) = mpsc::channel();
     // A launcher recall itself runs (the `model` extractor) gets no
     // memory and is not indexed: its hooks do nothing.
     let (var, off) = crate::extract::model::HOOKS_OFF;
     if std::env::var(var).is_ok_and(|v| v == off) {
-        let _ = tx.send(Ok(None));
-    } else {
-        std::thread::spawn(move || {
-            let out = std::panic::catch_unwind(move || handle(&global, launcher, deadline))
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
-            let _ = tx.send(out);
-        });
+        print_answer(launcher, None);
+        return 0;
     }
-    let out = match rx.recv_timeout(deadline) {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => {
-            eprintln!("recall hook {launcher}: {e:#}");
-            None
-        }
-        Err(_) => {
+    let answered = Arc::new(AtomicBool::new(false));
+    let (done, finished) = mpsc::channel::<()>();
+    let watchdog = Arc::clone(&answered);
+    std::thread::spawn(move || {
+        // Disconnected: the answer is in. Timed out: the first to claim
+        // the answer prints; the work is abandoned with the process.
+        if finished.recv_timeout(deadline) == Err(mpsc::RecvTimeoutError::Timeout)
+            && !watchdog.swap(true, Ordering::SeqCst)
+        {
             eprintln!(
                 "recall hook {launcher}: deadline of {} ms passed; no context added",
                 deadline.as_millis()
             );
-            None
+            print_answer(launcher, None);
+            std::process::exit(0);
         }
-    };
-    // Gemini CLI reads stderr as a message for the user when stdout is
-    // empty; an empty object says "nothing to add" and keeps logs logs.
+    });
+    let out = std::panic::catch_unwind(|| handle(global, launcher, deadline))
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
+    if answered.swap(true, Ordering::SeqCst) {
+        // The watchdog answered and is ending the process.
+        loop {
+            std::thread::park();
+        }
+    }
+    drop(done);
+    let out = out.unwrap_or_else(|e| {
+        eprintln!("recall hook {launcher}: {e:#}");
+        None
+    });
+    print_answer(launcher, out);
+    0
+}
+
+/// Print a hook's answer. Gemini CLI reads stderr as a message for the
+/// user when stdout is empty; an empty object says "nothing to add" and
+/// keeps logs logs.
+fn print_answer(launcher: &str, out: Option<String>) {
+    use std::io::Write as _;
     let out = out.or_else(|| (launcher == "gemini").then(|| "{}".to_string()));
     if let Some(out) = out {
-        use std::io::Write as _;
         // A launcher that closed the pipe gets nothing; still exit 0.
-        let _ = writeln!(std::io::stdout(), "{out}");
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
     }
-    0
 }
 
 fn read_payload() -> Result<Payload> {
