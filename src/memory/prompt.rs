@@ -5,7 +5,8 @@
 //! A long session asks about one task prompt after prompt, and the same
 //! hits come back each time. Every session keeps the references of the
 //! hits injected into it (`<home>/hook-sessions/<hash of the session
-//! id>.json`, private, pruned after two days) and each later prompt leaves
+//! id>.json`, private, removed by a new session's first prompt once two
+//! days quiet) and each later prompt leaves
 //! them out, unless it asks for them again ("remind me", "once more"). What is
 //! left is rendered as before; when nothing is left, nothing is injected.
 //! `recall.hook_repeats = true` turns this off.
@@ -31,7 +32,7 @@ use crate::text::estimate_tokens;
 /// the few sessions that worked on that code hold several of them.
 const OVERWHELMING: f64 = 1e-8;
 
-/// Session files older than this are removed when another is written.
+/// Session files older than this are removed when a session starts.
 const KEEP: Duration = Duration::from_secs(2 * 24 * 3600);
 
 /// What one prompt gets.
@@ -94,7 +95,9 @@ impl Memory {
         let path = session
             .filter(|_| !self.config.recall.hook_repeats)
             .map(|s| self.session_file(s));
-        let mut given = path.as_deref().map(read_given).unwrap_or_default();
+        let stored = path.as_deref().and_then(read_given);
+        let first_prompt = stored.is_none();
+        let mut given = stored.unwrap_or_default();
         let all = resp.hits.len();
         let named = Named::of(&resp.query);
         self.relevance_bar(&mut resp, &named);
@@ -125,7 +128,7 @@ impl Memory {
                 .map(|h| given_key(h, &named)),
         );
         if let Some(p) = &path {
-            self.write_given(p, &given);
+            self.write_given(p, &given, first_prompt);
         }
         Ok(PromptContext {
             text,
@@ -241,7 +244,9 @@ impl Memory {
     }
 
     /// Best effort: a hook never fails because its state was not saved.
-    fn write_given(&self, path: &Path, given: &Given) {
+    /// A session's first prompt also removes the files of sessions gone
+    /// quiet: once per session, not a directory scan per prompt.
+    fn write_given(&self, path: &Path, given: &Given, first_prompt: bool) {
         let Some(dir) = path.parent() else { return };
         let written = serde_json::to_vec(given)
             .map_err(crate::Error::from)
@@ -250,7 +255,9 @@ impl Memory {
             tracing::debug!("hook session state not saved: {e}");
             return;
         }
-        prune(dir);
+        if first_prompt {
+            prune(dir);
+        }
     }
 }
 
@@ -264,11 +271,11 @@ fn given_key(h: &crate::recall::Hit, named: &Named) -> String {
     format!("{} {}", hit_reference(h), &text[..12])
 }
 
-fn read_given(path: &Path) -> Given {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+/// `None` when the session has no file yet; an unreadable file is an
+/// empty record (it is rewritten whole).
+fn read_given(path: &Path) -> Option<Given> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(serde_json::from_slice(&bytes).unwrap_or_default())
 }
 
 /// Remove session files nobody wrote for [`KEEP`].
@@ -466,6 +473,33 @@ mod tests {
         mem.upsert(&dir, fix)?;
         let again = mem.prompt_context("where is the walrus cache?", Some("s1"))?;
         assert!(again.text.contains("port 6391"), "{again:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_new_session_removes_the_files_of_sessions_gone_quiet() -> Result<()> {
+        let (_t, mem) = setup();
+        mem.prompt_context("walrus cache", Some("old"))?;
+        mem.prompt_context("walrus cache", Some("current"))?;
+        let dir = mem.home.root().join("hook-sessions");
+        let quiet = SystemTime::now() - KEEP - Duration::from_secs(60);
+        let age = |p: &Path| {
+            let f = std::fs::File::options().write(true).open(p).unwrap();
+            f.set_modified(quiet).unwrap();
+        };
+        let old = mem.session_file("old");
+        age(&old);
+        // Whatever the directory holds goes at that age, a stray file too.
+        let stray = dir.join("stray.tmp");
+        std::fs::write(&stray, b"").unwrap();
+        age(&stray);
+        // A session under way rewrites its own file and scans nothing.
+        mem.prompt_context("walrus again", Some("current"))?;
+        assert!(old.exists() && stray.exists());
+        // A new session's first prompt removes both and keeps the rest.
+        mem.prompt_context("walrus cache", Some("new"))?;
+        assert!(!old.exists() && !stray.exists());
+        assert!(mem.session_file("current").exists() && mem.session_file("new").exists());
         Ok(())
     }
 
