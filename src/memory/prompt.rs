@@ -5,8 +5,8 @@
 //! A long session asks about one task prompt after prompt, and the same
 //! hits come back each time. Every session keeps the references of the
 //! hits injected into it (`<home>/hook-sessions/<hash of the session
-//! id>.json`, private, removed by a new session's first prompt once two
-//! days quiet) and each later prompt leaves
+//! id>.json`, private, removed by a later session's start once two days
+//! quiet) and each later prompt leaves
 //! them out, unless it asks for them again ("remind me", "once more"). What is
 //! left is rendered as before; when nothing is left, nothing is injected.
 //! `recall.hook_repeats = true` turns this off.
@@ -32,8 +32,15 @@ use crate::text::estimate_tokens;
 /// the few sessions that worked on that code hold several of them.
 const OVERWHELMING: f64 = 1e-8;
 
-/// Session files older than this are removed when a session starts.
+/// Session files older than this are removed when a session starts
+/// (see [`prune`]).
 const KEEP: Duration = Duration::from_secs(2 * 24 * 3600);
+
+/// How often the session files are scanned for those past [`KEEP`].
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+/// The file whose time is the last scan's.
+const PRUNED: &str = ".pruned";
 
 /// What one prompt gets.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -278,20 +285,29 @@ fn read_given(path: &Path) -> Option<Given> {
     Some(serde_json::from_slice(&bytes).unwrap_or_default())
 }
 
-/// Remove session files nobody wrote for [`KEEP`].
-fn prune(dir: &std::path::Path) {
+/// Remove session files nobody wrote for [`KEEP`], at most once per
+/// [`PRUNE_EVERY`]: the marker file `.pruned` holds the time of the last
+/// scan, so a session's start costs one `stat` however many files there are.
+fn prune(dir: &Path) {
+    let marker = dir.join(PRUNED);
+    let now = SystemTime::now();
+    let age = |m: std::io::Result<std::fs::Metadata>| {
+        m.and_then(|m| m.modified())
+            .map(|t| now.duration_since(t).unwrap_or_default())
+    };
+    if age(std::fs::metadata(&marker)).is_ok_and(|a| a < PRUNE_EVERY) {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let now = SystemTime::now();
     for e in entries.flatten() {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| now.duration_since(t).unwrap_or_default() > KEEP);
-        if old {
+        if e.file_name() != PRUNED && age(e.metadata()).is_ok_and(|a| a > KEEP) {
             let _ = std::fs::remove_file(e.path());
         }
+    }
+    if let Err(e) = std::fs::File::create(&marker) {
+        tracing::debug!("hook session files: cannot mark the scan: {e}");
     }
 }
 
@@ -482,24 +498,40 @@ mod tests {
         mem.prompt_context("walrus cache", Some("old"))?;
         mem.prompt_context("walrus cache", Some("current"))?;
         let dir = mem.home.root().join("hook-sessions");
-        let quiet = SystemTime::now() - KEEP - Duration::from_secs(60);
-        let age = |p: &Path| {
+        let marker = dir.join(PRUNED);
+        assert!(marker.exists(), "the first session's start scanned");
+        let set_age = |p: &Path, age: Duration| {
             let f = std::fs::File::options().write(true).open(p).unwrap();
-            f.set_modified(quiet).unwrap();
+            f.set_modified(SystemTime::now() - age).unwrap();
         };
+        let quiet = KEEP + Duration::from_secs(60);
         let old = mem.session_file("old");
-        age(&old);
+        set_age(&old, quiet);
         // Whatever the directory holds goes at that age, a stray file too.
         let stray = dir.join("stray.tmp");
         std::fs::write(&stray, b"").unwrap();
-        age(&stray);
+        set_age(&stray, quiet);
         // A session under way rewrites its own file and scans nothing.
         mem.prompt_context("walrus again", Some("current"))?;
         assert!(old.exists() && stray.exists());
-        // A new session's first prompt removes both and keeps the rest.
+        // Nor does a new session within an hour of the last scan.
         mem.prompt_context("walrus cache", Some("new"))?;
+        assert!(old.exists() && stray.exists());
+        // A new session's first prompt after that removes both, keeps the
+        // rest, and marks its scan.
+        set_age(&marker, PRUNE_EVERY + Duration::from_secs(60));
+        mem.prompt_context("walrus cache", Some("newer"))?;
         assert!(!old.exists() && !stray.exists());
-        assert!(mem.session_file("current").exists() && mem.session_file("new").exists());
+        for s in ["current", "new", "newer"] {
+            assert!(mem.session_file(s).exists(), "{s}");
+        }
+        let scanned = std::fs::metadata(&marker).unwrap().modified().unwrap();
+        assert!(
+            SystemTime::now()
+                .duration_since(scanned)
+                .unwrap_or_default()
+                < PRUNE_EVERY
+        );
         Ok(())
     }
 
@@ -511,6 +543,7 @@ mod tests {
         let names: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != PRUNED)
             .collect();
         assert_eq!(names.len(), 1);
         assert!(!names[0].contains("secret"));
