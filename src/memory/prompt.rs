@@ -306,7 +306,8 @@ fn prune(dir: &Path) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-    if let Err(e) = std::fs::File::create(&marker) {
+    // Its time set, not left to whether truncating an empty file sets it.
+    if let Err(e) = std::fs::File::create(&marker).and_then(|f| f.set_modified(now)) {
         tracing::debug!("hook session files: cannot mark the scan: {e}");
     }
 }
