@@ -30,7 +30,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -93,14 +93,12 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
         return 0;
     }
     let answered = Arc::new(AtomicBool::new(false));
-    let (done, finished) = mpsc::channel::<()>();
     let watchdog = Arc::clone(&answered);
+    // The process ends with this thread's answer; past the deadline, the
+    // first to claim the answer prints, and the work is abandoned.
     std::thread::spawn(move || {
-        // Disconnected: the answer is in. Timed out: the first to claim
-        // the answer prints; the work is abandoned with the process.
-        if finished.recv_timeout(deadline) == Err(mpsc::RecvTimeoutError::Timeout)
-            && !watchdog.swap(true, Ordering::SeqCst)
-        {
+        std::thread::sleep(deadline);
+        if !watchdog.swap(true, Ordering::SeqCst) {
             eprintln!(
                 "recall hook {launcher}: deadline of {} ms passed; no context added",
                 deadline.as_millis()
@@ -117,7 +115,6 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
             std::thread::park();
         }
     }
-    drop(done);
     let out = out.unwrap_or_else(|e| {
         eprintln!("recall hook {launcher}: {e:#}");
         None

@@ -5,8 +5,8 @@
 //! A long session asks about one task prompt after prompt, and the same
 //! hits come back each time. Every session keeps the references of the
 //! hits injected into it (`<home>/hook-sessions/<hash of the session
-//! id>.json`, private, removed by a later session's start once two days
-//! quiet) and each later prompt leaves
+//! id>.json`, private, removed once two days quiet) and each later prompt
+//! leaves
 //! them out, unless it asks for them again ("remind me", "once more"). What is
 //! left is rendered as before; when nothing is left, nothing is injected.
 //! `recall.hook_repeats = true` turns this off.
@@ -32,8 +32,7 @@ use crate::text::estimate_tokens;
 /// the few sessions that worked on that code hold several of them.
 const OVERWHELMING: f64 = 1e-8;
 
-/// Session files older than this are removed when a session starts
-/// (see [`prune`]).
+/// Session files older than this are removed (see [`prune`]).
 const KEEP: Duration = Duration::from_secs(2 * 24 * 3600);
 
 /// How often the session files are scanned for those past [`KEEP`].
@@ -102,9 +101,7 @@ impl Memory {
         let path = session
             .filter(|_| !self.config.recall.hook_repeats)
             .map(|s| self.session_file(s));
-        let stored = path.as_deref().and_then(read_given);
-        let first_prompt = stored.is_none();
-        let mut given = stored.unwrap_or_default();
+        let mut given = path.as_deref().map(read_given).unwrap_or_default();
         let all = resp.hits.len();
         let named = Named::of(&resp.query);
         self.relevance_bar(&mut resp, &named);
@@ -135,7 +132,7 @@ impl Memory {
                 .map(|h| given_key(h, &named)),
         );
         if let Some(p) = &path {
-            self.write_given(p, &given, first_prompt);
+            self.write_given(p, &given);
         }
         Ok(PromptContext {
             text,
@@ -251,9 +248,7 @@ impl Memory {
     }
 
     /// Best effort: a hook never fails because its state was not saved.
-    /// A session's first prompt also removes the files of sessions gone
-    /// quiet: once per session, not a directory scan per prompt.
-    fn write_given(&self, path: &Path, given: &Given, first_prompt: bool) {
+    fn write_given(&self, path: &Path, given: &Given) {
         let Some(dir) = path.parent() else { return };
         let written = serde_json::to_vec(given)
             .map_err(crate::Error::from)
@@ -262,9 +257,7 @@ impl Memory {
             tracing::debug!("hook session state not saved: {e}");
             return;
         }
-        if first_prompt {
-            prune(dir);
-        }
+        prune(dir);
     }
 }
 
@@ -278,16 +271,16 @@ fn given_key(h: &crate::recall::Hit, named: &Named) -> String {
     format!("{} {}", hit_reference(h), &text[..12])
 }
 
-/// `None` when the session has no file yet; an unreadable file is an
-/// empty record (it is rewritten whole).
-fn read_given(path: &Path) -> Option<Given> {
-    let bytes = std::fs::read(path).ok()?;
-    Some(serde_json::from_slice(&bytes).unwrap_or_default())
+fn read_given(path: &Path) -> Given {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
 }
 
 /// Remove session files nobody wrote for [`KEEP`], at most once per
 /// [`PRUNE_EVERY`]: the marker file `.pruned` holds the time of the last
-/// scan, so a session's start costs one `stat` however many files there are.
+/// scan, so a prompt costs one `stat` however many files there are.
 fn prune(dir: &Path) {
     let marker = dir.join(PRUNED);
     let now = SystemTime::now();
@@ -512,14 +505,15 @@ mod tests {
         let stray = dir.join("stray.tmp");
         std::fs::write(&stray, b"").unwrap();
         set_age(&stray, quiet);
-        // A session under way rewrites its own file and scans nothing.
+        // Within the hour of the last scan, no prompt scans: not one of a
+        // session under way,
         mem.prompt_context("walrus again", Some("current"))?;
         assert!(old.exists() && stray.exists());
-        // Nor does a new session within an hour of the last scan.
+        // nor a new session's.
         mem.prompt_context("walrus cache", Some("new"))?;
         assert!(old.exists() && stray.exists());
-        // A new session's first prompt after that removes both, keeps the
-        // rest, and marks its scan.
+        // A prompt after the hour removes both, keeps the rest, and marks
+        // its scan.
         set_age(&marker, PRUNE_EVERY + Duration::from_secs(60));
         mem.prompt_context("walrus cache", Some("newer"))?;
         assert!(!old.exists() && !stray.exists());
