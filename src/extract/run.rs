@@ -102,6 +102,12 @@ pub struct Report {
 const NEEDS_WORK: &str = "(x.source_id IS NULL OR x.source_hash IS NOT s.hash
      OR (x.state IN ('failed', 'pending') AND x.attempts < 3))";
 
+/// The sessions extraction looks at, of the source `s` and its session
+/// `se`: those with messages. A compaction's transcript is indexed with
+/// none (its parent session holds the summary it wrote), so it is neither
+/// due nor listed as `pending`; `--session` still takes it by its id.
+const EXTRACTABLE: &str = "s.kind = 'session' AND se.messages > 0";
+
 /// A session eligible for extraction.
 #[derive(Debug, Clone)]
 struct Due {
@@ -128,8 +134,7 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
                 x.lease_until, x.lease_owner
          FROM sources s JOIN sessions se ON se.source_id = s.id
          LEFT JOIN extractions x ON x.source_id = s.id
-         WHERE s.kind = 'session'
-           AND (?1 IS NULL OR se.session_id = ?1)
+         WHERE (?1 IS NULL AND {EXTRACTABLE} OR s.kind = 'session' AND se.session_id = ?1)
            AND (?1 IS NOT NULL OR (coalesce(se.last_ts, s.mtime / 1000000000) <= ?2 - ?3
                                    AND (?5 IS NOT NULL
                                         OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?2 - ?4)))
@@ -310,7 +315,7 @@ pub fn backlog(c: &Connection, o: &Options) -> Result<Backlog> {
         "SELECT coalesce(se.last_ts, s.mtime / 1000000000), x.lease_until, {NEEDS_WORK}, x.lease_owner
          FROM sources s JOIN sessions se ON se.source_id = s.id
          LEFT JOIN extractions x ON x.source_id = s.id
-         WHERE s.kind = 'session'"
+         WHERE {EXTRACTABLE}"
     );
     let mut b = Backlog::default();
     let mut st = c.prepare(&sql)?;
@@ -431,6 +436,9 @@ fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
             ))
         }
     };
+    if parsed.messages.is_empty() {
+        return Ok(outcome(d, "skipped", Some("no messages to extract".into())));
+    }
     if !worth_extracting(&parsed.messages) {
         return Ok(outcome(
             d,
@@ -590,13 +598,15 @@ pub struct Status {
 
 /// Every session's extraction state; sessions never tried are `pending`.
 pub fn status(c: &Connection) -> Result<Vec<Status>> {
-    let mut st = c.prepare(
+    // A session tried by `--session` is listed with its outcome.
+    let mut st = c.prepare(&format!(
         "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated, s.path,
                 coalesce(se.last_ts, se.first_ts)
          FROM sessions se JOIN sources s ON s.id = se.source_id
          LEFT JOIN extractions x ON x.source_id = s.id
-         ORDER BY coalesce(x.updated, 0) DESC, se.session_id, s.path",
-    )?;
+         WHERE {EXTRACTABLE} OR x.source_id IS NOT NULL
+         ORDER BY coalesce(x.updated, 0) DESC, se.session_id, s.path"
+    ))?;
     let rows = st.query_map([], |r| {
         let updated: Option<i64> = r.get(4)?;
         Ok(Status {
