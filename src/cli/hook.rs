@@ -416,33 +416,28 @@ fn index_transcript(
     std::thread::spawn(move || {
         let _ = tx.send(child.wait());
     });
-    match rx.recv_timeout(budget) {
-        Ok(status) => {
-            let status = status.context("cannot wait for `recall index`")?;
-            if !status.success() {
-                // What the child said, minus its summary line.
-                let said = std::fs::read(&log_path).unwrap_or_default();
-                let said =
-                    String::from_utf8_lossy(&said[(logged_before as usize).min(said.len())..])
-                        .lines()
-                        .filter(|l| !l.starts_with("index: ") && !l.starts_with("extract: "))
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                anyhow::bail!(
-                    "indexing {} failed ({status}): {said} (log: {})",
-                    path.display(),
-                    log_path.display()
-                );
-            }
-            Ok(())
-        }
-        Err(_) => {
-            eprintln!(
-                "recall hook {launcher}: indexing {} continues in the background (pid {pid}; log {})",
-                path.display(),
-                log_path.display()
-            );
-            Ok(())
-        }
+    let Ok(status) = rx.recv_timeout(budget) else {
+        eprintln!(
+            "recall hook {launcher}: indexing {} continues in the background (pid {pid}; log {})",
+            path.display(),
+            log_path.display()
+        );
+        return Ok(());
+    };
+    let status = status.context("cannot wait for `recall index`")?;
+    if !status.success() {
+        // What the child said, minus its summary line.
+        let said = std::fs::read(&log_path).unwrap_or_default();
+        let said = String::from_utf8_lossy(&said[(logged_before as usize).min(said.len())..])
+            .lines()
+            .filter(|l| !l.starts_with("index: ") && !l.starts_with("extract: "))
+            .collect::<Vec<_>>()
+            .join("; ");
+        anyhow::bail!(
+            "indexing {} failed ({status}): {said} (log: {})",
+            path.display(),
+            log_path.display()
+        );
     }
+    Ok(())
 }
