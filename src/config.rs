@@ -219,6 +219,12 @@ pub struct SemanticConfig {
     /// They are placed right after this many of the lexical ranking's best
     /// (`RECALL_SEMANTIC_RESCUE_AFTER`).
     pub rescue_after: usize,
+    /// The prompt hook's semantic gate: the cosine with the prompt a
+    /// passage, record or ticket part needs, by its stored vector, to be
+    /// injected (`RECALL_SEMANTIC_HOOK_GATE`). Off unless set; needs
+    /// `model` and an index whose vectors that model made. See
+    /// docs/semantic.md for what it costs and what it removes.
+    pub hook_gate: Option<f64>,
 }
 
 impl Default for SemanticConfig {
@@ -231,6 +237,7 @@ impl Default for SemanticConfig {
             min_z: r.min_z,
             rescue: r.most,
             rescue_after: r.after,
+            hook_gate: None,
         }
     }
 }
@@ -383,6 +390,9 @@ impl Config {
         within("recall.hook_chance", self.recall.hook_chance, 0.0, 100.0);
         within("semantic.min_cosine", self.semantic.min_cosine, -1.0, 1.0);
         within("semantic.min_z", self.semantic.min_z, 0.0, 100.0);
+        if let Some(gate) = self.semantic.hook_gate {
+            within("semantic.hook_gate", gate, -1.0, 1.0);
+        }
         within("semantic.rescue", self.semantic.rescue as f64, 0.0, 50.0);
         within(
             "semantic.rescue_after",
@@ -430,6 +440,13 @@ impl Config {
                     "RECALL_SEMANTIC_MIN_COSINE={v:?} is not a number: give a cosine from -1 to 1, such as 0.5"
                 ))
             })?;
+        }
+        if let Some(v) = env("RECALL_SEMANTIC_HOOK_GATE").filter(|v| !v.trim().is_empty()) {
+            self.semantic.hook_gate = Some(v.trim().parse().map_err(|_| {
+                Error::invalid(format!(
+                    "RECALL_SEMANTIC_HOOK_GATE={v:?} is not a number: give a cosine from -1 to 1, such as 0.25"
+                ))
+            })?);
         }
         if let Some(v) = env("RECALL_SEMANTIC_MIN_Z").filter(|v| !v.trim().is_empty()) {
             self.semantic.min_z = v.trim().parse().map_err(|_| {
@@ -486,7 +503,7 @@ fn parse_switch(name: &str, v: &str) -> Result<bool> {
 }
 
 /// Environment variables and the keys they set.
-const ENV_KEYS: [(&str, &str); 10] = [
+const ENV_KEYS: [(&str, &str); 11] = [
     ("RECALL_MAX_BODY_CHARS", "records.max_body_chars"),
     ("RECALL_LIMIT", "recall.limit"),
     ("RECALL_CHUNK_WORDS", "index.chunk_words"),
@@ -497,6 +514,7 @@ const ENV_KEYS: [(&str, &str); 10] = [
     ("RECALL_SEMANTIC_MIN_Z", "semantic.min_z"),
     ("RECALL_SEMANTIC_RESCUE", "semantic.rescue"),
     ("RECALL_SEMANTIC_RESCUE_AFTER", "semantic.rescue_after"),
+    ("RECALL_SEMANTIC_HOOK_GATE", "semantic.hook_gate"),
 ];
 
 /// The 1-based line of the dotted `key` in the TOML `text`, if it is

@@ -96,6 +96,7 @@ impl Memory {
         req.exclude_session = session.map(str::to_string);
         req.evidence = true;
         req.cover_bar = self.config.recall.hook_min_coverage;
+        req.dense = self.gate_query(prompt);
         let mut resp = self.recall_for_hook(&req)?;
         tracing::debug!(timings = ?resp.timings_ms, "prompt hook: recall");
         let path = session
@@ -169,9 +170,10 @@ impl Memory {
     ///   nowhere in memory is not covered by sessions that share its other
     ///   words.
     fn relevance_bar(&self, resp: &mut crate::recall::Response, named: &Named) {
-        let (min_score, min_coverage) = (
+        let (min_score, min_coverage, gate) = (
             self.config.recall.hook_min_score,
             self.config.recall.hook_min_coverage,
+            self.config.semantic.hook_gate,
         );
         // Judged on what the prompt would show: a passage of nothing but
         // tool output the prompt names nothing in is not shown, so it sets
@@ -197,6 +199,13 @@ impl Memory {
             };
             if h.pinned {
                 return true;
+            }
+            // The semantic gate: a hit whose vector is far from the
+            // prompt's is about something else, whatever words it shares.
+            // One without a vector of this model is judged by words alone.
+            if gate.zip(h.cosine).is_some_and(|(gate, cos)| cos < gate) {
+                tracing::debug!(hit = %h.id, cosine = h.cosine, "prompt hook: below the semantic gate");
+                return false;
             }
             if h.score < min_score * best {
                 return false;
@@ -237,6 +246,25 @@ impl Memory {
             }
             min_coverage <= 0.0 || judge.covered(&format!("{}\n{}", h.title, text)) >= min_coverage
         });
+    }
+
+    /// The prompt embedded for the semantic gate (`[semantic] hook_gate`),
+    /// asking the dense side for the candidates' cosines only: it rescues
+    /// nothing here. `None` when the gate is off, and when the model does
+    /// not load (logged: the hook then judges by words, it never fails for
+    /// an opt-in feature).
+    fn gate_query(&self, prompt: &str) -> Option<crate::recall::DenseQuery> {
+        self.config.semantic.hook_gate?;
+        match self.dense_query(prompt) {
+            Ok(mut q) => {
+                q.rescue.most = 0;
+                Some(q)
+            }
+            Err(e) => {
+                tracing::debug!("prompt hook: no semantic gate: {e}");
+                None
+            }
+        }
     }
 
     fn session_file(&self, session: &str) -> PathBuf {
@@ -409,6 +437,7 @@ mod tests {
             updated: None,
             explain: None,
             stale_by: None,
+            cosine: None,
         }
     }
 
@@ -443,6 +472,42 @@ mod tests {
         let ids: Vec<&str> = resp.hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["s2"]);
         Ok(())
+    }
+
+    /// The semantic gate (`[semantic] hook_gate`): a hit whose vector is
+    /// far from the prompt's is left out however many words it shares; one
+    /// with no vector of the model is judged by words alone; a pinned
+    /// record always passes. Off (the default), cosines change nothing.
+    #[test]
+    fn the_semantic_gate_leaves_out_hits_far_from_the_prompt() {
+        let (_t, mem) = setup();
+        let resp = || {
+            let mut near = session_hit("near", 1.0, "assistant: the walrus migration is done");
+            near.cosine = Some(0.41);
+            let mut far = session_hit("far", 1.0, "assistant: a walrus migration song");
+            far.cosine = Some(0.12);
+            let none = session_hit("none", 1.0, "assistant: walrus migration notes");
+            let mut pinned = session_hit("pinned", 1.0, "assistant: walrus migration rules");
+            (pinned.pinned, pinned.cosine) = (true, Some(-0.2));
+            crate::recall::Response {
+                query: "walrus migration".into(),
+                hits: vec![near, far, none, pinned],
+                ..Default::default()
+            }
+        };
+        let kept = |m: &Memory| {
+            let mut r = resp();
+            m.relevance_bar(&mut r, &Named::of("walrus migration"));
+            r.hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
+        };
+        let mut open = mem.clone();
+        open.config.recall.hook_min_coverage = 0.0;
+        assert_eq!(kept(&open), ["near", "far", "none", "pinned"]);
+        let mut gated = open.clone();
+        gated.config.semantic.hook_gate = Some(0.25);
+        assert_eq!(kept(&gated), ["near", "none", "pinned"]);
+        gated.config.semantic.hook_gate = Some(0.5);
+        assert_eq!(kept(&gated), ["none", "pinned"]);
     }
 
     /// Review finding: a passage shown without its tool output counted as

@@ -133,7 +133,9 @@ pub fn rescue(
             let mut rows = Vec::new();
             for table in [Table::Records, Table::Chunks, Table::Tickets] {
                 let held = table != Table::Tickets || schema >= TICKET_VECTORS_SCHEMA;
-                if held && req.wants(kind_of(table)) {
+                // Nothing to rescue (the prompt hook's gate): the
+                // candidates' own cosines are all that is read.
+                if held && r.most > 0 && req.wants(kind_of(table)) {
                     let (n, best) = scan(c, t.dir, table, &q, r)?;
                     scanned += n;
                     rows.extend(best.into_iter().map(|(id, cos)| ((ti, table, id), cos)));
@@ -147,6 +149,8 @@ pub fn rescue(
                     own.push(((ti, cand.table, cand.rowid), cos));
                 }
             }
+            // Without a scan, the vectors compared are the candidates'.
+            let scanned = if r.most == 0 { own.len() } else { scanned };
             Ok((scanned, rows, own, false))
         })?;
         out.other_model += usize::from(found.3);
@@ -156,12 +160,13 @@ pub fn rescue(
     }
     let cosines: HashMap<RowKey, f32> = near.iter().chain(&known).copied().collect();
     for c in all.iter_mut() {
-        if let (Some(cos), Some(e)) = (
-            cosines.get(&(c.target, c.table, c.rowid)),
-            c.hit.explain.as_mut(),
-        ) {
+        let Some(&cos) = cosines.get(&(c.target, c.table, c.rowid)) else {
+            continue;
+        };
+        c.hit.cosine = Some(f64::from(cos));
+        if let Some(e) = c.hit.explain.as_mut() {
             e.dense = Some(Dense {
-                cosine: f64::from(*cos),
+                cosine: f64::from(cos),
                 rescued: false,
             });
         }
@@ -208,6 +213,7 @@ pub fn rescue(
         let score = above - (above - below) * placed as f64 / (r.most + 1) as f64;
         let c = &mut all[i];
         c.hit.score = score;
+        c.hit.cosine = Some(f64::from(cos));
         let e = c.hit.explain.get_or_insert_with(Explain::default);
         e.dense = Some(Dense {
             cosine: f64::from(cos),

@@ -120,6 +120,11 @@ pub struct Hit {
     /// date.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale_by: Option<String>,
+    /// The cosine of its stored vector with the question's, when the dense
+    /// side ran (`recall::dense`) and the row has a vector of that model:
+    /// the prompt hook's semantic gate reads it.
+    #[serde(skip)]
+    pub cosine: Option<f64>,
 }
 
 /// One answer-type lift: `time` (the question asks when), `user` (the

@@ -514,6 +514,7 @@ mod tests {
             updated: None,
             explain: None,
             stale_by: None,
+            cosine: None,
         };
         Candidate {
             rowid: msg,

@@ -155,6 +155,7 @@ mod tests {
             updated: day.map(|d| d * DAY),
             explain: None,
             stale_by: None,
+            cosine: None,
         };
         Candidate {
             created: day.map(|d| d * DAY),

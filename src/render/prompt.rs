@@ -361,6 +361,7 @@ assistant: Fixed: the borrow ends before the push now.";
             updated: None,
             explain: None,
             stale_by: stale_by.map(str::to_string),
+            cosine: None,
         };
         let resp = Response {
             query: "api port".into(),
@@ -418,6 +419,7 @@ assistant: Fixed: the borrow ends before the push now.";
             updated: None,
             explain: None,
             stale_by: None,
+            cosine: None,
         };
         let dump = format!("tool: {}", "fn main() {} ".repeat(40));
         let resp = Response {

@@ -332,3 +332,144 @@ fn a_record_written_gets_its_vector_at_once() {
     assert_eq!(crate::model_cli::count(&db, "records"), 4);
     assert_eq!(crate::model_cli::count(&db, "record_vectors"), 4);
 }
+
+/// Six sessions for the prompt hook's semantic gate: `s1` is the deploy
+/// problem the prompt is about, `s2` a party banner that shares its rare
+/// words (walrus, release, branch, deploy), the rest other work.
+const GATE_SESSIONS: [(&str, &str, &str); 6] = [
+    (
+        "s1",
+        "The walrus deploy times out on the release branch every time.",
+        "The deploy job waits for the database migrations to finish; raise migrate_timeout in deploy.toml to 600 seconds and the release goes through.",
+    ),
+    (
+        "s2",
+        "Draw a walrus mascot for the release party banner at the branch office.",
+        "Here is a cheerful walrus in a party hat holding balloons, for the release party banner at the branch office; the balloons deploy from his tusks.",
+    ),
+    (
+        "s3",
+        "Make the header sticky and the footer grey.",
+        "Added position sticky to the header and a grey background to the footer.",
+    ),
+    (
+        "s4",
+        "Add unit tests for the invoice parser.",
+        "Added eleven tests for the invoice parser covering totals, taxes and empty lines.",
+    ),
+    (
+        "s5",
+        "Fix the typos in the readme and the contributing guide.",
+        "Fixed seven typos across the readme and the contributing guide.",
+    ),
+    (
+        "s6",
+        "Switch the logger to JSON output in production.",
+        "The logger now writes JSON lines when APP_ENV is production.",
+    ),
+];
+
+/// The sessions the prompt hook injects for `prompt`, as a new session
+/// would get them (a fresh session id each time), and its stderr.
+fn hook_sessions(env: &Env, prompt: &str) -> (Vec<String>, String) {
+    static ASKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let payload = serde_json::json!({
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": format!("asking-{n}"),
+        "cwd": env.tmp.path(),
+        "prompt": prompt,
+    });
+    let out = env
+        .cmd()
+        .env_remove("RECALL_SEMANTIC_MODEL")
+        .env_remove("RECALL_SEMANTIC_HOOK_GATE")
+        .args(["hook", "claude-code"])
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let text = json["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    let sessions = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("_source: session "))
+        .map(|s| s.split_whitespace().next().unwrap().to_string())
+        .collect();
+    (sessions, err)
+}
+
+/// `[semantic] hook_gate`: the prompt hook leaves out a passage that
+/// shares the prompt's rare words but whose vector is far from the
+/// prompt's (the party banner, cosine about 0.54 here, against 0.79 for
+/// the deploy problem). Without the gate both are injected; with a model
+/// that does not load, the hook injects by words and does not fail.
+#[test]
+fn the_prompt_hooks_semantic_gate_leaves_out_a_passage_about_something_else() {
+    let Some(model) = model_dir() else {
+        return;
+    };
+    let env = Env::new();
+    let model_line = format!("model = {:?}\n", model.to_str().unwrap());
+    env.write_config(&format!("[semantic]\n{model_line}"));
+    for (id, user, assistant) in GATE_SESSIONS {
+        let lines = [
+            format!(r#"{{"session":{{"id":"{id}","title":"work {id}"}}}}"#),
+            serde_json::json!({"role": "user", "id": "u", "content": user}).to_string(),
+            serde_json::json!({"role": "assistant", "id": "a", "content": assistant}).to_string(),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        env.index_transcript(&format!("{id}.jsonl"), &lines);
+    }
+    let prompt = "walrus release branch deploy";
+    let (off, err) = hook_sessions(&env, prompt);
+    assert_eq!(off, ["s1", "s2"], "{err}");
+    env.write_config(&format!("[semantic]\n{model_line}hook_gate = 0.65\n"));
+    let (gated, err) = hook_sessions(&env, prompt);
+    assert_eq!(gated, ["s1"], "{err}");
+    // The same by the environment variable, over a config without it.
+    env.write_config(&format!("[semantic]\n{model_line}"));
+    let mut cmd = env.cmd();
+    let payload = serde_json::json!({
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "by-env",
+        "cwd": env.tmp.path(),
+        "prompt": prompt,
+    });
+    let out = cmd
+        .env("RECALL_SEMANTIC_HOOK_GATE", "0.65")
+        .args(["hook", "claude-code"])
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("session s1") && !text.contains("session s2"),
+        "{text}"
+    );
+    // A model that does not load: the words judge alone, nothing fails.
+    env.write_config("[semantic]\nmodel = \"/no/such/model\"\nhook_gate = 0.65\n");
+    let (unloaded, err) = hook_sessions(&env, prompt);
+    assert_eq!(unloaded, off, "{err}");
+}
+
+/// A `hook_gate` that is not a cosine is refused where it is set.
+#[test]
+fn a_bad_hook_gate_says_what_to_write() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .env("RECALL_SEMANTIC_HOOK_GATE", "high")
+        .args(["query", "x"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("RECALL_SEMANTIC_HOOK_GATE=\"high\"") && err.contains("cosine"),
+        "{err}"
+    );
+}
