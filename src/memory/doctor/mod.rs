@@ -80,6 +80,9 @@ impl Memory {
             .iter()
             .map(|dir| self.check_scope(dir, &mut findings))
             .collect();
+        if let Some(p) = &project {
+            self.check_gate(&p.dir, &mut findings);
+        }
         let checked = project.map(|p| p.info.id);
         let unchecked = self.projects().map(|all| {
             all.into_iter()
@@ -91,6 +94,39 @@ impl Memory {
             scopes,
             findings,
             unchecked,
+        }
+    }
+
+    /// `[semantic] hook_gate` needs a model and the project's vectors;
+    /// without either the prompt hook judges by words alone, and says so
+    /// only in its debug log.
+    fn check_gate(&self, project: &ScopeDir, out: &mut Vec<Finding>) {
+        if self.config.semantic.hook_gate.is_none() {
+            return;
+        }
+        let config = self.home.root().join("config.toml");
+        if self.semantic_model().is_none() {
+            out.push(Finding {
+                what: format!(
+                    "{}: `[semantic] hook_gate` is set but no `[semantic] model`, so the prompt hook has no gate",
+                    config.display()
+                ),
+                fix: format!(
+                    "{}, then run `recall index`; or remove `hook_gate`",
+                    crate::semantic::locate::HOW_TO_GET
+                ),
+            });
+            return;
+        }
+        let index = project.index_path();
+        if index.exists() && index::semantic_model(&index).is_none() {
+            out.push(Finding {
+                what: format!(
+                    "{} holds no vectors, so `[semantic] hook_gate` leaves nothing out",
+                    index.display()
+                ),
+                fix: "run `recall index`: with `[semantic] model` set it embeds every passage and record".into(),
+            });
         }
     }
 
@@ -200,6 +236,33 @@ mod tests {
         std::fs::write(&copy, body.replace("use-pnpm", "by-hand")).unwrap();
         let c = mem.doctor();
         assert!(says(&c, "1 record file(s) not indexed"), "{:?}", c.findings);
+    }
+
+    /// A semantic gate with no model, or no vectors in the project's
+    /// index, is a gate that leaves nothing out: doctor says which and how
+    /// to fix it.
+    #[test]
+    fn a_semantic_gate_without_a_model_or_vectors_is_a_finding() {
+        let (tmp, mut mem, _) = with_record();
+        mem.config.semantic.hook_gate = Some(0.25);
+        let c = mem.doctor();
+        assert!(says(&c, "no `[semantic] model`"), "{:?}", c.findings);
+        mem.config.semantic.model = Some(tmp.path().join("model"));
+        let c = mem.doctor();
+        assert!(says(&c, "holds no vectors"), "{:?}", c.findings);
+        assert!(!says(&c, "no `[semantic] model`"), "{:?}", c.findings);
+        let index = mem.project().unwrap().dir.index_path();
+        rusqlite::Connection::open(index)
+            .unwrap()
+            .execute(
+                "INSERT INTO meta (key, value) VALUES ('semantic_model', 'static dim=4')",
+                [],
+            )
+            .unwrap();
+        assert!(mem.doctor().is_healthy(), "{:?}", mem.doctor().findings);
+        mem.config.semantic.hook_gate = None;
+        mem.config.semantic.model = None;
+        assert!(mem.doctor().is_healthy());
     }
 
     #[test]
