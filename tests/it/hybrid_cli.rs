@@ -172,28 +172,34 @@ fn hybrid_without_a_model_answers_with_words_and_says_how_to_set_one() {
 }
 
 /// A bad `[semantic] hybrid` value names the file, its line and what to
-/// write; a bad `RECALL_SEMANTIC_HYBRID` names the variable.
+/// write; a bad `RECALL_SEMANTIC_HYBRID` or `RECALL_SEMANTIC_HOOK_GATE`
+/// names the variable.
 #[test]
-fn a_bad_hybrid_setting_says_where_and_what_to_write() {
+fn a_bad_semantic_setting_says_where_and_what_to_write() {
     let env = Env::new();
     env.write_config("[semantic]\nhybrid = \"sometimes\"\n");
     let out = env.cmd().args(["query", "x"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("config.toml:2"), "{err}");
-    let env = Env::new();
-    let out = env
-        .cmd()
-        .env("RECALL_SEMANTIC_HYBRID", "sometimes")
-        .args(["query", "x"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("RECALL_SEMANTIC_HYBRID=\"sometimes\"") && err.contains("1, true, on"),
-        "{err}"
-    );
+    for (var, value, says) in [
+        ("RECALL_SEMANTIC_HYBRID", "sometimes", "1, true, on"),
+        ("RECALL_SEMANTIC_HOOK_GATE", "high", "a cosine from -1 to 1"),
+    ] {
+        let env = Env::new();
+        let out = env
+            .cmd()
+            .env(var, value)
+            .args(["query", "x"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("{var}={value:?}")) && err.contains(says),
+            "{err}"
+        );
+    }
 }
 
 /// Ticket parts get vectors too (schema 11), so the dense side can rescue
@@ -371,7 +377,7 @@ const GATE_SESSIONS: [(&str, &str, &str); 6] = [
 
 /// The sessions the prompt hook injects for `prompt`, as a new session
 /// would get them (a fresh session id each time), and its stderr.
-fn hook_sessions(env: &Env, prompt: &str) -> (Vec<String>, String) {
+fn hook_sessions(env: &Env, prompt: &str, vars: &[(&str, &str)]) -> (Vec<String>, String) {
     static ASKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let payload = serde_json::json!({
@@ -384,6 +390,7 @@ fn hook_sessions(env: &Env, prompt: &str) -> (Vec<String>, String) {
         .cmd()
         .env_remove("RECALL_SEMANTIC_MODEL")
         .env_remove("RECALL_SEMANTIC_HOOK_GATE")
+        .envs(vars.iter().copied())
         .args(["hook", "claude-code"])
         .write_stdin(payload.to_string())
         .output()
@@ -425,51 +432,17 @@ fn the_prompt_hooks_semantic_gate_leaves_out_a_passage_about_something_else() {
         env.index_transcript(&format!("{id}.jsonl"), &lines);
     }
     let prompt = "walrus release branch deploy";
-    let (off, err) = hook_sessions(&env, prompt);
+    let (off, err) = hook_sessions(&env, prompt, &[]);
     assert_eq!(off, ["s1", "s2"], "{err}");
     env.write_config(&format!("[semantic]\n{model_line}hook_gate = 0.65\n"));
-    let (gated, err) = hook_sessions(&env, prompt);
+    let (gated, err) = hook_sessions(&env, prompt, &[]);
     assert_eq!(gated, ["s1"], "{err}");
     // The same by the environment variable, over a config without it.
     env.write_config(&format!("[semantic]\n{model_line}"));
-    let mut cmd = env.cmd();
-    let payload = serde_json::json!({
-        "hook_event_name": "UserPromptSubmit",
-        "session_id": "by-env",
-        "cwd": env.tmp.path(),
-        "prompt": prompt,
-    });
-    let out = cmd
-        .env("RECALL_SEMANTIC_HOOK_GATE", "0.65")
-        .args(["hook", "claude-code"])
-        .write_stdin(payload.to_string())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("session s1") && !text.contains("session s2"),
-        "{text}"
-    );
+    let (by_env, err) = hook_sessions(&env, prompt, &[("RECALL_SEMANTIC_HOOK_GATE", "0.65")]);
+    assert_eq!(by_env, ["s1"], "{err}");
     // A model that does not load: the words judge alone, nothing fails.
     env.write_config("[semantic]\nmodel = \"/no/such/model\"\nhook_gate = 0.65\n");
-    let (unloaded, err) = hook_sessions(&env, prompt);
+    let (unloaded, err) = hook_sessions(&env, prompt, &[]);
     assert_eq!(unloaded, off, "{err}");
-}
-
-/// A `hook_gate` that is not a cosine is refused where it is set.
-#[test]
-fn a_bad_hook_gate_says_what_to_write() {
-    let env = Env::new();
-    let out = env
-        .cmd()
-        .env("RECALL_SEMANTIC_HOOK_GATE", "high")
-        .args(["query", "x"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("RECALL_SEMANTIC_HOOK_GATE=\"high\"") && err.contains("cosine"),
-        "{err}"
-    );
 }
