@@ -96,7 +96,6 @@ impl Memory {
         req.exclude_session = session.map(str::to_string);
         req.evidence = true;
         req.cover_bar = self.config.recall.hook_min_coverage;
-        req.dense = self.gate_query(prompt);
         let mut resp = self.recall_for_hook(&req)?;
         tracing::debug!(timings = ?resp.timings_ms, "prompt hook: recall");
         let path = session
@@ -105,7 +104,18 @@ impl Memory {
         let mut given = path.as_deref().map(read_given).unwrap_or_default();
         let all = resp.hits.len();
         let named = Named::of(&resp.query);
-        self.relevance_bar(&mut resp, &named);
+        self.relevance_bar(&mut resp, &named, None);
+        // The semantic gate only ever leaves out, so the model is loaded
+        // only for a prompt the words would give something: recall again
+        // with the candidates' cosines (the same hits: nothing is rescued)
+        // and judge them with the gate.
+        if !resp.hits.is_empty() {
+            if let Some((gate, dense)) = self.gate_query(prompt) {
+                req.dense = Some(dense);
+                resp = self.recall_for_hook(&req)?;
+                self.relevance_bar(&mut resp, &named, Some(gate));
+            }
+        }
         let below_bar = all - resp.hits.len();
         let before = resp.hits.len();
         if !asks_again(prompt) {
@@ -169,11 +179,10 @@ impl Memory {
     ///   the session that worked on it, and a prompt whose own subject is
     ///   nowhere in memory is not covered by sessions that share its other
     ///   words.
-    fn relevance_bar(&self, resp: &mut crate::recall::Response, named: &Named) {
-        let (min_score, min_coverage, gate) = (
+    fn relevance_bar(&self, resp: &mut crate::recall::Response, named: &Named, gate: Option<f64>) {
+        let (min_score, min_coverage) = (
             self.config.recall.hook_min_score,
             self.config.recall.hook_min_coverage,
-            self.config.semantic.hook_gate,
         );
         // Judged on what the prompt would show: a passage of nothing but
         // tool output the prompt names nothing in is not shown, so it sets
@@ -248,17 +257,17 @@ impl Memory {
         });
     }
 
-    /// The prompt embedded for the semantic gate (`[semantic] hook_gate`),
-    /// asking the dense side for the candidates' cosines only: it rescues
-    /// nothing here. `None` when the gate is off, and when the model does
-    /// not load (logged: the hook then judges by words, it never fails for
-    /// an opt-in feature).
-    fn gate_query(&self, prompt: &str) -> Option<crate::recall::DenseQuery> {
-        self.config.semantic.hook_gate?;
+    /// The semantic gate (`[semantic] hook_gate`) and the prompt embedded
+    /// for it, asking the dense side for the candidates' cosines only: it
+    /// rescues nothing here. `None` when the gate is off, and when the
+    /// model does not load (logged: the hook then judges by words, it
+    /// never fails for an opt-in feature).
+    fn gate_query(&self, prompt: &str) -> Option<(f64, crate::recall::DenseQuery)> {
+        let gate = self.config.semantic.hook_gate?;
         match self.dense_query(prompt) {
             Ok(mut q) => {
                 q.rescue.most = 0;
-                Some(q)
+                Some((gate, q))
             }
             Err(e) => {
                 tracing::debug!("prompt hook: no semantic gate: {e}");
@@ -468,7 +477,7 @@ mod tests {
             timings_ms: Default::default(),
             ..Default::default()
         };
-        mem.relevance_bar(&mut resp, &Named::of("walrus migration"));
+        mem.relevance_bar(&mut resp, &Named::of("walrus migration"), None);
         let ids: Vec<&str> = resp.hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["s2"]);
         Ok(())
@@ -495,19 +504,16 @@ mod tests {
                 ..Default::default()
             }
         };
-        let kept = |m: &Memory| {
-            let mut r = resp();
-            m.relevance_bar(&mut r, &Named::of("walrus migration"));
-            r.hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
-        };
         let mut open = mem.clone();
         open.config.recall.hook_min_coverage = 0.0;
-        assert_eq!(kept(&open), ["near", "far", "none", "pinned"]);
-        let mut gated = open.clone();
-        gated.config.semantic.hook_gate = Some(0.25);
-        assert_eq!(kept(&gated), ["near", "none", "pinned"]);
-        gated.config.semantic.hook_gate = Some(0.5);
-        assert_eq!(kept(&gated), ["none", "pinned"]);
+        let kept = |gate: Option<f64>| {
+            let mut r = resp();
+            open.relevance_bar(&mut r, &Named::of("walrus migration"), gate);
+            r.hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
+        };
+        assert_eq!(kept(None), ["near", "far", "none", "pinned"]);
+        assert_eq!(kept(Some(0.25)), ["near", "none", "pinned"]);
+        assert_eq!(kept(Some(0.5)), ["none", "pinned"]);
     }
 
     /// Review finding: a passage shown without its tool output counted as

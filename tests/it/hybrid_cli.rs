@@ -442,7 +442,13 @@ fn the_prompt_hooks_semantic_gate_leaves_out_a_passage_about_something_else() {
     let (by_env, err) = hook_sessions(&env, prompt, &[("RECALL_SEMANTIC_HOOK_GATE", "0.65")]);
     assert_eq!(by_env, ["s1"], "{err}");
     // A model that does not load: the words judge alone, nothing fails.
+    // It is loaded only for a prompt the words give something.
     env.write_config("[semantic]\nmodel = \"/no/such/model\"\nhook_gate = 0.65\n");
-    let (unloaded, err) = hook_sessions(&env, prompt, &[]);
+    let debug = [("RUST_LOG", "recall=debug")];
+    let (unloaded, err) = hook_sessions(&env, prompt, &debug);
     assert_eq!(unloaded, off, "{err}");
+    assert!(err.contains("no semantic gate"), "{err}");
+    let (nothing, err) = hook_sessions(&env, "quantum chromodynamics on a lattice", &debug);
+    assert!(nothing.is_empty(), "{nothing:?}");
+    assert!(!err.contains("no semantic gate"), "{err}");
 }
