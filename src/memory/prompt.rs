@@ -158,6 +158,10 @@ impl Memory {
     /// at least `recall.hook_min_score` of the best hit's (scores are
     /// relative within one answer). Pinned records always pass.
     ///
+    /// With a `gate` (`[semantic] hook_gate`), a hit whose cosine with the
+    /// prompt is below it is left out; one without a cosine is not judged
+    /// by it.
+    ///
     /// A record or a ticket must hold `recall.hook_min_coverage` of the
     /// prompt's weight in its title and text (the words memory holds,
     /// weighted by rarity among passages).
