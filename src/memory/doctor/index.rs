@@ -87,9 +87,6 @@ fn disk_full(path: &Path, doing: &str) -> Finding {
     }
 }
 
-/// A plain connection, read-write because FTS5's integrity-check is
-/// spelled as an INSERT; in a read-only home the index read immutable, to
-/// check what a read can.
 /// Which model made the vectors of the index at `path`
 /// (`meta.semantic_model`); `None` when it has none, or cannot be read
 /// (which [`check_index`] reports on its own).
@@ -103,6 +100,9 @@ pub(super) fn semantic_model(path: &Path) -> Option<String> {
     .ok()
 }
 
+/// A plain connection, read-write because FTS5's integrity-check is
+/// spelled as an INSERT; in a read-only home the index read immutable, to
+/// check what a read can.
 fn open(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
         .and_then(|c| c.busy_timeout(std::time::Duration::from_secs(5)).map(|_| c));
