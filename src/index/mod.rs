@@ -30,5 +30,6 @@ pub use sources::{
     delete_source, load_sources, note_root, note_semantic_model, rebuild_source_fts,
 };
 pub use vectors::{
-    fill as fill_vectors, fill_records as fill_record_vectors, records_without_vectors, Filled,
+    fill as fill_vectors, fill_records as fill_record_vectors, records_without_vectors,
+    vectors_model, Filled,
 };

@@ -196,13 +196,7 @@ const VECTOR_BATCH: usize = 16;
 /// returns whether it did.
 pub fn note_semantic_model(conn: &mut Connection, identity: &str) -> Result<bool> {
     let tx = crate::store::begin_in_turn(conn)?;
-    let before: Option<String> = tx
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'semantic_model'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let before = super::vectors_model(&tx)?;
     let other = before.is_some_and(|b| b != identity);
     if other {
         for table in ["chunk_vectors", "record_vectors", "ticket_vectors"] {

@@ -60,6 +60,15 @@ pub fn fill_records(conn: &mut Connection, model: &Model) -> Result<usize> {
     Ok(fill_tables(conn, model, &[1])?.records)
 }
 
+/// Which model made the vectors of the index `conn` reads
+/// (`meta.semantic_model`, see `semantic::identity`); `None` before any
+/// were made.
+pub fn vectors_model(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = 'semantic_model'")?
+        .query_row([], |r| r.get(0))
+        .optional()
+}
+
 /// The model whose vectors the index `conn` reads holds
 /// (`meta.semantic_model`), when one of its records has no vector yet:
 /// what a record write leaves for [`fill_records`]. `None` when every

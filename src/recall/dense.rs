@@ -122,11 +122,7 @@ pub fn rescue(
             }
             // Vectors of another model are in another space: a cosine
             // with this question's would mean nothing.
-            let made_by: Option<String> = c
-                .prepare_cached("SELECT value FROM meta WHERE key = 'semantic_model'")?
-                .query_row([], |r| r.get(0))
-                .optional()?;
-            if made_by.is_some_and(|m| m != dense.model) {
+            if crate::index::vectors_model(c)?.is_some_and(|m| m != dense.model) {
                 return Ok((0, vec![], vec![], true));
             }
             let mut scanned = 0;

@@ -91,13 +91,7 @@ fn disk_full(path: &Path, doing: &str) -> Finding {
 /// (`meta.semantic_model`); `None` when it has none, or cannot be read
 /// (which [`check_index`] reports on its own).
 pub(super) fn semantic_model(path: &Path) -> Option<String> {
-    let c = open(path).ok()?;
-    c.query_row(
-        "SELECT value FROM meta WHERE key = 'semantic_model'",
-        [],
-        |r| r.get(0),
-    )
-    .ok()
+    crate::index::vectors_model(&open(path).ok()?).ok()?
 }
 
 /// A plain connection, read-write because FTS5's integrity-check is
