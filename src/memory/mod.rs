@@ -109,6 +109,13 @@ impl Memory {
         }
     }
 
+    /// Whether this memory serves many requests in one process (it has
+    /// [`Memory::with_read_pools`]): what it loads once, such as the
+    /// embedding model, it keeps.
+    pub(crate) fn is_resident(&self) -> bool {
+        self.readers.is_some()
+    }
+
     /// The same memory at another time (a server takes one per request).
     pub fn at(&self, now: Timestamp) -> Memory {
         Memory {

@@ -22,13 +22,19 @@ fn loaded(path: &Path, home: &Path) -> Result<(Arc<Model>, String)> {
         return Ok(m.clone());
     }
     let (model, dir) = Model::load(path)?;
-    let id = semantic::identity_cached(&model, &dir, &home.join("cache").join("models.json"))?;
+    let id = semantic::identity_cached(&model, &dir, &models_cache(home))?;
     let entry = (Arc::new(model), id);
     models
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(path.to_path_buf(), entry.clone());
     Ok(entry)
+}
+
+/// The file that remembers models' identities (see
+/// `semantic::identity_cached`).
+fn models_cache(home: &Path) -> PathBuf {
+    home.join("cache").join("models.json")
 }
 
 impl Memory {
@@ -67,10 +73,15 @@ impl Memory {
                 semantic::locate::HOW_TO_GET
             ))
         })?;
-        let (model, identity) = loaded(&path, self.home.root())?;
-        let vector = model.embed(&[text])?.pop().unwrap_or_default();
+        let (mut vectors, identity) = if self.is_resident() {
+            let (model, identity) = loaded(&path, self.home.root())?;
+            (model.embed(&[text])?, identity)
+        } else {
+            // One question in this process: only what it needs is read.
+            semantic::embed_once(&path, &[text], &models_cache(self.home.root()))?
+        };
         Ok(DenseQuery {
-            vector,
+            vector: vectors.pop().unwrap_or_default(),
             model: identity,
             rescue: self.config.semantic.rescue(),
         })

@@ -62,6 +62,13 @@ impl Model {
     /// folder; see [`locate::model_dir`]). Returns it and the folder its
     /// files were read from.
     pub fn load(path: &Path) -> Result<(Model, PathBuf)> {
+        Model::load_for(path, None)
+    }
+
+    /// [`Model::load`], a transformer holding only the rows `only` needs
+    /// when given (see [`bert::Bert::load_for`]); kept private so that
+    /// such a model never outlives the texts it was loaded for.
+    fn load_for(path: &Path, only: Option<&[&str]>) -> Result<(Model, PathBuf)> {
         let dir = locate::model_dir(path)?;
         let bad = |detail: String| Error::Model {
             path: dir.clone(),
@@ -78,7 +85,10 @@ impl Model {
             Kind::Static => Model::Static(Box::new(table::Table::load(&dir, map, tokenizer)?)),
             Kind::Transformer => {
                 drop(map);
-                Model::Transformer(Box::new(bert::Bert::load(&dir, tokenizer)?))
+                Model::Transformer(Box::new(match only {
+                    None => bert::Bert::load(&dir, tokenizer)?,
+                    Some(texts) => bert::Bert::load_for(&dir, tokenizer, texts)?,
+                }))
             }
         };
         Ok((model, dir))
@@ -115,6 +125,18 @@ impl Model {
             Model::Static(m) => m.embed(texts),
         }
     }
+}
+
+/// `texts` embedded by the model at `path`, with its identity
+/// ([`identity_cached`], `cache` the file that remembers it), for a
+/// process that embeds once: a transformer reads only the rows of its
+/// word-embedding table that their tokens use (the prompt hook's gate
+/// loads in about half the time). A process that embeds many texts in
+/// turn keeps a whole model from [`Model::load`].
+pub fn embed_once(path: &Path, texts: &[&str], cache: &Path) -> Result<(Vec<Vec<f32>>, String)> {
+    let (model, dir) = Model::load_for(path, Some(texts))?;
+    let identity = identity_cached(&model, &dir, cache)?;
+    Ok((model.embed(texts)?, identity))
 }
 
 /// The kind of model whose weights file is `bytes`: a static table holds
@@ -315,6 +337,35 @@ mod tests {
             let alone = model.embed(&[text])?;
             assert!(cosine(&alone[0], v) > 0.9999, "{text}");
         }
+        Ok(())
+    }
+
+    /// A transformer loaded for some texts (stop 55, the prompt hook's
+    /// gate) holds a few rows of its word-embedding table, not 30,522, and
+    /// embeds those texts to the bit as the whole model does; a text with
+    /// a token it lacks is refused, not embedded with another token's row.
+    #[test]
+    fn a_model_loaded_for_its_texts_embeds_them_as_the_whole_model_does() -> Result<()> {
+        let Some(dir) = test_model_dir() else {
+            return Ok(());
+        };
+        let texts = [
+            "analyze history.jsonl and tell me how sessions are tracked",
+            "ok",
+        ];
+        let t = tempfile::tempdir().unwrap();
+        let cache = t.path().join("models.json");
+        let (once, identity) = embed_once(&dir, &texts, &cache)?;
+        let (whole, _) = Model::load(&dir)?;
+        assert_eq!(once, whole.embed(&texts)?);
+        assert_eq!(identity, super::identity(&whole, &dir)?);
+        let (some, _) = Model::load_for(&dir, Some(&texts))?;
+        let Model::Transformer(bert) = &some else {
+            panic!("a transformer");
+        };
+        assert!(bert.rows() < 40, "{} rows", bert.rows());
+        let e = some.embed(&["walrus"]).unwrap_err().to_string();
+        assert!(e.contains("loaded for other texts"), "{e}");
         Ok(())
     }
 
