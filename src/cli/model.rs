@@ -41,7 +41,7 @@ fn check(ctx: &Ctx, model: Option<&std::path::Path>) -> Result<u8> {
     outln!("dimension: {}", c.dim);
     outln!("vocabulary: {} tokens", c.vocab_size);
     outln!(
-        "load: {:.0} ms (files to the first vector, in this process)",
+        "load: {:.0} ms (a fresh process's files to one prompt's vector, as the prompt hook pays)",
         c.load.as_secs_f64() * 1000.0
     );
     outln!(
