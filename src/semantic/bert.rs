@@ -55,9 +55,9 @@ impl Bert {
     }
 
     /// Load the encoder in `dir` for `texts` alone: of the word-embedding
-    /// table, a third of all-MiniLM-L6-v2's weights, only the rows their
-    /// tokens use are read, which halves the load of a process that embeds
-    /// once. It embeds `texts` as [`Bert::load`]'s encoder does, to the
+    /// table, 47 MB of all-MiniLM-L6-v2's 90, only the rows their tokens
+    /// use are read, so a process that embeds once copies about half the
+    /// weights. It embeds `texts` as [`Bert::load`]'s encoder does, to the
     /// bit; any other text may hold a token it lacks, and
     /// [`Bert::embed`] then fails.
     pub fn load_for(dir: &Path, tokenizer: Tokenizer, texts: &[&str]) -> Result<Bert> {
@@ -163,10 +163,7 @@ impl Bert {
         let ids = encodings
             .iter()
             .map(|e| self.rows_of(e.get_ids()))
-            .collect::<Option<Vec<Vec<u32>>>>()
-            .ok_or_else(|| {
-                bad("the encoder was loaded for other texts and lacks a token's row".into())
-            })?;
+            .collect::<Result<Vec<Vec<u32>>>>()?;
         let mask: Vec<Vec<u32>> = encodings
             .iter()
             .map(|e| e.get_attention_mask().to_vec())
@@ -181,11 +178,7 @@ impl Bert {
         let ids = ids
             .iter()
             .map(|i| self.rows_of(i))
-            .collect::<Option<Vec<Vec<u32>>>>()
-            .ok_or_else(|| Error::Model {
-                path: self.dir.clone(),
-                detail: "the encoder was loaded for other texts and lacks a token's row".into(),
-            })?;
+            .collect::<Result<Vec<Vec<u32>>>>()?;
         let mask = ids.iter().map(|i| vec![1; i.len()]).collect();
         self.run(ids, mask).map_err(|e| Error::Model {
             path: self.dir.clone(),
@@ -205,15 +198,18 @@ impl Bert {
     }
 
     /// Token ids as rows of this encoder's word-embedding table: the ids
-    /// themselves for a whole model; `None` when one has no row here.
-    fn rows_of(&self, ids: &[u32]) -> Option<Vec<u32>> {
-        match &self.rows {
-            None => Some(ids.to_vec()),
-            Some(rows) => ids
-                .iter()
-                .map(|id| rows.binary_search(id).ok().map(|i| i as u32))
-                .collect(),
-        }
+    /// themselves for a whole model; an error when one has no row here.
+    fn rows_of(&self, ids: &[u32]) -> Result<Vec<u32>> {
+        let Some(rows) = &self.rows else {
+            return Ok(ids.to_vec());
+        };
+        ids.iter()
+            .map(|id| rows.binary_search(id).map(|i| i as u32))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| Error::Model {
+                path: self.dir.clone(),
+                detail: "the encoder was loaded for other texts and lacks a token's row".into(),
+            })
     }
 
     fn run(&self, ids: Vec<Vec<u32>>, mask: Vec<Vec<u32>>) -> candle_core::Result<Vec<Vec<f32>>> {
