@@ -14,7 +14,7 @@ use crate::semantic::{self, Check, Model};
 /// Models loaded by this process, by configured path, each with its
 /// identity (see `semantic::identity`): a long-running front end (`recall
 /// mcp`, `recall serve`) loads and hashes its model once, not per query.
-fn loaded(path: &Path, home: &Path) -> Result<(Arc<Model>, String)> {
+pub(super) fn loaded(path: &Path, home: &Path) -> Result<(Arc<Model>, String)> {
     type Loaded = HashMap<PathBuf, (Arc<Model>, String)>;
     static MODELS: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let models = MODELS.get_or_init(Mutex::default);

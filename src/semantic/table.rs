@@ -424,7 +424,7 @@ pub fn distil(bert: &Bert, from: &Path, out: &Path, mut progress: impl FnMut(usi
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A folder with a word-level tokenizer over four tokens and their

@@ -81,7 +81,7 @@ impl Memory {
             .map(|dir| self.check_scope(dir, &mut findings))
             .collect();
         if let Some(p) = &project {
-            self.check_gate(&p.dir, &mut findings);
+            self.check_semantic(&p.dir, &mut findings);
         }
         let checked = project.map(|p| p.info.id);
         let unchecked = self.projects().map(|all| {
@@ -97,36 +97,67 @@ impl Memory {
         }
     }
 
-    /// `[semantic] hook_gate` needs a model and the project's vectors;
-    /// without either the prompt hook judges by words alone, and says so
-    /// only in its debug log.
-    fn check_gate(&self, project: &ScopeDir, out: &mut Vec<Finding>) {
-        if self.config.semantic.hook_gate.is_none() {
-            return;
-        }
+    /// `[semantic] model` and the project's vectors. Hybrid recall and the
+    /// prompt hook's gate pass over what they cannot use and say so only
+    /// in their debug logs, so doctor says it: a model that does not
+    /// load, an index with no vectors, vectors another model made (a
+    /// cosine across two models' spaces means nothing), and a gate with
+    /// no model.
+    fn check_semantic(&self, project: &ScopeDir, out: &mut Vec<Finding>) {
         let config = self.home.root().join("config.toml");
-        if self.semantic_model().is_none() {
-            out.push(Finding {
-                what: format!(
-                    "{}: `[semantic] hook_gate` is set but no `[semantic] model`, so the prompt hook has no gate",
-                    config.display()
-                ),
-                fix: format!(
-                    "{}, then run `recall index`; or remove `hook_gate`",
-                    crate::semantic::locate::HOW_TO_GET
-                ),
-            });
+        let Some(path) = self.semantic_model() else {
+            if self.config.semantic.hook_gate.is_some() {
+                out.push(Finding {
+                    what: format!(
+                        "{}: `[semantic] hook_gate` is set but no `[semantic] model`, so the prompt hook has no gate",
+                        config.display()
+                    ),
+                    fix: format!(
+                        "{}, then run `recall index`; or remove `hook_gate`",
+                        crate::semantic::locate::HOW_TO_GET
+                    ),
+                });
+            }
+            return;
+        };
+        let identity = match super::semantic::loaded(&path, self.home.root()) {
+            Ok((_, identity)) => identity,
+            Err(e) => {
+                out.push(Finding {
+                    what: format!(
+                        "`[semantic] model` does not load, so recall runs on words alone: {e}"
+                    ),
+                    fix: format!(
+                        "point `[semantic] model` in {} (or RECALL_SEMANTIC_MODEL) at a model folder; `recall model check` loads it and says what is wrong",
+                        config.display()
+                    ),
+                });
+                return;
+            }
+        };
+        let index = project.index_path();
+        if !index.exists() {
             return;
         }
-        let index = project.index_path();
-        if index.exists() && index::semantic_model(&index).is_none() {
-            out.push(Finding {
+        let uses = if self.config.semantic.hook_gate.is_some() {
+            "hybrid recall rescues nothing and `[semantic] hook_gate` leaves nothing out"
+        } else {
+            "hybrid recall rescues nothing"
+        };
+        let fix = "run `recall index` again on what this project indexed (for example `recall index --claude-code`): with `[semantic] model` set it embeds every passage and record, those of files it has already read included";
+        match index::semantic_model(&index) {
+            None => out.push(Finding {
+                what: format!("{} holds no vectors, so {uses}", index.display()),
+                fix: fix.into(),
+            }),
+            Some(made) if made != identity => out.push(Finding {
                 what: format!(
-                    "{} holds no vectors, so `[semantic] hook_gate` leaves nothing out",
+                    "{}'s vectors were made by another model ({made}) than `[semantic] model` ({identity}), so {uses}",
                     index.display()
                 ),
-                fix: "run `recall index`: with `[semantic] model` set it embeds every passage and record".into(),
-            });
+                fix: fix.into(),
+            }),
+            Some(_) => {}
         }
     }
 
@@ -247,22 +278,80 @@ mod tests {
         mem.config.semantic.hook_gate = Some(0.25);
         let c = mem.doctor();
         assert!(says(&c, "no `[semantic] model`"), "{:?}", c.findings);
-        mem.config.semantic.model = Some(tmp.path().join("model"));
+        let model = tmp.path().join("model");
+        std::fs::create_dir(&model).unwrap();
+        crate::semantic::table::tests::tiny_model(&model, false);
+        mem.config.semantic.model = Some(model);
         let c = mem.doctor();
-        assert!(says(&c, "holds no vectors"), "{:?}", c.findings);
-        assert!(!says(&c, "no `[semantic] model`"), "{:?}", c.findings);
-        let index = mem.project().unwrap().dir.index_path();
-        rusqlite::Connection::open(index)
-            .unwrap()
-            .execute(
-                "INSERT INTO meta (key, value) VALUES ('semantic_model', 'static dim=4')",
-                [],
-            )
-            .unwrap();
-        assert!(mem.doctor().is_healthy(), "{:?}", mem.doctor().findings);
+        assert!(
+            says(&c, "holds no vectors, so hybrid recall rescues nothing and `[semantic] hook_gate` leaves nothing out"),
+            "{:?}",
+            c.findings
+        );
+        assert_eq!(c.findings.len(), 1, "{:?}", c.findings);
         mem.config.semantic.hook_gate = None;
         mem.config.semantic.model = None;
         assert!(mem.doctor().is_healthy());
+    }
+
+    /// A configured model that does not load, and vectors another model
+    /// made, leave hybrid recall with nothing to compare, silently but for
+    /// a debug log: doctor names each, with the fix, and is quiet once the
+    /// index's vectors are the configured model's.
+    #[test]
+    fn a_model_that_does_not_load_or_made_no_vectors_here_is_a_finding() {
+        let (tmp, mut mem, _) = with_record();
+        let model = tmp.path().join("model");
+        mem.config.semantic.model = Some(model.clone());
+        let c = mem.doctor();
+        assert!(
+            says(&c, "`[semantic] model` does not load"),
+            "{:?}",
+            c.findings
+        );
+        assert!(
+            c.findings
+                .iter()
+                .any(|f| f.fix.contains("recall model check")),
+            "{:?}",
+            c.findings
+        );
+        assert_eq!(
+            c.findings.len(),
+            1,
+            "no vectors finding beside it: {:?}",
+            c.findings
+        );
+
+        std::fs::create_dir(&model).unwrap();
+        crate::semantic::table::tests::tiny_model(&model, false);
+        let index = mem.project().unwrap().dir.index_path();
+        let set = |made: &str| {
+            rusqlite::Connection::open(&index)
+                .unwrap()
+                .execute(
+                    "INSERT INTO meta (key, value) VALUES ('semantic_model', ?1)
+                     ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    [made],
+                )
+                .unwrap();
+        };
+        set("static dim=4 blake3=00");
+        let c = mem.doctor();
+        assert!(
+            says(&c, "were made by another model (static dim=4 blake3=00)"),
+            "{:?}",
+            c.findings
+        );
+        assert!(
+            c.findings[0].fix.contains("recall index"),
+            "{:?}",
+            c.findings
+        );
+
+        let (m, dir) = crate::semantic::Model::load(&model).unwrap();
+        set(&crate::semantic::identity(&m, &dir).unwrap());
+        assert!(mem.doctor().is_healthy(), "{:?}", mem.doctor().findings);
     }
 
     #[test]
