@@ -45,7 +45,10 @@ use params::{IdParams, ListParams, RecallParams, RememberParams};
 pub fn run(memory: Memory) -> Result<()> {
     // A client may call tools concurrently: reads borrow pooled read-only
     // connections instead of opening the index per call.
-    let server = RecallMcp::new(memory.with_read_pools());
+    let memory = memory.with_read_pools();
+    // The hook's one-shot processes embed with this process's model.
+    let _lending = memory.lend_model();
+    let server = RecallMcp::new(memory);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

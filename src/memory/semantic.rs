@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use super::Memory;
 use crate::error::{Error, Result};
@@ -36,6 +37,17 @@ pub(super) fn loaded(path: &Path, home: &Path) -> Result<(Arc<Model>, String)> {
 fn models_cache(home: &Path) -> PathBuf {
     home.join("cache").join("models.json")
 }
+
+/// The folder where resident processes lend their model (see
+/// `semantic::lend`).
+fn lend_dir(home: &Path) -> PathBuf {
+    home.join("run")
+}
+
+/// How long a one-shot process waits for a lent vector before it loads
+/// the model itself: a lender still loading its model at start answers
+/// well within it.
+const LEND_WAIT: Duration = Duration::from_secs(1);
 
 impl Memory {
     /// The configured model's folder: `[semantic] model` (or
@@ -73,18 +85,61 @@ impl Memory {
                 semantic::locate::HOW_TO_GET
             ))
         })?;
-        let (mut vectors, identity) = if self.is_resident() {
-            let (model, identity) = loaded(&path, self.home.root())?;
-            (model.embed(&[text])?, identity)
+        let home = self.home.root();
+        let (vector, identity) = if self.is_resident() {
+            let (model, identity) = loaded(&path, home)?;
+            (model.embed(&[text])?.pop().unwrap_or_default(), identity)
+        } else if let Some(lent) = semantic::lend::borrow(&lend_dir(home), &path, text, LEND_WAIT) {
+            tracing::debug!("the question embedded by a resident process's model");
+            lent
         } else {
             // One question in this process: only what it needs is read.
-            semantic::embed_once(&path, &[text], &models_cache(self.home.root()))?
+            let (mut vectors, identity) =
+                semantic::embed_once(&path, &[text], &models_cache(home))?;
+            (vectors.pop().unwrap_or_default(), identity)
         };
         Ok(DenseQuery {
-            vector: vectors.pop().unwrap_or_default(),
+            vector,
             model: identity,
             rescue: self.config.semantic.rescue(),
         })
+    }
+
+    /// Lend the configured model to one-shot processes (the prompt hook,
+    /// a one-shot `recall query`) for as long as the returned value lives:
+    /// they embed their question with it instead of loading the model
+    /// (see `semantic::lend`). For a resident memory
+    /// ([`Memory::with_read_pools`]: `recall mcp`, `recall serve`), which
+    /// loads the model once, at once, on the lending thread. `None` when
+    /// no model is configured, the memory is not resident, or the socket
+    /// cannot be made (logged: lending only ever saves time).
+    pub fn lend_model(&self) -> Option<semantic::lend::Lending> {
+        if !self.is_resident() {
+            return None;
+        }
+        let path = self.semantic_model()?;
+        let home = self.home.root().to_path_buf();
+        let (warm_path, warm_home) = (path.clone(), home.clone());
+        let warm = move || {
+            if let Err(e) = loaded(&warm_path, &warm_home) {
+                tracing::debug!("the model to lend does not load: {e}");
+            }
+        };
+        let (model_path, model_home) = (path.clone(), home.clone());
+        let embed = move |text: &str| {
+            let (model, identity) = loaded(&model_path, &model_home)?;
+            Ok((model.embed(&[text])?.pop().unwrap_or_default(), identity))
+        };
+        match semantic::lend::lend(&lend_dir(&home), &path, warm, embed) {
+            Ok(lending) => {
+                tracing::debug!(socket = %lending.socket().display(), "lending the model");
+                Some(lending)
+            }
+            Err(e) => {
+                tracing::debug!("the model is not lent: {e}");
+                None
+            }
+        }
     }
 
     /// Load the model (`given`, else the configured one) and time it on

@@ -12,10 +12,11 @@
 //!
 //! [`locate`] finds the files (a plain folder or a Hugging Face cache
 //! folder); [`check()`] times a model on this machine for `recall model
-//! check`. docs/semantic.md has the measurements behind the choice.
+//! check`; [`lend`] lets a resident process embed for one-shot ones. docs/semantic.md has the measurements behind the choice.
 
 pub mod bert;
 pub mod check;
+pub mod lend;
 pub mod locate;
 pub mod quant;
 pub mod table;

@@ -85,6 +85,10 @@ pub fn check(opts: &ServeOptions) -> Result<()> {
 /// once the server accepts connections (port 0 picks a free port).
 pub fn run(memory: Memory, opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     check(&opts)?;
+    // Concurrent reads borrow pooled read-only connections, and the
+    // hook's one-shot processes embed with this process's model.
+    let memory = memory.with_read_pools();
+    let _lending = memory.lend_model();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -97,8 +101,7 @@ pub fn run(memory: Memory, opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -
             .local_addr()
             .map_err(|e| Error::io("cannot read the address of", opts.addr.to_string(), e))?;
         let state = Arc::new(State {
-            // Concurrent reads borrow pooled read-only connections.
-            memory: memory.with_read_pools(),
+            memory,
             writes: Mutex::new(()),
             token: opts.token.filter(|t| !t.is_empty()),
             loopback: bound.ip().is_loopback(),

@@ -452,3 +452,66 @@ fn the_prompt_hooks_semantic_gate_leaves_out_a_passage_about_something_else() {
     assert!(nothing.is_empty(), "{nothing:?}");
     assert!(!err.contains("no semantic gate"), "{err}");
 }
+
+/// A resident `recall mcp` lends its model to the prompt hook's one-shot
+/// processes (`semantic::lend`): the hook embeds the prompt with it
+/// instead of loading the model, and injects what it injects when it
+/// loads the model itself. The socket goes when the server does, and the
+/// hook then loads the model again.
+#[test]
+fn the_prompt_hook_borrows_the_model_of_a_running_mcp_server() {
+    let Some(model) = model_dir() else {
+        return;
+    };
+    let env = Env::new();
+    let model_line = format!("model = {:?}\n", model.to_str().unwrap());
+    env.write_config(&format!("[semantic]\n{model_line}hook_gate = 0.65\n"));
+    for (id, user, assistant) in GATE_SESSIONS {
+        let lines = [
+            format!(r#"{{"session":{{"id":"{id}","title":"work {id}"}}}}"#),
+            serde_json::json!({"role": "user", "id": "u", "content": user}).to_string(),
+            serde_json::json!({"role": "assistant", "id": "a", "content": assistant}).to_string(),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        env.index_transcript(&format!("{id}.jsonl"), &lines);
+    }
+    let prompt = "walrus release branch deploy";
+    let debug = [("RUST_LOG", "recall=debug")];
+    let (alone, err) = hook_sessions(&env, prompt, &debug);
+    assert_eq!(alone, ["s1"], "{err}");
+    assert!(!err.contains("resident process"), "{err}");
+
+    let mut server = env
+        .std_cmd()
+        .env_remove("RECALL_SEMANTIC_MODEL")
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let run = env.home().join("run");
+    let socket = || {
+        std::fs::read_dir(&run)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path())
+    };
+    crate::common::wait::until(60, "recall mcp lends its model", || socket().is_some());
+    let (lent, err) = hook_sessions(&env, prompt, &debug);
+    assert_eq!(lent, alone, "{err}");
+    assert!(
+        err.contains("the question embedded by a resident process's model"),
+        "{err}"
+    );
+
+    // The client hangs up (before it initialised, which the server
+    // reports as an error): the server stops and takes its socket along.
+    drop(server.stdin.take());
+    server.wait().unwrap();
+    assert_eq!(socket(), None);
+    let (after, err) = hook_sessions(&env, prompt, &debug);
+    assert_eq!(after, alone, "{err}");
+    assert!(!err.contains("resident process"), "{err}");
+}
