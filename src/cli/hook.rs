@@ -123,6 +123,31 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
     0
 }
 
+/// The launcher whose hook this command line runs (`recall [options]
+/// hook claude-code|codex|gemini ...`), read from the raw arguments, for
+/// when they do not parse.
+pub fn launched(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<&'static str> {
+    let args: Vec<std::ffi::OsString> = args.into_iter().skip(1).collect();
+    let at = args.iter().position(|a| a == "hook")?;
+    ["claude-code", "codex", "gemini"]
+        .into_iter()
+        .find(|l| args.get(at + 1).is_some_and(|a| a == *l))
+}
+
+/// A hook whose arguments or variables do not parse (an option a newer
+/// recall's settings pass, a typo in `RECALL_HOOK_DEADLINE_MS`): it adds
+/// no context and still exits 0, since Claude Code reads exit 2 from a
+/// prompt hook as "block this prompt". What is wrong goes to stderr.
+pub fn unparsed(launcher: &'static str, error: &impl std::fmt::Display) -> u8 {
+    let error = error.to_string();
+    // clap's first line says what is wrong; the rest is usage.
+    let what = error.lines().next().unwrap_or_default();
+    let what = what.strip_prefix("error: ").unwrap_or(what);
+    eprintln!("recall hook {launcher}: no context added: {what} (`recall hook {launcher} --help`)");
+    print_answer(launcher, None);
+    0
+}
+
 /// Print a hook's answer. Gemini CLI reads stderr as a message for the
 /// user when stdout is empty; an empty object says "nothing to add" and
 /// keeps logs logs.

@@ -47,7 +47,19 @@ use args::Command;
 /// Exit codes: 0 success or hits, 1 no hits (or doctor found problems),
 /// 2 error, 3 a batch finished but some files failed.
 pub fn run() -> Result<u8> {
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let asked = matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            );
+            match hook::launched(std::env::args_os()) {
+                Some(launcher) if !asked => return Ok(hook::unparsed(launcher, &e.render())),
+                _ => e.exit(),
+            }
+        }
+    };
     // Removed when `run` returns, whatever the command did.
     let _ephemeral = match cli.global.ephemeral {
         true => {

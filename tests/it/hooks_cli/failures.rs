@@ -324,3 +324,57 @@ fn the_prompt_hook_reads_an_index_from_before_session_work_as_it_is() {
     ok(in_project(&env, &proj).args(["query", "redis pool"]));
     assert_eq!(user_version(&db), recall::store::SCHEMA_VERSION);
 }
+
+/// Arguments or variables a hook does not take (a typo in
+/// `RECALL_HOOK_DEADLINE_MS`, an option of a newer recall's settings)
+/// exit 0 with no context and say what is wrong on stderr: Claude Code
+/// reads exit 2 from a prompt hook as "block this prompt". Everything else
+/// still refuses them with exit 2, and `--help` is still help.
+#[test]
+fn hook_arguments_that_do_not_parse_exit_0_with_a_message() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let prompt = payload(
+        "UserPromptSubmit",
+        &proj,
+        json!({"prompt": "checkout requests time out again - is the redis pool exhausted?"}),
+    );
+    for launcher in LAUNCHERS.into_iter().chain(["gemini"]) {
+        let mut bad_var = recall(&env);
+        bad_var.env("RECALL_HOOK_DEADLINE_MS", "2s");
+        let r = run_hook(bad_var, launcher, prompt.to_string(), &[]);
+        let nothing = if launcher == "gemini" { "{}\n" } else { "" };
+        assert_eq!((r.code, r.out.as_str()), (0, nothing), "{r:?}");
+        assert!(
+            r.err.contains(&format!(
+                "recall hook {launcher}: no context added: invalid value '2s'"
+            )),
+            "{r:?}"
+        );
+        let r = run_hook(
+            recall(&env),
+            launcher,
+            prompt.to_string(),
+            &["--newer-option"],
+        );
+        assert_eq!((r.code, r.out.as_str()), (0, nothing), "{r:?}");
+        assert!(
+            r.err.contains("unexpected argument '--newer-option'"),
+            "{r:?}"
+        );
+    }
+    // The same prompt with the arguments right gets its context.
+    let r = run_hook(recall(&env), "claude-code", prompt.to_string(), &[]);
+    assert!(r.context("UserPromptSubmit").contains("redis"), "{r:?}");
+    let out = recall(&env)
+        .args(["hook", "install", "--newer-option"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = recall(&env)
+        .args(["hook", "claude-code", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: recall hook claude-code"));
+}
