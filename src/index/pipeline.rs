@@ -32,7 +32,7 @@ use super::Progress;
 use crate::error::Result;
 use crate::ingest::discover::Input;
 use crate::ingest::{
-    current_parser_version, prepare, source_key, Action, IngestOptions, Job, Prepared,
+    current_parser_version, prepare, source_key, Action, Format, IngestOptions, Job, Prepared,
 };
 use crate::store::file_mtime_ns;
 use crate::store::TermDeltas;
@@ -204,10 +204,20 @@ pub(crate) fn index_sources_with(
         }
         let (size, mtime) = (meta.len() as i64, file_mtime_ns(&meta));
         let old = stored.remove(crate::secrets::redact_path(&key).as_ref());
+        // A `--format` or `--kind` other than the one the file was read as
+        // reads it again: the user says it is something else.
+        let as_told = |stored: &str| {
+            let stored = stored.parse::<Format>().ok();
+            opts.format.is_none_or(|f| stored == Some(f))
+                && opts
+                    .kind
+                    .is_none_or(|k| stored.map(Format::kind) == Some(k))
+        };
         let same = old.as_ref().is_some_and(|s| {
             s.size == size
                 && s.mtime == mtime
                 && current_parser_version(&s.format) == Some(s.parser_version)
+                && as_told(&s.format)
         });
         if same && !run.full {
             report.unchanged += 1;

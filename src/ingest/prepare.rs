@@ -337,8 +337,53 @@ fn choose_format(
 /// Read, parse, chunk and redact one source, handing each part to `emit`
 /// (one part unless an append-only transcript is read in segments), which
 /// answers whether to go on (`false`: the writer stopped).
+///
+/// A file read whole for the first time as a `--format` the user gave
+/// that yields nothing but problems in its first part fails, so that it is
+/// not stored as indexed (see [`not_that_format`]).
 #[tracing::instrument(level = "trace", skip_all, fields(path = %job.path.display()))]
 pub fn prepare(job: &Job, opts: &IngestOptions, emit: &mut dyn FnMut(Prepared) -> bool) {
+    let Some(format) = opts.format else {
+        return prepare_as_found(job, opts, emit);
+    };
+    let mut first = true;
+    let mut checked = |p: Prepared| {
+        if std::mem::take(&mut first) {
+            if let Some(why) = not_that_format(&p, format) {
+                emit(failed(job, why));
+                return false;
+            }
+        }
+        emit(p)
+    };
+    prepare_as_found(job, opts, &mut checked)
+}
+
+/// Why the first part `p` of a source read from its start as `format`
+/// (given with `--format`) says the file is not one: problems, and no
+/// message or ticket. Without this such a file would be stored as an
+/// empty source, "unchanged" to every later run until `--full`.
+fn not_that_format(p: &Prepared, format: Format) -> Option<String> {
+    let fresh = p.part.index == 0 && p.action == Action::Replace;
+    let messages = p.session.as_ref().map_or(0, |s| s.new_messages);
+    if !fresh || p.problems.is_empty() || messages > 0 || !p.tickets.is_empty() {
+        return None;
+    }
+    let what = match format.kind() {
+        Kind::Session => "no message",
+        Kind::Ticket => "no ticket",
+    };
+    let first = &p.problems[0];
+    Some(format!(
+        "read as --format {format}, it gave {what} and {} problem(s) (line {}: {}): pass the format it is in, or leave --format out to detect it",
+        p.problems.len(),
+        first.line,
+        first.message
+    ))
+}
+
+/// [`prepare`] in the format given or detected, unchecked.
+fn prepare_as_found(job: &Job, opts: &IngestOptions, emit: &mut dyn FnMut(Prepared) -> bool) {
     let read = |e: std::io::Error| failed(job, format!("cannot read: {e}"));
     let mut file = match File::open(&job.path) {
         Ok(f) => f,

@@ -360,9 +360,59 @@ fn r_a_forced_format_skips_a_folders_file_that_is_not_json() {
         .find(|l| l.contains("LICENSE.txt"))
         .unwrap_or_else(|| panic!("LICENSE.txt not named: {stderr}"));
     assert!(line.contains("not JSON"), "{line}");
-    // Named on the command line, it is read as claude-code, as asked.
-    let (s, _) = index_json_with(&env, &license, &forced);
-    assert_eq!(s["skipped"].as_u64(), Some(0), "{s}");
+    // Named on the command line, it is read as claude-code, as asked, and
+    // fails for giving nothing but problems.
+    let (s, stderr) = index_json_with(&env, &license, &forced);
+    assert_eq!(
+        (s["skipped"].as_u64(), s["failed"].as_u64()),
+        (Some(0), Some(1)),
+        "{s}"
+    );
+    assert!(stderr.contains("read as --format claude-code"), "{stderr}");
+}
+
+/// Regression: a file read as a `--format` it is not in gave nothing but
+/// problems and was stored as indexed, empty: later runs, with the right
+/// format or none, found it "unchanged" and only `--full` read it again.
+/// It now fails with why and what to pass, and is not stored; an explicit
+/// `--format` or `--kind` other than what a file was read as reads it
+/// again (a wrong one leaves what was indexed as it was).
+#[test]
+fn r_a_file_read_as_a_format_it_is_not_in_is_not_stored_as_indexed() {
+    let env = Env::new();
+    let chat = env.tmp.path().join("chat.md");
+    std::fs::write(
+        &chat,
+        "## User\nThe empty config makes the osprey app panic on start.\n\n## Assistant\nA default config is now written when none exists.\n",
+    )
+    .unwrap();
+    let counts = |s: &serde_json::Value| {
+        ["indexed", "unchanged", "failed", "chunks", "tickets"].map(|k| s[k].as_u64().unwrap())
+    };
+    let (s, stderr) = index_json_with(&env, &chat, &["--format", "neutral"]);
+    assert_eq!(counts(&s), [0, 0, 1, 0, 0], "{s}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "read as --format neutral, it gave no message and 4 problem(s) (line 1: invalid JSON"
+        ) && stderr.contains("leave --format out to detect it"),
+        "{stderr}"
+    );
+    // Detected, it is a Markdown chat.
+    let (s, _) = index_json(&env, &chat);
+    assert_eq!(counts(&s), [1, 0, 0, 2, 0], "{s}");
+    assert_eq!(env.hit_ids(&env.project, "osprey panic").len(), 1);
+    // Unchanged for a run that says nothing of its format.
+    let (s, _) = index_json(&env, &chat);
+    assert_eq!(counts(&s), [0, 1, 0, 0, 0], "{s}");
+    // A wrong --format reads it again, fails, and keeps what was indexed.
+    let (s, _) = index_json_with(&env, &chat, &["--format", "codex"]);
+    assert_eq!(counts(&s), [0, 0, 1, 0, 0], "{s}");
+    assert_eq!(env.hit_ids(&env.project, "osprey panic").len(), 1);
+    // Another --kind reads it again as that kind.
+    let (s, _) = index_json_with(&env, &chat, &["--kind", "ticket"]);
+    assert_eq!(counts(&s), [1, 0, 0, 0, 1], "{s}");
+    let (s, _) = index_json_with(&env, &chat, &["--kind", "ticket"]);
+    assert_eq!(counts(&s), [0, 1, 0, 0, 0], "{s}");
 }
 
 /// One exchange of a generated Claude Code transcript: a prompt, an answer
