@@ -675,16 +675,24 @@ impl Drift {
 }
 
 /// Compare files and rows by stat alone, changing nothing.
-pub fn drift(conn: &Connection, dir: &ScopeDir) -> Result<Drift> {
+pub fn drift(conn: &Connection, dir: &ScopeDir, limits: &Limits) -> Result<Drift> {
     let (seen, _) = scan(dir);
     let rows = load_rows(conn)?;
     let mut d = Drift::default();
     let on_disk: std::collections::HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
+    // A file that is not a valid record has no row, or a row its stat no
+    // longer matches, and a reindex cannot change that: it is not drift.
+    let valid = |s: &Seen| {
+        std::fs::read_to_string(&s.abs)
+            .is_ok_and(|text| parse_record(&text, &s.abs, limits).is_ok())
+    };
     for s in &seen {
         match rows.get(&s.rel) {
-            None => d.unindexed.push(s.rel.clone()),
-            Some(r) if r.size != s.size || r.mtime != s.mtime => d.stale.push(s.rel.clone()),
-            Some(_) => {}
+            None if valid(s) => d.unindexed.push(s.rel.clone()),
+            Some(r) if (r.size != s.size || r.mtime != s.mtime) && valid(s) => {
+                d.stale.push(s.rel.clone())
+            }
+            _ => {}
         }
     }
     d.missing = rows

@@ -125,9 +125,35 @@ impl Memory {
                 return Ok(v);
             }
         }
-        Err(Error::NotFound(format!(
-            "no record with id or key '{id_or_key}'; list them with `recall record list`"
-        )))
+        Err(self.not_found(dirs, id_or_key))
+    }
+
+    /// The error for a record none of `dirs` holds. A record file named
+    /// after the id that does not parse (a hand edit gone wrong, a pull
+    /// that conflicts) is left out of every read: its error says why, so
+    /// `get` does not just say there is no such record.
+    fn not_found(&self, dirs: &[ScopeDir], id_or_key: &str) -> Error {
+        let limits = self.limits();
+        let broken = dirs
+            .iter()
+            .flat_map(|d| {
+                Category::ALL
+                    .iter()
+                    .map(move |&c| crate::records::record_path(d, c, id_or_key))
+            })
+            .filter(|p| p.is_file())
+            .find_map(|p| {
+                let text = std::fs::read_to_string(&p).ok()?;
+                crate::records::parse_record(&text, &p, &limits).err()
+            });
+        match broken {
+            Some(e) => Error::NotFound(format!(
+                "record '{id_or_key}' is not read, its file is not a valid record: {e}; fix the file, or remove it"
+            )),
+            None => Error::NotFound(format!(
+                "no record with id or key '{id_or_key}'; list them with `recall record list`"
+            )),
+        }
     }
 
     /// How many active records a scope holds (0 without an index):
@@ -154,9 +180,7 @@ impl Memory {
                 return Ok(shown(loc));
             }
         }
-        Err(Error::NotFound(format!(
-            "no record with id or key '{id_or_key}'; list them with `recall record list`"
-        )))
+        Err(self.not_found(dirs, id_or_key))
     }
 
     /// Create a record in `dir`, or update the one with its key. Input is

@@ -214,6 +214,57 @@ mod tests {
         assert!(e.to_string().contains("category"), "{e}");
     }
 
+    /// Regression: a wrong importance or confidence said "expected u8" or
+    /// "expected f64"; it says what a person writes there.
+    #[test]
+    fn a_wrong_number_says_what_to_write() {
+        let lim = Limits::default();
+        let p = Path::new("records/decisions/a.md");
+        let good = render_record(&sample()).unwrap();
+        assert!(
+            good.contains("importance: 50\n") && good.contains("confidence: 1.0\n"),
+            "{good}"
+        );
+        for (from, to, want) in [
+            ("importance: 50", "importance: [oops", ""),
+            (
+                "importance: 50",
+                "importance: high",
+                "a whole number from 0 to 100",
+            ),
+            (
+                "importance: 50",
+                "importance: 300",
+                "a whole number from 0 to 100",
+            ),
+            (
+                "importance: 50",
+                "importance: -1",
+                "a whole number from 0 to 100",
+            ),
+            ("importance: 50", "importance: 101", "out of range 0-100"),
+            (
+                "confidence: 1.0",
+                "confidence: sure",
+                "a number from 0 to 1",
+            ),
+            ("confidence: 1.0", "confidence: 2", "out of range 0-1"),
+        ] {
+            let e = parse_record(&good.replace(from, to), p, &lim)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(want) && !e.contains("expected u8") && !e.contains("f64"),
+                "{to}: {e}"
+            );
+        }
+        let fine = good
+            .replace("importance: 50", "importance: 7")
+            .replace("confidence: 1.0", "confidence: 1");
+        let r = parse_record(&fine, p, &lim).unwrap();
+        assert_eq!((r.meta.importance, r.meta.confidence), (7, 1.0));
+    }
+
     #[test]
     fn archived_and_expired_records_are_not_live() {
         let mut r = sample();

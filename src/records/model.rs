@@ -106,6 +106,46 @@ pub struct Origin {
 fn default_importance() -> u8 {
     50
 }
+
+/// `importance`, whose errors say what a person writes there, not a Rust
+/// type ("expected u8"); the range is checked with the other fields.
+fn importance<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u8, D::Error> {
+    struct Whole;
+    impl serde::de::Visitor<'_> for Whole {
+        type Value = u8;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a whole number from 0 to 100")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<u8, E> {
+            u8::try_from(v).map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<u8, E> {
+            u8::try_from(v).map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+        }
+    }
+    d.deserialize_u64(Whole)
+}
+
+/// `confidence`, likewise: a number from 0 to 1.
+fn confidence<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    struct Share;
+    impl serde::de::Visitor<'_> for Share {
+        type Value = f64;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number from 0 to 1")
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<f64, E> {
+            Ok(v)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<f64, E> {
+            Ok(v as f64)
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<f64, E> {
+            Ok(v as f64)
+        }
+    }
+    d.deserialize_f64(Share)
+}
 fn default_confidence() -> f64 {
     1.0
 }
@@ -125,7 +165,7 @@ pub struct Frontmatter {
     pub updated: Timestamp,
     #[serde(default, skip_serializing_if = "is_false")]
     pub pinned: bool,
-    #[serde(default = "default_importance")]
+    #[serde(default = "default_importance", deserialize_with = "importance")]
     pub importance: u8,
     #[serde(default = "Status::default_active")]
     pub status: Status,
@@ -133,7 +173,7 @@ pub struct Frontmatter {
     pub temporal: Temporal,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires: Option<Timestamp>,
-    #[serde(default = "default_confidence")]
+    #[serde(default = "default_confidence", deserialize_with = "confidence")]
     pub confidence: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,

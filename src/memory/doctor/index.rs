@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::Finding;
 use crate::error::{Error, Result};
 use crate::index::drift;
+use crate::records::Limits;
 use crate::store::{current_docs, immutable_uri, ScopeDir, Table, SCHEMA_VERSION};
 
 /// The fix for an index only a rebuild repairs.
@@ -26,7 +27,7 @@ fn is_read_only(e: &rusqlite::Error) -> bool {
 
 /// Check one scope's index; returns whether it could only be read (a
 /// read-only home). A scope with records but no index is told to reindex.
-pub(super) fn check_index(dir: &ScopeDir, out: &mut Vec<Finding>) -> bool {
+pub(super) fn check_index(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) -> bool {
     let path = dir.index_path();
     if !path.exists() {
         if dir.records_dir().exists() {
@@ -46,7 +47,7 @@ pub(super) fn check_index(dir: &ScopeDir, out: &mut Vec<Finding>) -> bool {
         }
     };
     let read_only = c.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
-    if let Err(e) = check_open_index(&c, dir, read_only, out) {
+    if let Err(e) = check_open_index(&c, dir, limits, read_only, out) {
         out.push(failed(&path, "cannot check", e));
     }
     read_only
@@ -114,6 +115,7 @@ fn open(path: &Path) -> rusqlite::Result<Connection> {
 fn check_open_index(
     c: &Connection,
     dir: &ScopeDir,
+    limits: &Limits,
     read_only: bool,
     out: &mut Vec<Finding>,
 ) -> Result<()> {
@@ -133,7 +135,7 @@ fn check_open_index(
     let _writes = dir.lock_records().ok().flatten();
     let snapshot = c.unchecked_transaction()?;
     check_term_stats(c, &path, out)?;
-    let d = drift(c, dir)?;
+    let d = drift(c, dir, limits)?;
     snapshot.finish()?;
     if !d.is_clean() {
         out.push(Finding {

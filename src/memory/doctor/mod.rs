@@ -164,8 +164,9 @@ impl Memory {
     fn check_scope(&self, dir: &ScopeDir, out: &mut Vec<Finding>) -> ScopeCheck {
         let health = if dir.root.exists() {
             let before = out.len();
-            files::check_scope_files(dir, &self.limits(), out);
-            let read_only = index::check_index(dir, out);
+            let limits = self.limits();
+            files::check_scope_files(dir, &limits, out);
+            let read_only = index::check_index(dir, &limits, out);
             ScopeHealth::Checked {
                 problems: out.len() - before,
                 read_only,
@@ -257,6 +258,27 @@ mod tests {
         drop(c);
         let c = mem.doctor();
         assert!(says(&c, "newer than this recall"), "{:?}", c.findings);
+    }
+
+    /// Regression: a record file that does not parse was reported, and
+    /// then counted again as "not indexed" with `recall reindex` as the
+    /// fix, which cannot index it: one finding, with the fix that works,
+    /// whether the file never had a row or broke after it was indexed.
+    #[test]
+    fn a_record_file_that_does_not_parse_is_not_drift() {
+        let (_tmp, mem, src) = with_record();
+        let body = std::fs::read_to_string(&src).unwrap();
+        let broken = body.replace("importance: 50", "importance: [oops");
+        assert_ne!(broken, body);
+        std::fs::write(src.with_file_name("by-hand.md"), &broken).unwrap();
+        std::fs::write(&src, &broken).unwrap();
+        let c = mem.doctor();
+        assert!(!says(&c, "not indexed"), "{:?}", c.findings);
+        let invalid = c
+            .findings
+            .iter()
+            .filter(|f| f.what.contains("invalid frontmatter"));
+        assert_eq!(invalid.count(), 2, "{:?}", c.findings);
     }
 
     #[test]
