@@ -341,9 +341,11 @@ impl Memory {
             for taken in [&record.meta.key, &record.meta.id] {
                 if let Some(other) = store.find(taken)? {
                     return Err(Error::invalid(format!(
-                        "the {} scope has a record with the key or id '{taken}' already ({}): rename one of them with `recall record update`",
+                        "the {} scope has a record with the key or id '{taken}' already ({}): change the `key:` of one of them with `recall record edit {}` (or `recall record edit {}`), then move it again",
                         to.as_str(),
-                        other.path.display()
+                        other.path.display(),
+                        record.meta.id,
+                        other.record.meta.id,
                     )));
                 }
             }
