@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::Memory;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::extract::summary::{render_summary, Section};
 use crate::index::ListFilter;
 use crate::recall::plan::table_docs;
@@ -79,7 +79,11 @@ impl Found {
 pub fn parse_search_scope(s: &str) -> Result<Option<Scope>> {
     match s {
         "" | "all" => Ok(None),
-        s => Ok(Some(s.parse()?)),
+        s => s.parse().map(Some).map_err(|_| {
+            Error::invalid(format!(
+                "unknown scope '{s}': expected project, user or all"
+            ))
+        }),
     }
 }
 
@@ -204,6 +208,15 @@ impl Memory {
         dirs: &[ScopeDir],
         project: &str,
     ) -> Result<String> {
+        // No hits, as for any query (a script piping an empty ticket body
+        // gets the empty answer it can handle), but not "memory holds
+        // nothing".
+        if req.query.trim().is_empty() {
+            return Ok(
+                "empty query: nothing to search for (pass TEXT, --query-file FILE, or the text on stdin)"
+                    .into(),
+            );
+        }
         if let Some(budget) = req.max_tokens {
             let mut free = req.clone();
             free.max_tokens = None;

@@ -67,7 +67,7 @@ impl Memory {
                 Error::invalid(format!(
                     "no embedding model configured: set `[semantic] model = \"DIR\"` in {} (or RECALL_SEMANTIC_MODEL), or pass --model DIR; {}",
                     self.home.root().join("config.toml").display(),
-                    semantic::locate::HOW_TO_GET
+                    semantic::locate::FETCH
                 ))
             }),
         }
@@ -82,7 +82,7 @@ impl Memory {
             Error::invalid(format!(
                 "hybrid recall is on but no embedding model is configured: set `[semantic] model = \"DIR\"` in {} (or RECALL_SEMANTIC_MODEL); {}",
                 self.home.root().join("config.toml").display(),
-                semantic::locate::HOW_TO_GET
+                semantic::locate::FETCH
             ))
         })?;
         let home = self.home.root();

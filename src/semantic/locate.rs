@@ -12,9 +12,19 @@ pub const TOKENIZER: &str = "tokenizer.json";
 /// The weights: a transformer's, or a static token table's.
 pub const WEIGHTS: &str = "model.safetensors";
 
-/// How to get a model, for error messages.
-pub const HOW_TO_GET: &str =
-    "`bash scripts/get-model.sh DIR` fetches all-MiniLM-L6-v2 into DIR; then set `[semantic] model = \"DIR\"`";
+/// How to fetch a model, for error messages that already say how to set
+/// one.
+macro_rules! fetch {
+    () => {
+        "`bash scripts/get-model.sh DIR` fetches all-MiniLM-L6-v2 into DIR"
+    };
+}
+
+/// How to fetch a model, for error messages that say how to set one.
+pub const FETCH: &str = fetch!();
+
+/// How to get a model and set it, for error messages.
+pub const HOW_TO_GET: &str = concat!(fetch!(), "; then set `[semantic] model = \"DIR\"`");
 
 /// The folder holding `tokenizer.json` and `model.safetensors` for the
 /// model at `path`: `path` itself, or, for a Hugging Face cache folder

@@ -28,6 +28,18 @@ fn no_hits_exit_1_in_every_format() {
     assert!(err.contains("project scope"), "{err}");
     assert!(err.contains(" records, "), "{err}");
     assert!(err.contains(" passages, "), "{err}");
+    // Regression: an empty query said "no hits in home …", as if memory
+    // held nothing. It exits 1 with no hits, as any query may, and says
+    // the query was empty.
+    for empty in [&[""][..], &["   "], &["--query-file", "/dev/null"]] {
+        let (code, out, err) = query(&env, empty);
+        assert_eq!((code, out.trim()), (1, ""), "{empty:?}: {err}");
+        assert!(
+            err.contains("empty query: nothing to search for"),
+            "{empty:?}: {err}"
+        );
+        assert!(!err.contains("no hits in home"), "{empty:?}: {err}");
+    }
     // A home that holds nothing yet: no hits, not an error, and it says so.
     let empty = Env::new();
     let (code, _, err) = query(&empty, &["redis"]);
