@@ -32,9 +32,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
         // folders it moved from, are the project's.
         let roots = project.session_roots();
         if a.claude_code {
-            let home = a
-                .claude_home
-                .clone()
+            let home = given_home("--claude-home", a.claude_home.as_deref())?
                 .or_else(|| default_claude_home(super::context::env))
                 .context("cannot find ~/.claude; pass --claude-home")?;
             let found: Vec<_> = roots
@@ -51,9 +49,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
             files.extend(found.into_iter().map(Input::found));
         }
         if a.codex {
-            let home = a
-                .codex_home
-                .clone()
+            let home = given_home("--codex-home", a.codex_home.as_deref())?
                 .or_else(|| default_codex_home(super::context::env))
                 .context("cannot find ~/.codex; pass --codex-home")?;
             let found: Vec<_> = roots
@@ -70,9 +66,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
             files.extend(found.into_iter().map(Input::found));
         }
         if a.gemini {
-            let home = a
-                .gemini_home
-                .clone()
+            let home = given_home("--gemini-home", a.gemini_home.as_deref())?
                 .or_else(|| default_gemini_home(super::context::env))
                 .context("cannot find ~/.gemini; pass --gemini-home")?;
             let found: Vec<_> = roots.iter().flat_map(|r| gemini_chats(&home, r)).collect();
@@ -93,6 +87,16 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
     files.sort();
     files.dedup_by(|a, b| a.path == b.path);
     Ok(files)
+}
+
+/// A launcher's home the user named: a folder that is not there is an
+/// error, not "no transcripts" (a typo in a cron job would index nothing,
+/// with exit 0, forever).
+fn given_home(flag: &str, dir: Option<&std::path::Path>) -> Result<Option<std::path::PathBuf>> {
+    match dir {
+        Some(d) if !d.is_dir() => bail!("{flag} {}: no such folder", d.display()),
+        d => Ok(d.map(std::path::Path::to_path_buf)),
+    }
 }
 
 pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {

@@ -457,6 +457,32 @@ fn r_claude_code_with_no_transcripts_names_the_folder_it_read() {
         stderr.contains(&format!("{}/projects/-", claude.display())),
         "{stderr}"
     );
+    // Regression: a launcher's home that is not there (a typo in a cron
+    // job) said the same and exited 0, so nothing was ever indexed.
+    for (launcher, flag) in [
+        ("--claude-code", "--claude-home"),
+        ("--codex", "--codex-home"),
+        ("--gemini", "--gemini-home"),
+    ] {
+        let typo = env.tmp.path().join("cluade");
+        let out = assert_cmd::Command::cargo_bin("recall")
+            .unwrap()
+            .env_remove("RECALL_PROJECT")
+            .arg("--home")
+            .arg(env.home())
+            .arg("--cwd")
+            .arg(&root)
+            .args(["index", launcher, flag])
+            .arg(&typo)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{flag} {}: no such folder", typo.display())),
+            "{stderr}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------
