@@ -591,7 +591,8 @@ pub struct Status {
     pub reason: Option<String>,
     pub facts: i64,
     pub updated: Option<String>,
-    /// When the session was last active (Unix seconds), if known.
+    /// When the session was last active (Unix seconds), as extraction
+    /// judges it: its last message's time, else its file's.
     #[serde(skip)]
     pub last_active: Option<i64>,
 }
@@ -601,7 +602,7 @@ pub fn status(c: &Connection) -> Result<Vec<Status>> {
     // A session tried by `--session` is listed with its outcome.
     let mut st = c.prepare(&format!(
         "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated, s.path,
-                coalesce(se.last_ts, se.first_ts)
+                coalesce(se.last_ts, s.mtime / 1000000000)
          FROM sessions se JOIN sources s ON s.id = se.source_id
          LEFT JOIN extractions x ON x.source_id = s.id
          WHERE {EXTRACTABLE} OR x.source_id IS NOT NULL

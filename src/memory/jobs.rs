@@ -151,7 +151,33 @@ impl Memory {
         if !pdir.index_path().exists() {
             return Err(nothing_indexed());
         }
-        run::status(self.open_synced(&pdir)?.writer()?)
+        let mut rows = run::status(self.open_synced(&pdir)?.writer()?)?;
+        // A pending session a plain `recall extract` would not take says
+        // why, as a run that finds nothing due does.
+        let c = &self.config.extract;
+        let now = self.now.as_second();
+        let idle = (c.idle_hours * 3600.0) as i64;
+        let max_age = (c.max_age_days * 86_400.0) as i64;
+        for r in rows
+            .iter_mut()
+            .filter(|r| r.state == "pending" && r.reason.is_none())
+        {
+            let Some(last) = r.last_active else { continue };
+            r.reason = if last > now - idle {
+                Some(format!(
+                    "active in the last {} hours: due once idle that long",
+                    c.idle_hours
+                ))
+            } else if last < now - max_age {
+                Some(format!(
+                    "older than {} days: `recall extract --session {}` or --since takes it",
+                    c.max_age_days, r.session_id
+                ))
+            } else {
+                None
+            };
+        }
+        Ok(rows)
     }
 }
 
@@ -184,6 +210,43 @@ mod tests {
             rows.iter().all(|r| r.state == "pending" && r.facts == 0),
             "{rows:?}"
         );
+        Ok(())
+    }
+
+    /// Regression: `--status` listed as plain `pending` a session that a
+    /// plain `recall extract` would not take; it says why, as a run that
+    /// finds nothing due does, and a due session says nothing more.
+    #[test]
+    fn a_pending_session_no_run_would_take_says_why() -> Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let mem = test_memory(tmp.path());
+        let sessions =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo/sessions");
+        let run = RunOptions::default();
+        mem.index(
+            &expand(&[sessions])?,
+            Some(Kind::Session),
+            None,
+            &run,
+            &mut |_| {},
+        )?;
+        let rows = mem.extract_status()?;
+        let last = rows[0].last_active.expect("a session's time");
+        let at = |secs: i64| mem.at(Timestamp::from_second(last + secs).unwrap());
+        let reason = |m: &Memory| m.extract_status().unwrap()[0].reason.clone();
+        let hours = 3600;
+        let old = reason(&at(31 * 24 * hours)).unwrap_or_default();
+        assert!(
+            old.starts_with("older than 30 days: `recall extract --session ")
+                && old.ends_with("` or --since takes it"),
+            "{old}"
+        );
+        let active = reason(&at(hours)).unwrap_or_default();
+        assert_eq!(
+            active,
+            "active in the last 12 hours: due once idle that long"
+        );
+        assert_eq!(reason(&at(13 * hours)), None);
         Ok(())
     }
 }
