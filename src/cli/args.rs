@@ -403,18 +403,21 @@ pub struct AddArgs {
     pub text: Option<String>,
 }
 
+/// At least one change: an update that changes nothing is a mistake
+/// (`record update build` alone printed "updated" and changed nothing).
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("change").multiple(true).required(true)))]
 pub struct UpdateArgs {
     pub id_or_key: String,
     /// New text (`-` reads stdin)
-    #[arg(long)]
+    #[arg(long, group = "change")]
     pub text: Option<String>,
-    #[arg(long, value_name = "true|false")]
+    #[arg(long, value_name = "true|false", group = "change")]
     pub pinned: Option<bool>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = importance)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = importance, group = "change")]
     pub importance: Option<u8>,
     /// Replace the keywords (comma-separated)
-    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    #[arg(long, value_delimiter = ',', value_name = "A,B", group = "change")]
     pub keywords: Option<Vec<String>>,
     /// Store detected secrets as [REDACTED:<kind>] instead of refusing
     #[arg(long)]

@@ -34,6 +34,15 @@ fn add_get_update_list_delete_round_trip() {
     assert_eq!(j["importance"], 90);
     assert_eq!(j["keywords"], serde_json::json!(["node", "js"]));
     assert_eq!(j["source"], "manual");
+    // Regression: an update that names no change printed "updated" and
+    // changed nothing; it is refused, naming what it takes.
+    let out = env.cmd().args(["record", "update", &id]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--text") && err.contains("--importance"),
+        "{err}"
+    );
 
     env.run(&["record", "delete", &id]);
     env.cmd()
