@@ -325,11 +325,15 @@ fn choose_format(
         return Err((outcome, "binary file, not a transcript or ticket"));
     }
     let (head, _) = blank_nul_lines(head, true);
+    // What a file the user named lacks, by the kind asked for: never the
+    // flag they already gave.
+    let why = match opts.kind {
+        None => "unrecognised format: pass --format claude-code|codex|gemini|neutral|markdown|github|ticket-markdown|ticket-text, or --kind session|ticket",
+        Some(Kind::Session) => "not a transcript recall recognises (Claude Code, Codex or Gemini CLI files, neutral JSONL, or a chat log with turns of two roles, such as `## User` and `Assistant:`): pass --format to read it as one",
+        Some(Kind::Ticket) => "not a ticket recall recognises (GitHub issue JSON, or Markdown or text in a file named .md, .markdown, .txt, .text or with no extension): pass --format github|ticket-markdown|ticket-text",
+    };
     detect(&head, &job.path, opts.kind).ok_or(match outcome {
-        Action::Failed => (
-            outcome,
-            "unrecognised format: pass --format claude-code|codex|gemini|neutral|markdown|github, or --kind",
-        ),
+        Action::Failed => (outcome, why),
         _ => (outcome, "not a transcript or ticket"),
     })
 }

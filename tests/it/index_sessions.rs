@@ -303,6 +303,32 @@ fn binary_missing_and_unknown_files_fail_without_stopping_the_batch() {
         ),
         (Some(3), Some(1))
     );
+    // Regression: with --kind given, the message told the user to pass
+    // --kind. It says what a file of that kind looks like instead.
+    let plain = env.tmp.path().join("t1.txt");
+    std::fs::write(&plain, "just some notes\nabout the deploy\n").unwrap();
+    let out = env
+        .cmd()
+        .args(["index", "--kind", "session"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("not a transcript recall recognises") && err.contains("`## User`"),
+        "{err}"
+    );
+    assert!(!err.contains("--kind"), "{err}");
+    let out = env
+        .cmd()
+        .args(["index", "--kind", "ticket"])
+        .arg(&odd)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a ticket recall recognises"), "{err}");
+    assert!(!err.contains("--kind"), "{err}");
 }
 
 #[test]
