@@ -304,14 +304,16 @@ impl Config {
                 .iter()
                 .find(|(_, k)| *k == key)
                 .and_then(|(var, _)| env(var).filter(|v| !v.is_empty()).map(|_| *var));
-            let message = match from_env {
-                Some(var) => format!("invalid config: {var} (sets {key}) {problem}"),
-                None => format!("invalid config: {key} {problem}"),
-            };
+            // A variable's value is not in the file: no file and line.
+            if let Some(var) = from_env {
+                return Err(Error::invalid(format!(
+                    "invalid environment: {var} (sets {key}) {problem}; change or unset {var}"
+                )));
+            }
             return Err(Error::Parse {
                 path: path.to_path_buf(),
                 line: text.as_deref().and_then(|t| line_of(t, key)).unwrap_or(1),
-                message,
+                message: format!("invalid config: {key} {problem}"),
             });
         }
         Ok(cfg)
@@ -688,5 +690,9 @@ mod tests {
             e.contains("RECALL_LIMIT") && e.contains("at least 1"),
             "{e}"
         );
+        // Regression: it was blamed on `config.toml:1`, a file that may
+        // not even exist.
+        assert!(!e.contains("config.toml"), "{e}");
+        assert!(e.contains("change or unset RECALL_LIMIT"), "{e}");
     }
 }
