@@ -315,7 +315,7 @@ pub fn describe(e: &postgres::Error, url: &RemoteUrl) -> Error {
     } else if cause.contains("password missing") {
         "no password was found; put it in ~/.pgpass (host:port:database:user:password, mode 0600) or PGPASSWORD"
     } else {
-        "check that PostgreSQL runs there and the url is right ([sync] url in config.toml or RECALL_SYNC_URL); reads keep working from the local index meanwhile"
+        "check that PostgreSQL runs there and the url is right (the URL given to `recall sync --init`, else `[sync] url` in config.toml or RECALL_SYNC_URL); reads keep working from the local index meanwhile"
     };
     Error::Sync(format!("cannot sync with {at}: {cause}; {fix}"))
 }
