@@ -43,6 +43,7 @@ use anyhow::{Context as _, Result};
 use clap::Parser;
 
 use args::Command;
+use context::Ctx;
 
 /// Exit codes: 0 success or hits, 1 no hits (or doctor found problems),
 /// 2 error, 3 a batch finished but some files failed.
@@ -98,8 +99,31 @@ pub fn run() -> Result<u8> {
         _ => {}
     }
     let ctx = context::open(&cli.global)?;
-    match cli.command {
-        None => query::run(&ctx, cli.query),
+    // A project named with --project (or RECALL_PROJECT) that does not
+    // exist yet: a command that creates it says so, since a typo would
+    // otherwise file facts where nobody looks.
+    let named_new = cli
+        .global
+        .project
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .and_then(|_| ctx.project().ok())
+        .filter(|p| !p.dir.root.exists());
+    let code = dispatch(ctx, cli.command, cli.query);
+    if let Some(p) = named_new.filter(|p| p.dir.root.exists()) {
+        eprintln!(
+            "recall: created project '{}' ({}): no project of that name was in this home; `recall project list` lists them",
+            p.info.name,
+            p.dir.root.display()
+        );
+    }
+    code
+}
+
+/// Run a command that needs the resolved context.
+fn dispatch(ctx: Ctx, command: Option<Command>, bare: args::QueryArgs) -> Result<u8> {
+    match command {
+        None => query::run(&ctx, bare),
         Some(Command::Query(q)) => query::run(&ctx, q),
         Some(Command::Record(r)) => record::run(&ctx, r),
         Some(Command::Remember(a)) => record::remember(&ctx, a),

@@ -4,6 +4,51 @@
 
 use crate::common::Env;
 
+/// Regression: a typo in `--project` filed a fact into a new project and
+/// said only "added …". A command that creates a project named on the
+/// command line says so; one that only reads creates none and says
+/// nothing of it, and the second write to it is quiet.
+#[test]
+fn a_project_a_write_creates_by_its_name_is_announced() {
+    let env = Env::new();
+    let add = |project: &str, key: &str| {
+        let out = env
+            .cmd_in(project)
+            .args([
+                "record",
+                "add",
+                "--category",
+                "decisions",
+                "--key",
+                key,
+                "We use pnpm.",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let first = add("alpha", "a");
+    assert!(
+        first.contains("created project 'alpha'") && first.contains("recall project list"),
+        "{first}"
+    );
+    assert_eq!(add("alpha", "b"), "");
+    let out = env
+        .cmd_in("alpah")
+        .args(["query", "pnpm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("created project"), "{err}");
+    assert!(!env.home().join("projects").read_dir().unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("alpah")
+    }));
+}
+
 #[test]
 fn projects_never_see_each_others_records() {
     let env = Env::new();
