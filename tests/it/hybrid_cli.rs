@@ -409,6 +409,24 @@ fn hook_sessions(env: &Env, prompt: &str, vars: &[(&str, &str)]) -> (Vec<String>
     (sessions, err)
 }
 
+/// A home whose config names `model` (and whatever `more` adds) with
+/// [`GATE_SESSIONS`] indexed, and the config's model line.
+fn gate_home(model: &Path, more: &str) -> (Env, String) {
+    let env = Env::new();
+    let model_line = format!("model = {:?}\n", model.to_str().unwrap());
+    env.write_config(&format!("[semantic]\n{model_line}{more}"));
+    for (id, user, assistant) in GATE_SESSIONS {
+        let lines = [
+            format!(r#"{{"session":{{"id":"{id}","title":"work {id}"}}}}"#),
+            serde_json::json!({"role": "user", "id": "u", "content": user}).to_string(),
+            serde_json::json!({"role": "assistant", "id": "a", "content": assistant}).to_string(),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        env.index_transcript(&format!("{id}.jsonl"), &lines);
+    }
+    (env, model_line)
+}
+
 /// `[semantic] hook_gate`: the prompt hook leaves out a passage that
 /// shares the prompt's rare words but whose vector is far from the
 /// prompt's (the party banner, cosine about 0.54 here, against 0.79 for
@@ -419,18 +437,7 @@ fn the_prompt_hooks_semantic_gate_leaves_out_a_passage_about_something_else() {
     let Some(model) = model_dir() else {
         return;
     };
-    let env = Env::new();
-    let model_line = format!("model = {:?}\n", model.to_str().unwrap());
-    env.write_config(&format!("[semantic]\n{model_line}"));
-    for (id, user, assistant) in GATE_SESSIONS {
-        let lines = [
-            format!(r#"{{"session":{{"id":"{id}","title":"work {id}"}}}}"#),
-            serde_json::json!({"role": "user", "id": "u", "content": user}).to_string(),
-            serde_json::json!({"role": "assistant", "id": "a", "content": assistant}).to_string(),
-        ];
-        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        env.index_transcript(&format!("{id}.jsonl"), &lines);
-    }
+    let (env, model_line) = gate_home(&model, "");
     let prompt = "walrus release branch deploy";
     let (off, err) = hook_sessions(&env, prompt, &[]);
     assert_eq!(off, ["s1", "s2"], "{err}");
@@ -463,18 +470,7 @@ fn the_prompt_hook_borrows_the_model_of_a_running_mcp_server() {
     let Some(model) = model_dir() else {
         return;
     };
-    let env = Env::new();
-    let model_line = format!("model = {:?}\n", model.to_str().unwrap());
-    env.write_config(&format!("[semantic]\n{model_line}hook_gate = 0.65\n"));
-    for (id, user, assistant) in GATE_SESSIONS {
-        let lines = [
-            format!(r#"{{"session":{{"id":"{id}","title":"work {id}"}}}}"#),
-            serde_json::json!({"role": "user", "id": "u", "content": user}).to_string(),
-            serde_json::json!({"role": "assistant", "id": "a", "content": assistant}).to_string(),
-        ];
-        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        env.index_transcript(&format!("{id}.jsonl"), &lines);
-    }
+    let (env, _) = gate_home(&model, "hook_gate = 0.65\n");
     let prompt = "walrus release branch deploy";
     let debug = [("RUST_LOG", "recall=debug")];
     let (alone, err) = hook_sessions(&env, prompt, &debug);
