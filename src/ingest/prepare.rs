@@ -344,7 +344,7 @@ fn choose_format(
 ///
 /// A file read whole for the first time as a `--format` the user gave
 /// that yields nothing but problems in its first part fails, so that it is
-/// not stored as indexed (see [`not_that_format`]).
+/// not stored as indexed (see `not_that_format`).
 #[tracing::instrument(level = "trace", skip_all, fields(path = %job.path.display()))]
 pub fn prepare(job: &Job, opts: &IngestOptions, emit: &mut dyn FnMut(Prepared) -> bool) {
     let Some(format) = opts.format else {
