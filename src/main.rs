@@ -17,6 +17,11 @@ struct LogStderr {
     capped: bool,
 }
 
+/// A log line that cannot be written (a client closed our stderr) is
+/// dropped, never an error: tracing reports a writer's error with
+/// `eprintln!`, which panics on a closed stderr, and the panic would end
+/// the task that logged, such as the MCP handler about to answer a bad
+/// request, leaving its client waiting forever.
 impl Write for LogStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if self.capped {
@@ -26,12 +31,14 @@ impl Write for LogStderr {
             }
             if before + buf.len() > STDERR_LOG_CAP {
                 let mut err = std::io::stderr().lock();
-                err.write_all(buf)?;
-                err.write_all(b"recall: further log lines dropped (16 KiB written; RECALL_LOG=warn shows them all)\n")?;
+                let _ = err.write_all(buf).and_then(|()| {
+                    err.write_all(b"recall: further log lines dropped (16 KiB written; RECALL_LOG=warn shows them all)\n")
+                });
                 return Ok(buf.len());
             }
         }
-        std::io::stderr().write_all(buf).map(|()| buf.len())
+        let _ = std::io::stderr().write_all(buf);
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -38,7 +38,14 @@ fn spawn_server(env: &Env, stderr: Stdio) -> std::process::Child {
 
 impl Client {
     fn start(env: &Env) -> Client {
-        let mut child = spawn_server(env, Stdio::null());
+        Client::start_with(env, Stdio::null())
+    }
+
+    /// [`Client::start`] with the server's stderr going to `stderr`; a
+    /// piped one is dropped at once, closing the server's stderr.
+    fn start_with(env: &Env, stderr: Stdio) -> Client {
+        let mut child = spawn_server(env, stderr);
+        drop(child.stderr.take());
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut c = Client {
@@ -729,4 +736,43 @@ fn r37_a_client_that_never_reads_stderr_does_not_stall_the_server() {
     let _ = child.wait();
     drop(writer.join());
     assert!(answered, "the server stalled on its own stderr");
+}
+
+/// Regression: with its stderr closed by the client, the server never
+/// answered a request whose error rmcp logs first (an unknown tool, an
+/// unknown resource): the log line's write failed, tracing reported that
+/// with a panicking `eprintln!`, and the panic ended the handler. Every
+/// request is answered; a watchdog turns a hang into a failure.
+#[test]
+fn a_closed_stderr_never_swallows_an_answer() {
+    let env = Env::new();
+    let mut c = Client::start_with(&env, Stdio::piped());
+    let pid = c.child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watch = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        if !watch.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    });
+    let bad_tool = c.request("tools/call", json!({"name": "serach", "arguments": {}}));
+    assert!(
+        bad_tool["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("serach"),
+        "{bad_tool}"
+    );
+    let bad_uri = c.request("resources/read", json!({"uri": "memory://nope"}));
+    assert!(
+        bad_uri["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("memory://nope"),
+        "{bad_uri}"
+    );
+    let ping = c.request("ping", json!({}));
+    assert!(ping["result"].is_object(), "{ping}");
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
 }
