@@ -10,6 +10,16 @@ use super::args::SyncArgs;
 use super::context::{env, Ctx};
 use crate::memory::{SyncInit, SyncOptions, SyncReport, SyncStatus};
 
+/// A line on stderr that is dropped when stderr cannot take it (its
+/// reader gone): `eprintln!` would panic there, and a watcher whose log
+/// pipe closed would crash instead of syncing on.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 /// The exit code of a sync that withheld something (docs/output.md).
 const WITHHELD: u8 = 3;
 
@@ -111,17 +121,20 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
             0
         });
     }
+    // What no retry can fix is an error now, not a line every round: the
+    // config is read once, so a missing or malformed url stays so.
+    ctx.sync_remote(&env)?;
     let every = match a.interval {
         Some(secs) => Duration::from_secs_f64(secs),
         None => Duration::from_secs(ctx.config.sync.interval_secs),
     };
-    eprintln!("sync: every {:.1}s; stop with Ctrl-C", every.as_secs_f64());
+    say!("sync: every {:.1}s; stop with Ctrl-C", every.as_secs_f64());
     loop {
         let round = ctx.at(jiff::Timestamp::now());
         match round.sync(&opts, true, &env) {
             Ok(r) => print_report(r.as_ref(), a.json)?,
             // A failed round (server down) is reported; the next one retries.
-            Err(e) => eprintln!("sync: {e:#}"),
+            Err(e) => say!("sync: {e:#}"),
         }
         std::thread::sleep(every);
     }
@@ -129,11 +142,11 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
 
 fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
     let Some(r) = report else {
-        eprintln!("sync: another sync is running in this home");
+        say!("sync: another sync is running in this home");
         return Ok(());
     };
     if let Some(note) = &r.note {
-        eprintln!("sync: {note}");
+        say!("sync: {note}");
     }
     if json {
         outln!("{}", serde_json::to_string(r)?);
@@ -158,7 +171,7 @@ fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
         }
         outln!("{line}");
         for why in &s.refused {
-            eprintln!("sync: not sent: {why}; remove the secret from the file");
+            say!("sync: not sent: {why}; remove the secret from the file");
         }
     }
     Ok(())

@@ -6,6 +6,48 @@ use super::{joined, reader_url, Host, TEAM};
 use crate::common::pg::{Pg, PASSWORD};
 use crate::common::{assert_success, Env};
 
+/// Regressions of `sync --watch`: a missing or malformed url, which no
+/// retry can fix, was printed every round forever; it is an error at
+/// once. And a watcher whose stderr reader went away crashed (exit 101,
+/// `eprintln!` panicking on the next failed round); it syncs on.
+#[test]
+fn a_watcher_stops_on_what_no_retry_fixes_and_outlives_its_log_pipe() {
+    let env = Env::new();
+    let a = Host::new(&env, "a");
+    for url in [None, Some("mysql://x@127.0.0.1/team")] {
+        let mut c = a.cmd();
+        if let Some(u) = url {
+            c.env("RECALL_SYNC_URL", u);
+        }
+        let out = c
+            .args(["sync", "--watch", "--interval", "0.2"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url:?}: {err}");
+        assert!(
+            err.contains("no sync remote is set") || err.contains("not a PostgreSQL URL"),
+            "{err}"
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://u@127.0.0.1:{port}/team");
+    let args = ["sync", "--watch", "--interval", "0.2"];
+    let mut watcher = a.std_cmd_env(&args, &[("RECALL_SYNC_URL", &url)]);
+    drop(watcher.stderr.take());
+    // Rounds fail (nothing listens) and are reported to a closed stderr.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let ended = watcher.try_wait().unwrap();
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert_eq!(ended, None, "the watcher stopped");
+}
+
 #[test]
 fn errors_say_what_where_and_how_to_fix() {
     let env = Env::new();
