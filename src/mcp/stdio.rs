@@ -9,11 +9,17 @@
 //! JSON through untouched and turns each other line into a parse error,
 //! which goes out through rmcp's own writer so it never interleaves with a
 //! response. What a JSON line means (its shape, id and method) stays rmcp's
-//! to judge.
+//! to judge, with one exception: rmcp answers a `tools/call` or
+//! `resources/read` whose params it cannot read (arguments that are not an
+//! object, no uri) with "method not found" (-32601) and the method's name
+//! alone, which tells the agent the method does not exist. The screen
+//! answers those with invalid params (-32602), the request's id and what
+//! to send.
 
 use std::future::Future;
 use std::io;
 
+use rmcp::model::{NumberOrString, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use rmcp::transport::Transport;
@@ -31,7 +37,17 @@ const PIPE_BYTES: usize = 64 * 1024;
 pub struct Screened {
     inner: AsyncRwTransport<RoleServer, DuplexStream, Stdout>,
     /// Why each refused line was refused, in order.
-    refused: mpsc::UnboundedReceiver<String>,
+    refused: mpsc::UnboundedReceiver<Refused>,
+}
+
+/// Why a line was kept back from rmcp.
+#[derive(Debug, PartialEq)]
+enum Refused {
+    /// Not JSON: a parse error (-32700), with no id.
+    NotJson(String),
+    /// A request whose params cannot be read: invalid params (-32602),
+    /// to its id.
+    BadParams { id: RequestId, why: String },
 }
 
 /// The transport for `recall mcp`. Starts the screen on the current tokio
@@ -56,7 +72,7 @@ pub fn transport() -> Screened {
 async fn screen(
     input: impl AsyncRead + Unpin,
     mut output: impl AsyncWrite + Unpin,
-    refused: mpsc::UnboundedSender<String>,
+    refused: mpsc::UnboundedSender<Refused>,
 ) -> io::Result<()> {
     let mut input = BufReader::new(input);
     let mut line = Vec::new();
@@ -72,10 +88,10 @@ async fn screen(
         }
         let verdict = if n as u64 == limit && !line.ends_with(b"\n") {
             skip_line(&mut input).await?;
-            Err(format!(
+            Err(Refused::NotJson(format!(
                 "the line is not JSON: it is longer than {} MiB",
                 DEFAULT_MAX_LINE_LENGTH >> 20
-            ))
+            )))
         } else {
             judge(&line)
         };
@@ -111,9 +127,10 @@ async fn skip_line(input: &mut (impl AsyncBufRead + Unpin)) -> io::Result<()> {
     }
 }
 
-/// Whether one line (with its newline) is JSON; blank lines pass, as rmcp
-/// skips them. A UTF-8 byte order mark is allowed, as rmcp allows it.
-fn judge(line: &[u8]) -> Result<(), String> {
+/// Whether one line (with its newline) is JSON, and not a request whose
+/// params rmcp would misreport (see the module doc); blank lines pass, as
+/// rmcp skips them. A UTF-8 byte order mark is allowed, as rmcp allows it.
+fn judge(line: &[u8]) -> Result<(), Refused> {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
@@ -121,10 +138,53 @@ fn judge(line: &[u8]) -> Result<(), String> {
         return Ok(());
     }
     let text = std::str::from_utf8(line)
-        .map_err(|e| format!("the line is not JSON: it is not UTF-8 ({e})"))?;
-    serde_json::from_str::<serde::de::IgnoredAny>(text)
-        .map(drop)
-        .map_err(|e| format!("the line is not JSON ({e})"))
+        .map_err(|e| Refused::NotJson(format!("the line is not JSON: it is not UTF-8 ({e})")))?;
+    let message: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Refused::NotJson(format!("the line is not JSON ({e})")))?;
+    let id = match message.get("id") {
+        Some(serde_json::Value::String(s)) => NumberOrString::String(s.as_str().into()),
+        Some(n) => match n.as_i64() {
+            Some(n) => NumberOrString::Number(n),
+            None => return Ok(()),
+        },
+        None => return Ok(()),
+    };
+    let method = message.get("method").and_then(serde_json::Value::as_str);
+    match method.and_then(|m| bad_params(m, message.get("params"))) {
+        Some(why) => Err(Refused::BadParams { id, why }),
+        None => Ok(()),
+    }
+}
+
+/// What is wrong with the params of a request rmcp would answer with
+/// "method not found".
+fn bad_params(method: &str, params: Option<&serde_json::Value>) -> Option<String> {
+    use serde_json::Value;
+    let params = params.and_then(Value::as_object);
+    match method {
+        "tools/call" => {
+            let Some(p) = params.filter(|p| p.get("name").is_some_and(Value::is_string)) else {
+                return Some(
+                    "tools/call needs params {\"name\": TOOL, \"arguments\": {...}}: the tool's name is missing or not a string".into(),
+                );
+            };
+            match p.get("arguments") {
+                None | Some(Value::Null | Value::Object(_)) => None,
+                Some(_) => Some(
+                    "tools/call's params.arguments must be an object of the tool's arguments, such as {\"query\": \"deploy\"}".into(),
+                ),
+            }
+        }
+        "resources/read" => {
+            let uri = params
+                .and_then(|p| p.get("uri"))
+                .is_some_and(Value::is_string);
+            (!uri).then(|| {
+                "resources/read needs params {\"uri\": URI}, such as memory://summary or memory://records/ID".into()
+            })
+        }
+        _ => None,
+    }
 }
 
 impl Transport<RoleServer> for Screened {
@@ -146,12 +206,15 @@ impl Transport<RoleServer> for Screened {
             tokio::select! {
                 // A refused line is answered before anything read after it.
                 biased;
-                Some(why) = self.refused.recv() => {
-                    let error = ErrorData::parse_error(
-                        format!("parse error: {why}; send one JSON-RPC message per line, as UTF-8 JSON"),
-                        None,
-                    );
-                    let send = self.inner.send(TxJsonRpcMessage::<RoleServer>::error(error, None));
+                Some(refused) = self.refused.recv() => {
+                    let (error, id) = match refused {
+                        Refused::NotJson(why) => (ErrorData::parse_error(
+                            format!("parse error: {why}; send one JSON-RPC message per line, as UTF-8 JSON"),
+                            None,
+                        ), None),
+                        Refused::BadParams { id, why } => (ErrorData::invalid_params(why, None), Some(id)),
+                    };
+                    let send = self.inner.send(TxJsonRpcMessage::<RoleServer>::error(error, id));
                     tokio::spawn(async move {
                         if let Err(e) = send.await {
                             tracing::debug!("cannot answer a line that is not JSON: {e}");
@@ -178,17 +241,51 @@ mod tests {
         assert_eq!(judge(b"\xEF\xBB\xBF[1, 2]\r\n"), Ok(()));
         assert_eq!(judge(b"  \r\n"), Ok(()));
         assert_eq!(judge(b"{\"not\": \"a message\"}"), Ok(()));
-        let e = judge(b"hello\n").unwrap_err();
+        let not_json = |line: &[u8]| match judge(line) {
+            Err(Refused::NotJson(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        let e = not_json(b"hello\n");
         assert!(e.starts_with("the line is not JSON (expected value"), "{e}");
-        let e = judge(b"{\"id\": 1,\n").unwrap_err();
+        let e = not_json(b"{\"id\": 1,\n");
         assert!(e.starts_with("the line is not JSON ("), "{e}");
-        let e = judge(b"{} {}\n").unwrap_err();
+        let e = not_json(b"{} {}\n");
         assert!(e.contains("trailing characters"), "{e}");
-        let e = judge(b"\"\xff\"\n").unwrap_err();
+        let e = not_json(b"\"\xff\"\n");
         assert!(
             e.starts_with("the line is not JSON: it is not UTF-8"),
             "{e}"
         );
+    }
+
+    /// Regression: rmcp answered these with -32601 "tools/call", as if
+    /// the method did not exist.
+    #[test]
+    fn requests_whose_params_rmcp_cannot_read_say_what_to_send() {
+        let bad = |line: &str| match judge(line.as_bytes()) {
+            Err(Refused::BadParams { id, why }) => (id, why),
+            other => panic!("{line}: {other:?}"),
+        };
+        let (id, why) = bad(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list","arguments":"x"}}"#,
+        );
+        assert_eq!(id, NumberOrString::Number(7));
+        assert!(why.contains("arguments must be an object"), "{why}");
+        let (id, why) = bad(r#"{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{}}"#);
+        assert_eq!(id, NumberOrString::String("r1".into()));
+        assert!(why.contains("memory://summary"), "{why}");
+        let (_, why) =
+            bad(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#);
+        assert!(why.contains("name"), "{why}");
+        for fine in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"memory://summary"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        ] {
+            assert_eq!(judge(fine.as_bytes()), Ok(()), "{fine}");
+        }
     }
 
     #[tokio::test]
@@ -198,7 +295,10 @@ mod tests {
         let (tx, mut rx) = mpsc::unbounded_channel();
         screen(input, &mut out, tx).await.unwrap();
         assert_eq!(out, b"{\"a\": 1}\n\n[2]");
-        assert!(rx.recv().await.unwrap().starts_with("the line is not JSON"));
+        let Some(Refused::NotJson(why)) = rx.recv().await else {
+            panic!("not refused")
+        };
+        assert!(why.starts_with("the line is not JSON"), "{why}");
         assert!(rx.recv().await.is_none());
     }
 }

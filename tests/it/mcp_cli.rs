@@ -261,6 +261,26 @@ fn errors_are_tool_errors_or_json_rpc_errors_never_a_crash() {
     assert!(err && text.contains("missing field `text`"), "{text}");
     let v = c.request("tools/call", json!({"name": "nosuch", "arguments": {}}));
     assert_eq!(v["error"]["code"], -32602, "{v}");
+    // Regression: params rmcp cannot read got -32601 "tools/call", as if
+    // the method did not exist; they get -32602 saying what to send.
+    let v = c.request("tools/call", json!({"name": "list", "arguments": "x"}));
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("arguments must be an object"),
+        "{v}"
+    );
+    let v = c.request("resources/read", json!({}));
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("memory://summary"),
+        "{v}"
+    );
     // Bad values inside a call: tool errors.
     let (err, text) = c.call("recall", json!({"query": "x", "kinds": ["nonsense"]}));
     assert!(err && text.contains("unknown kind 'nonsense'"), "{text}");
