@@ -306,6 +306,17 @@ mod tests {
 
     use super::*;
 
+    /// Regression: an unknown search scope named project and user only,
+    /// though `all` is one too.
+    #[test]
+    fn a_search_scope_is_project_user_or_all() {
+        assert_eq!(parse_search_scope("all").unwrap(), None);
+        assert_eq!(parse_search_scope("").unwrap(), None);
+        assert_eq!(parse_search_scope("user").unwrap(), Some(Scope::User));
+        let e = parse_search_scope("proj").unwrap_err().to_string();
+        assert_eq!(e, "unknown scope 'proj': expected project, user or all");
+    }
+
     fn memory(home: &std::path::Path) -> Memory {
         Memory::open(Some(home.to_path_buf()), None, home.to_path_buf(), |_| None)
             .unwrap()

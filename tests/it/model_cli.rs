@@ -56,6 +56,8 @@ fn without_a_model_configured_check_says_how_to_set_one() {
         "{err}"
     );
     assert!(err.contains("scripts/get-model.sh"), "{err}");
+    // Regression: it said to set `[semantic] model` twice.
+    assert_eq!(err.matches("[semantic] model").count(), 1, "{err}");
 }
 
 #[test]

@@ -422,4 +422,31 @@ fn a_record_moves_between_scopes() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+    // Regression: a key the other scope holds already pointed at `record
+    // update`, which has no --key; the fix names `record edit` and ids.
+    let added = env.run(&[
+        "record",
+        "add",
+        "--scope",
+        "user",
+        "--category",
+        "preferences",
+        "--key",
+        "fmt",
+        "Always run cargo fmt.",
+    ]);
+    let id = added.split_whitespace().nth(1).unwrap();
+    let taken = env
+        .cmd()
+        .args(["record", "move", id, "--to", "project"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&taken.stderr);
+    assert_eq!(taken.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("has a record with the key or id 'fmt' already")
+            && err.contains(&format!("`recall record edit {id}`")),
+        "{err}"
+    );
+    assert!(!err.contains("record update"), "{err}");
 }

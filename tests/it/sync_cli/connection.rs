@@ -74,6 +74,12 @@ fn errors_say_what_where_and_how_to_fix() {
         err.contains(&format!("127.0.0.1:{port}")) && err.contains("PostgreSQL runs there"),
         "{err}"
     );
+    // Regression: the fix named only `[sync] url` in config.toml, where
+    // nothing was yet: the URL came from --init.
+    assert!(
+        err.contains("the URL given to `recall sync --init`"),
+        "{err}"
+    );
     assert!(!err.contains("hunter2"), "the password was printed: {err}");
     let Some(pg) = Pg::start() else { return };
     // Wrong password.
