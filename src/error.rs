@@ -18,6 +18,18 @@ pub enum Error {
     #[error("{0}")]
     NotFound(String),
 
+    /// No record has this id or key where it was looked for: in `scope`
+    /// (`project` or `user`), or in every scope searched (`None`). Its own
+    /// variant so each front end can say how to list the records there.
+    #[error(
+        "no record with id or key '{id_or_key}'{}; list them with `recall record list`",
+        in_scope(scope)
+    )]
+    NoRecord {
+        id_or_key: String,
+        scope: Option<String>,
+    },
+
     /// The request conflicts with what is stored (a generated record's
     /// text is read-only to this caller).
     #[error("{0}")]
@@ -105,6 +117,13 @@ pub enum Error {
 
 /// Shorthand result type for the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// " in the project scope", or nothing when every scope was searched.
+fn in_scope(scope: &Option<String>) -> String {
+    scope
+        .as_ref()
+        .map_or_else(String::new, |s| format!(" in the {s} scope"))
+}
 
 impl Error {
     /// Whether this is SQLite answering "busy" or "locked": another writer

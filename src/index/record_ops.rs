@@ -64,11 +64,9 @@ impl RecordStore<'_> {
 
     /// Like [`find`](Self::find) but a missing record is an error.
     pub fn get(&self, id_or_key: &str) -> Result<Located> {
-        self.find(id_or_key)?.ok_or_else(|| {
-            Error::NotFound(format!(
-                "no record with id or key '{id_or_key}' in the {} scope; list them with `recall record list`",
-                self.dir.scope
-            ))
+        self.find(id_or_key)?.ok_or_else(|| Error::NoRecord {
+            id_or_key: id_or_key.to_string(),
+            scope: Some(self.dir.scope.to_string()),
         })
     }
 

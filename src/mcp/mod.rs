@@ -93,10 +93,13 @@ fn answer(r: Result<String>) -> Result<CallToolResult, ErrorData> {
     })
 }
 
-/// An error as the model should read it: for a refused secret, what to do
-/// instead of the CLI's `--redact` advice.
+/// An error as the model should read it: what to do with this server's
+/// tools, not the CLI's advice (`--redact`, `recall record list`).
 fn explain(e: &Error) -> String {
     match e {
+        Error::NoRecord { id_or_key, .. } => format!(
+            "no record with id or key '{id_or_key}'; the list tool lists the records (with their ids and keys), the recall tool searches them"
+        ),
         Error::Secret { kind, location } => format!(
             "refused: this memory contains a secret ({kind} at {location}). Remove the secret (describe where it lives instead) and call remember again."
         ),

@@ -14,7 +14,10 @@
 //! object, no uri) with "method not found" (-32601) and the method's name
 //! alone, which tells the agent the method does not exist. The screen
 //! answers those with invalid params (-32602), the request's id and what
-//! to send.
+//! to send. It also answers a message with an id but no method (nor a
+//! result or an error, as a response to the server would have), which rmcp
+//! refuses as an invalid request without the id, so the client never learns
+//! which of its requests failed.
 
 use std::future::Future;
 use std::io;
@@ -48,6 +51,9 @@ enum Refused {
     /// A request whose params cannot be read: invalid params (-32602),
     /// to its id.
     BadParams { id: RequestId, why: String },
+    /// A message with an id but no method, result or error: an invalid
+    /// request (-32600), to its id.
+    NoMethod { id: RequestId },
 }
 
 /// The transport for `recall mcp`. Starts the screen on the current tokio
@@ -149,8 +155,14 @@ fn judge(line: &[u8]) -> Result<(), Refused> {
         },
         None => return Ok(()),
     };
-    let method = message.get("method").and_then(serde_json::Value::as_str);
-    match method.and_then(|m| bad_params(m, message.get("params"))) {
+    let Some(method) = message.get("method").and_then(serde_json::Value::as_str) else {
+        // A response to a request of the server's has a result or an error.
+        return match message.get("result").or(message.get("error")) {
+            Some(_) => Ok(()),
+            None => Err(Refused::NoMethod { id }),
+        };
+    };
+    match bad_params(method, message.get("params")) {
         Some(why) => Err(Refused::BadParams { id, why }),
         None => Ok(()),
     }
@@ -213,6 +225,10 @@ impl Transport<RoleServer> for Screened {
                             None,
                         ), None),
                         Refused::BadParams { id, why } => (ErrorData::invalid_params(why, None), Some(id)),
+                        Refused::NoMethod { id } => (ErrorData::invalid_request(
+                            "invalid request: no method; a request is {\"jsonrpc\": \"2.0\", \"id\": ID, \"method\": NAME, \"params\": {...}}",
+                            None,
+                        ), Some(id)),
                     };
                     let send = self.inner.send(TxJsonRpcMessage::<RoleServer>::error(error, id));
                     tokio::spawn(async move {
@@ -283,8 +299,27 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"memory://summary"}}"#,
             r#"{"jsonrpc":"2.0","method":"tools/call","params":"x"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}"#,
         ] {
             assert_eq!(judge(fine.as_bytes()), Ok(()), "{fine}");
+        }
+    }
+
+    /// Regression: rmcp answered these -32600 without the id.
+    #[test]
+    fn a_request_without_a_method_is_answered_to_its_id() {
+        for (line, want) in [
+            (r#"{"jsonrpc":"2.0","id":4}"#, NumberOrString::Number(4)),
+            (
+                r#"{"jsonrpc":"2.0","id":"q","method":5}"#,
+                NumberOrString::String("q".into()),
+            ),
+        ] {
+            match judge(line.as_bytes()) {
+                Err(Refused::NoMethod { id }) => assert_eq!(id, want, "{line}"),
+                other => panic!("{line}: {other:?}"),
+            }
         }
     }
 

@@ -107,7 +107,7 @@ impl Memory {
     }
 
     /// The first of `dirs` holding a record with this id or key, with the
-    /// record and its store. Not found is [`Error::NotFound`].
+    /// record and its store. Not found is [`Error::NoRecord`].
     pub fn with_record<T>(
         &self,
         dirs: &[ScopeDir],
@@ -150,9 +150,10 @@ impl Memory {
             Some(e) => Error::NotFound(format!(
                 "record '{id_or_key}' is not read, its file is not a valid record: {e}; fix the file, or remove it"
             )),
-            None => Error::NotFound(format!(
-                "no record with id or key '{id_or_key}'; list them with `recall record list`"
-            )),
+            None => Error::NoRecord {
+                id_or_key: id_or_key.to_string(),
+                scope: None,
+            },
         }
     }
 
@@ -369,7 +370,7 @@ impl Memory {
             };
             match self.get(&[dir], key) {
                 Ok(_) => return Ok(Some(scope)),
-                Err(Error::NotFound(_)) => {}
+                Err(Error::NoRecord { .. }) => {}
                 Err(e) => return Err(e),
             }
         }

@@ -449,7 +449,7 @@ fn r39_remember_by_key_updates_the_record_in_its_own_scope() -> Result<()> {
     assert_eq!(loc.record.meta.scope, Scope::Project);
     assert_eq!(loc.record.meta.category, Category::Incidents);
     let user = mem.record_dirs(Some(Scope::User))?;
-    assert!(matches!(mem.get(&user, "rk"), Err(Error::NotFound(_))));
+    assert!(matches!(mem.get(&user, "rk"), Err(Error::NoRecord { .. })));
     // Without a key held anywhere, a first-person preference is the user's
     // and an imperative rule the project's.
     let pref = Fact {
@@ -490,7 +490,7 @@ fn r39_a_record_moves_to_the_other_scope() -> Result<()> {
     assert!(!loc.path.exists(), "the user scope's file is gone");
     assert!(matches!(
         mem.get(std::slice::from_ref(&user), "fmt"),
-        Err(Error::NotFound(_))
+        Err(Error::NoRecord { .. })
     ));
     let again = mem.move_record(None, "fmt", Scope::Project).unwrap_err();
     assert!(again.to_string().contains("already"), "{again}");
@@ -502,7 +502,7 @@ fn r39_a_record_moves_to_the_other_scope() -> Result<()> {
     mem.upsert(&dir, new("ci", "CI runs on every push."))?;
     let elsewhere = mem.move_record(Some(Scope::User), "ci", Scope::Project);
     assert!(
-        matches!(elsewhere, Err(Error::NotFound(_))),
+        matches!(elsewhere, Err(Error::NoRecord { .. })),
         "{elsewhere:?}"
     );
     assert_eq!(

@@ -147,7 +147,7 @@ impl Memory {
         }
         let dirs = [project.clone(), self.home.user()];
         let loc = self.get(&dirs, name_or_id).map_err(|e| match e {
-            Error::NotFound(_) => Error::NotFound(format!(
+            Error::NoRecord { .. } => Error::NotFound(format!(
                 "no proposed skill and no record named '{name_or_id}': `recall skills` lists the playbooks it can write, `recall record list` the records"
             )),
             e => e,

@@ -57,13 +57,17 @@ impl From<Error> for Fail {
     fn from(e: Error) -> Fail {
         let status = match &e {
             Error::Invalid(_) | Error::Secret { .. } => StatusCode::BAD_REQUEST,
-            Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::NotFound(_) | Error::NoRecord { .. } => StatusCode::NOT_FOUND,
             Error::Conflict(_) => StatusCode::CONFLICT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let msg = match &e {
             Error::Secret { kind, location } => format!(
                 "refusing to store a secret: {kind} at {location}; remove it (describe where the secret lives instead) and send the request again"
+            ),
+            // The CLI's `recall record list` is no help to an HTTP client.
+            Error::NoRecord { id_or_key, .. } => format!(
+                "no record with id or key '{id_or_key}' here; GET /api/projects/{{project}}/memories or /api/user/memories lists them"
             ),
             _ => e.chain(),
         };
@@ -118,6 +122,13 @@ mod tests {
         let cases = [
             (Error::invalid("bad"), 400),
             (Error::NotFound("gone".into()), 404),
+            (
+                Error::NoRecord {
+                    id_or_key: "k".into(),
+                    scope: None,
+                },
+                404,
+            ),
             (Error::Conflict("auto".into()), 409),
             (
                 Error::Secret {

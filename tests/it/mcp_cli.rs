@@ -272,6 +272,24 @@ fn errors_are_tool_errors_or_json_rpc_errors_never_a_crash() {
             .contains("arguments must be an object"),
         "{v}"
     );
+    // Regression: a message with an id and no method got -32600 without
+    // its id, so the client could not tell which request failed.
+    c.send(json!({"jsonrpc": "2.0", "id": "lost"}));
+    let v = loop {
+        let v = c.read();
+        if v.get("id").is_some() {
+            break v;
+        }
+    };
+    assert_eq!(v["id"], "lost", "{v}");
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no method"),
+        "{v}"
+    );
     let v = c.request("resources/read", json!({}));
     assert_eq!(v["error"]["code"], -32602, "{v}");
     assert!(
@@ -287,6 +305,11 @@ fn errors_are_tool_errors_or_json_rpc_errors_never_a_crash() {
     let (err, text) = c.call("get", json!({"id": "nosuch"}));
     assert!(
         err && text.contains("no record with id or key 'nosuch'"),
+        "{text}"
+    );
+    // Told what this server offers, not a CLI command the model cannot run.
+    assert!(
+        text.contains("the list tool") && !text.contains("recall record"),
         "{text}"
     );
     let v = c.request("resources/read", json!({"uri": "memory://nope"}));

@@ -383,7 +383,14 @@ fn unknown_project_record_and_route_get_404() {
         .0,
         404
     );
-    assert_eq!(s.call("DELETE", &format!("{MEM}/missing"), None).0, 404);
+    let (code, v) = s.call("DELETE", &format!("{MEM}/missing"), None);
+    assert_eq!(code, 404);
+    // Says how to list them over HTTP, not with a CLI command.
+    let msg = err(&v);
+    assert!(
+        msg.contains("'missing'") && msg.contains("/memories") && !msg.contains("recall record"),
+        "{msg}"
+    );
     let (code, v) = s.call("GET", "/api/nothing", None);
     assert_eq!(code, 404);
     err(&v);
