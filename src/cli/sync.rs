@@ -94,6 +94,10 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
             Err(e) => return Err(e.into()),
         }
         if a.share && a.init.is_none() {
+            // Shared here; nothing reaches the team until a remote is set.
+            if let Err(e) = ctx.sync_remote(&env) {
+                eprintln!("sync: nothing is sent yet: {e}");
+            }
             return Ok(0);
         }
     }

@@ -60,6 +60,17 @@ fn errors_say_what_where_and_how_to_fix() {
         err.contains("no sync remote is set") && err.contains("--init"),
         "{err}"
     );
+    // Sharing without a remote works, and says nothing is sent until one
+    // is set.
+    let out = a.out(&["sync", "--share", "--team", TEAM]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("sharing this project as team")
+            && err.contains("nothing is sent yet")
+            && err.contains("--init"),
+        "{err}"
+    );
     // Nothing listening.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
