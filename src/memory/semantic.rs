@@ -111,10 +111,13 @@ impl Memory {
     /// (see `semantic::lend`). For a resident memory
     /// ([`Memory::with_read_pools`]: `recall mcp`, `recall serve`), which
     /// loads the model once, at once, on the lending thread. `None` when
-    /// no model is configured, the memory is not resident, or the socket
-    /// cannot be made (logged: lending only ever saves time).
+    /// no model is configured, the config uses it for neither hybrid
+    /// recall nor the prompt hook's gate (nothing would borrow it, and the
+    /// model would only take memory), the memory is not resident, or the
+    /// socket cannot be made (logged: lending only ever saves time).
     pub fn lend_model(&self) -> Option<semantic::lend::Lending> {
-        if !self.is_resident() {
+        let used = self.config.semantic.hybrid || self.config.semantic.hook_gate.is_some();
+        if !self.is_resident() || !used {
             return None;
         }
         let path = self.semantic_model()?;

@@ -511,3 +511,53 @@ fn the_prompt_hook_borrows_the_model_of_a_running_mcp_server() {
     assert_eq!(after, alone, "{err}");
     assert!(!err.contains("resident process"), "{err}");
 }
+
+/// A resident `recall mcp` lends its model only when the config uses it
+/// (hybrid recall or the hook's gate): otherwise nothing borrows it, and
+/// loading it would only cost the server the model's memory. A model that
+/// does not load is enough here: the socket is made before the model is
+/// loaded, and a server answers only after it has decided.
+#[test]
+fn a_model_nothing_uses_is_not_lent() {
+    use std::io::{BufRead, Write};
+    let env = Env::new();
+    let run = env.home().join("run");
+    let lends = |config: &str| {
+        env.write_config(&format!(
+            "[semantic]\nmodel = \"/nonexistent/model\"\n{config}"
+        ));
+        let mut server = env
+            .std_cmd()
+            .env_remove("RECALL_SEMANTIC_MODEL")
+            .env_remove("RECALL_SEMANTIC_HOOK_GATE")
+            .env_remove("RECALL_SEMANTIC_HYBRID")
+            .arg("mcp")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = server.stdin.take().unwrap();
+        writeln!(
+            stdin,
+            "{}",
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}})
+        )
+        .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("serverInfo"), "{config}: {line}");
+        let lent = std::fs::read_dir(&run).is_ok_and(|mut d| d.next().is_some());
+        drop(stdin);
+        server.wait().unwrap();
+        lent
+    };
+    assert!(!lends(""), "a model nothing uses");
+    assert!(!lends("hybrid = false\n"), "hybrid off");
+    assert!(lends("hook_gate = 0.3\n"), "the hook's gate uses it");
+    assert!(lends("hybrid = true\n"), "hybrid recall uses it");
+}
