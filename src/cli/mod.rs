@@ -98,6 +98,12 @@ pub fn run() -> Result<u8> {
         }
         _ => {}
     }
+    if cli.global.ephemeral && matches!(cli.command, Some(Command::Hook(args::HookCmd::Install(_))))
+    {
+        anyhow::bail!(
+            "--ephemeral makes a home that is deleted when this command ends: hooks installed with it would keep memory nowhere; install without it (or with --home DIR)"
+        );
+    }
     let ctx = context::open(&cli.global)?;
     // A project named with --project (or RECALL_PROJECT) that does not
     // exist yet: a command that creates it says so, since a typo would

@@ -32,7 +32,7 @@ const CODEX_EVENTS: &[(&str, &str, u64)] = &[
 
 /// Whether a hooks.json command is one of recall's Codex hooks.
 fn is_recall_codex_hook(cmd: &str) -> bool {
-    cmd.starts_with("recall ") && cmd.ends_with(" hook codex")
+    super::runs_recall_hook(cmd, "codex")
 }
 
 /// What `--codex` changes: `hooks.json` (recall's hooks merged in) and

@@ -154,7 +154,7 @@ fn strip_json_comments(text: &str) -> String {
 
 /// Whether a settings command is one of recall's Gemini CLI hooks.
 fn is_recall_gemini_hook(cmd: &str) -> bool {
-    cmd.starts_with("recall ") && cmd.ends_with(" hook gemini")
+    super::runs_recall_hook(cmd, "gemini")
 }
 
 /// The command Gemini CLI's hooks run (see [`hook_command`](super::hook_command)).

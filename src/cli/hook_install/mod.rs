@@ -125,10 +125,13 @@ fn merge_hooks(
         let mut present = false;
         for group in list.as_array_mut().into_iter().flatten() {
             for h in group["hooks"].as_array_mut().into_iter().flatten() {
-                if h["command"].as_str().is_some_and(ours) {
+                let Some(existing) = h["command"].as_str().filter(|c| ours(c)) else {
+                    continue;
+                };
+                if written_by_install(existing) {
                     h["command"] = command.clone();
-                    present = true;
                 }
+                present = true;
             }
         }
         if !present {
@@ -159,6 +162,11 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     }
     if a.print && a.claude_code && a.gemini {
         bail!("--print shows one settings file: pass --claude-code or --gemini with it, not both");
+    }
+    // Codex's install changes two files; printing one would write neither
+    // and say nothing of the other.
+    if a.print && a.codex {
+        bail!("--print shows one settings file, and --codex changes two (hooks.json and config.toml): `recall hook install --codex --dry-run` shows both changes");
     }
     let mut changes = Vec::new();
     if a.claude_code {
@@ -400,7 +408,17 @@ fn confirm(question: &str) -> Result<bool> {
 /// text atomically, and the file's own mode kept (these are the launcher's
 /// files, not recall's memory: a new one is 0644, not 0600).
 fn write_with_backup(ctx: &Ctx, c: &Change) -> Result<()> {
-    let path = &c.path;
+    // A settings file kept elsewhere and linked in (dotfiles) is written
+    // where it lives: replacing the link would cut it off from its repo.
+    let path = &match std::fs::symlink_metadata(&c.path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&c.path).with_context(|| {
+            format!(
+                "{} is a symbolic link to a file that cannot be read; fix or remove the link, then install again",
+                c.path.display()
+            )
+        })?,
+        _ => c.path.clone(),
+    };
     if path.exists() {
         let ext = path
             .extension()
@@ -473,7 +491,28 @@ fn merge_mcp_json(mut v: Value, ctx: &Ctx) -> Result<Value> {
 
 /// Whether a settings command is one of recall's Claude Code hooks.
 fn is_recall_hook(cmd: &str) -> bool {
-    cmd.starts_with("recall ") && cmd.ends_with(" hook claude-code")
+    runs_recall_hook(cmd, "claude-code")
+}
+
+/// Whether a launcher's hook command runs `recall … hook <launcher>`: recall
+/// by name or by path (`/usr/local/bin/recall`), after variables
+/// (`RECALL_LOG=debug recall …`) or `env`.
+fn runs_recall_hook(cmd: &str, launcher: &str) -> bool {
+    let mut words = cmd
+        .split_whitespace()
+        .skip_while(|w| *w == "env" || (w.contains('=') && !w.starts_with('-')));
+    let recall = words
+        .next()
+        .is_some_and(|p| Path::new(p).file_name().is_some_and(|n| n == "recall"));
+    let rest: Vec<&str> = words.collect();
+    recall && rest.ends_with(&["hook", launcher])
+}
+
+/// Whether an existing recall hook command is the form install writes
+/// (`recall [--home H] hook <launcher>`), which it updates in place. One
+/// written by hand (by path, with variables) is kept as written.
+fn written_by_install(cmd: &str) -> bool {
+    cmd.starts_with("recall ")
 }
 
 /// The command the hooks run. A home other than the default (given with
@@ -499,7 +538,14 @@ fn non_default_home(ctx: &Ctx) -> Option<String> {
     });
     match default {
         Ok(d) if d == ctx.home.root() => None,
-        _ => Some(ctx.home.root().to_string_lossy().into_owned()),
+        // The launcher runs the hook in whatever folder it is in: a
+        // relative home would be a new one in each project.
+        _ => Some(
+            std::path::absolute(ctx.home.root())
+                .unwrap_or_else(|_| ctx.home.root().to_path_buf())
+                .to_string_lossy()
+                .into_owned(),
+        ),
     }
 }
 

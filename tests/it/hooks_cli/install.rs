@@ -567,3 +567,120 @@ fn a_moved_clone_keeps_its_memory_when_the_user_says_so() {
         "{err}"
     );
 }
+
+/// Regressions (review, stop 57), each of which changed or broke a
+/// launcher's settings:
+/// - a settings file linked in from elsewhere (dotfiles) was replaced by a
+///   plain copy, cutting it off from where it lives;
+/// - `--codex --print` wrote Codex's two files instead of printing;
+/// - a relative `--home` went into the hook command as written, so each
+///   project the launcher ran in got a home of its own; an `--ephemeral`
+///   one was deleted when the install ended;
+/// - a recall hook written by hand (recall by path, with variables) was
+///   not recognised, so recall ran twice on every prompt.
+#[test]
+fn install_writes_through_links_and_never_doubles_or_loses_a_hook() {
+    use std::os::unix::fs::symlink;
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    // Linked in from a dotfiles folder.
+    let dotfiles = env.tmp.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(&real, r#"{"model": "opus"}"#).unwrap();
+    let link = proj.join(".claude/settings.json");
+    symlink(&real, &link).unwrap();
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code", "--no-backfill"]));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link is kept"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+    assert_eq!(has_recall_hook(&v, "UserPromptSubmit"), 1, "{v:#}");
+
+    // --codex --print: refused, nothing written.
+    let codex = env.tmp.path().join("codex");
+    let out = in_project(&env, &proj)
+        .env("CODEX_HOME", &codex)
+        .args(["hook", "install", "--codex", "--print"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--dry-run"), "{err}");
+    assert!(!codex.join("hooks.json").exists() && !codex.join("config.toml").exists());
+
+    // A relative home is written as an absolute path.
+    let other = make_project(&env, "other");
+    let out = assert_cmd::Command::cargo_bin("recall")
+        .unwrap()
+        .env_remove("RECALL_HOME")
+        .env("HOME", env.tmp.path())
+        .args([
+            "--home",
+            "relhome",
+            "hook",
+            "install",
+            "--claude-code",
+            "--no-backfill",
+        ])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(other.join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let cmd = v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let want = std::fs::canonicalize(&other).unwrap().join("relhome");
+    assert!(
+        cmd.contains(&format!("--home {}", want.display()))
+            || cmd.contains(&format!("--home '{}'", want.display())),
+        "{cmd}"
+    );
+    let out = assert_cmd::Command::cargo_bin("recall")
+        .unwrap()
+        .env_remove("RECALL_HOME")
+        .env("HOME", env.tmp.path())
+        .args([
+            "--ephemeral",
+            "hook",
+            "install",
+            "--claude-code",
+            "--no-backfill",
+        ])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("deleted when this command ends"),
+        "{err}"
+    );
+
+    // A hook written by hand is recognised and kept as written.
+    let third = make_project(&env, "third");
+    std::fs::create_dir_all(third.join(".claude")).unwrap();
+    let mine = "RECALL_LOG=debug /opt/bin/recall hook claude-code";
+    let settings = third.join(".claude/settings.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": mine}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    ok(in_project(&env, &third).args(["hook", "install", "--claude-code", "--no-backfill"]));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let prompt = &v["hooks"]["UserPromptSubmit"];
+    assert_eq!(prompt.as_array().unwrap().len(), 1, "{v:#}");
+    assert_eq!(prompt[0]["hooks"][0]["command"], mine);
+    assert_eq!(has_recall_hook(&v, "SessionStart"), 1, "{v:#}");
+}
