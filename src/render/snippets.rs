@@ -1,5 +1,6 @@
 //! The human-readable ranked list, coloured on a TTY unless `NO_COLOR`.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use super::highlight;
@@ -23,16 +24,38 @@ pub enum Style {
 fn source_line(h: &Hit) -> String {
     let s = &h.source;
     match h.kind {
-        HitKind::Record => s.path.clone().unwrap_or_default(),
+        HitKind::Record => printable(s.path.as_deref().unwrap_or_default()).into_owned(),
         HitKind::Session => {
             let range = s
                 .message_range
                 .map(|[a, b]| format!(" messages {a}-{b}"))
                 .unwrap_or_default();
-            format!("session {}{range}", s.session_id.as_deref().unwrap_or("?"))
+            format!(
+                "session {}{range}",
+                printable(s.session_id.as_deref().unwrap_or("?"))
+            )
         }
-        HitKind::Ticket => format!("ticket {}", s.ticket_id.as_deref().unwrap_or("?")),
+        HitKind::Ticket => format!(
+            "ticket {}",
+            printable(s.ticket_id.as_deref().unwrap_or("?"))
+        ),
     }
+}
+
+/// `s` with each control character but a line break or a tab replaced by
+/// U+FFFD: indexed text (a tool's coloured output, a pasted log) may hold
+/// terminal escape sequences, and this list goes to a terminal, where one
+/// would recolour it, move the cursor or set the clipboard (OSC 52).
+fn printable(s: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| if unsafe_char(c) { '\u{FFFD}' } else { c })
+            .collect(),
+    )
 }
 
 /// Render a ranked list, one entry a hit.
@@ -51,18 +74,18 @@ pub fn render_snippets(resp: &Response, style: Style) -> String {
         let cat = h
             .category
             .as_deref()
-            .map(|c| format!("/{c}"))
+            .map(|c| format!("/{}", printable(c)))
             .unwrap_or_default();
         let _ = writeln!(
             out,
             "{b}{}. {}{reset} {dim}[{:.3}] {}{cat} ({}){reset}",
             h.rank,
-            h.title,
+            printable(&h.title),
             h.score,
             h.kind.as_str(),
             h.scope
         );
-        let _ = writeln!(out, "   {}", highlight(&h.snippet, open, close));
+        let _ = writeln!(out, "   {}", highlight(&printable(&h.snippet), open, close));
         let _ = writeln!(out, "   {dim}{}{reset}", source_line(h));
         if let Some(id) = &h.stale_by {
             // The newer record by its rank when it is in this list.

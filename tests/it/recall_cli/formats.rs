@@ -273,3 +273,24 @@ fn r37_highlights_never_mix_with_the_texts_own_markup() {
         "{out}"
     );
 }
+
+/// Regression (review, stop 57): a transcript's terminal escape sequences
+/// (a tool's coloured output, an OSC 52 clipboard write) reached the
+/// terminal through the snippets list. They are shown as U+FFFD there; the
+/// JSON keeps the text as indexed, escaped.
+#[test]
+fn snippets_never_send_indexed_escape_sequences_to_the_terminal() {
+    let env = Env::new();
+    let content =
+        "\u{1b}[1;31merror\u{1b}[0m: zebrafish build failed \u{1b}]52;c;ZWNobyBwd25lZA==\u{7}";
+    let line = json!({"role": "tool", "content": content}).to_string();
+    env.index_transcript("ansi.jsonl", &[&line]);
+    let out = env.run(&["query", "zebrafish build failed"]);
+    assert!(out.contains("zebrafish"), "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains('\u{FFFD}'), "{out:?}");
+    let v: Value =
+        serde_json::from_str(&env.run(&["query", "--format", "json", "zebrafish build failed"]))
+            .unwrap();
+    assert!(v.to_string().contains("\\u001b]52"), "{v}");
+}
