@@ -73,9 +73,13 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
+    // The prompt adds a header and each hit's title and source to the
+    // hits' text, so hits chosen within the budget can leave none that
+    // fits: that is no answer, as when nothing was found.
+    let shown_none = out.is_empty() && !found.response.hits.is_empty();
     // A look from another time notes nothing: salience is stamped with
     // the time of use, and a made-up one would skew it for years.
-    if !a.no_salience && a.at.is_none() {
+    if !a.no_salience && a.at.is_none() && !shown_none {
         found.note_hits(ctx.now.as_second());
     }
     if let Some(note) = &found.note {
@@ -83,6 +87,14 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
     }
     if let Some(why) = &found.no_hits {
         eprintln!("recall: {why}");
+    }
+    if shown_none {
+        eprintln!(
+            "recall: nothing fits in {} tokens: the best hit's text alone is about {}, and the prompt adds a header and each hit's title and source; raise --max-tokens",
+            a.max_tokens.unwrap_or(PROMPT_TOKENS),
+            crate::text::estimate_tokens(&found.response.hits[0].text)
+        );
+        return Ok(1);
     }
     Ok(if found.response.hits.is_empty() { 1 } else { 0 })
 }

@@ -165,10 +165,17 @@ fn cli_prompt_never_exceeds_max_tokens_and_limit_is_kept() {
     let env = corpus();
     add_long_session(&env);
     let q = "checkout redis pool timeout release registry token docker sqlx";
-    for budget in [0usize, 40, 90, 150, 400, 2000] {
+    for budget in [0usize, 40, 60, 90, 120, 150, 400, 2000] {
         let b = budget.to_string();
         let (code, out, err) = query(&env, &["--format", "prompt", "--max-tokens", &b, q]);
         assert!(code == 0 || code == 1, "{err}");
+        // Regression (review, stop 57): hits chosen within the budget
+        // that the prompt's header and sources left none of printed
+        // nothing with exit 0. Nothing shown is exit 1, saying why.
+        assert_eq!(out.is_empty(), code == 1, "{budget}: {out}{err}");
+        if out.is_empty() {
+            assert!(err.contains("raise --max-tokens"), "{budget}: {err}");
+        }
         let tokens = out.chars().count().div_ceil(4);
         assert!(tokens <= budget, "{tokens} > {budget}:\n{out}");
         if budget >= 400 {
