@@ -142,7 +142,9 @@ impl RecordStore<'_> {
 
     /// Add a record, or update the one that already has this key (upsert).
     /// An update keeps the category unless one is given; a new record
-    /// without one is a decision. Returns the record and whether it was
+    /// without one is a decision. An archived record given new text by its
+    /// key is active again: the fact was stated anew, and left archived it
+    /// would never be recalled. Returns the record and whether it was
     /// created.
     pub fn upsert(
         &mut self,
@@ -157,6 +159,7 @@ impl RecordStore<'_> {
         match self.find_by_key(key)? {
             Some(mut found) => {
                 found.record.body = body.trim().to_string();
+                found.record.meta.status = crate::records::Status::Active;
                 found.record.mark_edited_by_hand();
                 if let Some(c) = category {
                     found.record.meta.category = c;

@@ -228,6 +228,21 @@ fn upsert_creates_then_updates_by_key() -> Result<()> {
     Ok(())
 }
 
+/// Regression (review, stop 57): new text by the key of an archived
+/// record was saved but left it archived, so the fact was never recalled.
+#[test]
+fn new_text_by_key_brings_an_archived_record_back() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    mem.upsert(&dir, new("deploy", "Deploys use make release."))?;
+    let dirs = [dir.clone()];
+    mem.set_status(&dirs, "deploy", Status::Archived)?;
+    let (back, created) = mem.upsert(&dir, new("deploy", "Deploys use the release workflow."))?;
+    assert!(!created);
+    assert_eq!(back.record.meta.status, Status::Active);
+    assert_eq!(mem.get(&dirs, "deploy")?.record.meta.status, Status::Active);
+    Ok(())
+}
+
 #[test]
 fn generated_text_is_read_only_where_asked() -> Result<()> {
     let (_t, mem, dir) = setup();
