@@ -314,6 +314,23 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
     }
     let result = ctx.with_record(&dirs, &loc.record.meta.id, |store, now_loc| {
         let mut r = parse_record(&edited, tmp.path(), &store.limits)?;
+        // Neither is the file's to change: the id names the record
+        // everywhere (links, other hosts), and the scope is the folder the
+        // file lives in. Saved as edited, the file would say one thing and
+        // recall do another.
+        let (was, now) = (&now_loc.record.meta, &r.meta);
+        if now.id != was.id {
+            return Err(crate::Error::invalid(format!(
+                "the id cannot be changed (it names the record everywhere, other hosts included): keep `id: {}`; to file the fact under another key, change `key:`",
+                was.id
+            )));
+        }
+        if now.scope != was.scope {
+            return Err(crate::Error::invalid(format!(
+                "the scope is where the file lives and cannot be changed by editing it: keep `scope: {}`, then `recall record move {} --scope {}` moves it",
+                was.scope, was.id, now.scope
+            )));
+        }
         r.meta.id = now_loc.record.meta.id.clone();
         r.meta.updated = ctx.now;
         if r.body != now_loc.record.body {

@@ -261,6 +261,39 @@ fn edit_validates_on_save() {
     assert_eq!(md(&before), md(&after));
 }
 
+/// Regression (review, stop 57): an edit of `scope:` or `id:` said
+/// "updated" and changed neither, and the file then said one scope while
+/// the record stayed in the other. Both are refused, naming what to do,
+/// and the edit is kept.
+#[test]
+fn an_edit_of_the_scope_or_the_id_is_refused_with_what_to_do() {
+    let env = Env::new();
+    let id = env.add("procedures", "tests", "Run cargo nextest run.");
+    for (sed, says) in [
+        ("sed -i s/^scope:.*/scope:\\ user/", "recall record move"),
+        ("sed -i s/^id:.*/id:\\ renamed/", "the id cannot be changed"),
+    ] {
+        let out = env
+            .cmd()
+            .env("EDITOR", sed)
+            .env_remove("VISUAL")
+            .args(["record", "edit", &id])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sed}: {err}");
+        assert!(
+            err.contains(says) && err.contains("your edit was not saved"),
+            "{err}"
+        );
+    }
+    let got = env.run(&["record", "get", &id]);
+    assert!(
+        got.contains("scope: project") && got.contains(&format!("id: {id}")),
+        "{got}"
+    );
+}
+
 /// Regression (issue probe: a failed `record edit` named the store file and
 /// two different line numbers, and kept the text in /tmp): the error names
 /// the kept file once, with its line, and the file is in the home.
