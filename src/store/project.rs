@@ -168,6 +168,25 @@ impl Project {
         Ok(())
     }
 
+    /// The project folders of the home whose `project.json` cannot be
+    /// read (bad JSON, unreadable), with why: [`list`](Self::list) and a
+    /// lookup by name pass over them.
+    pub fn unreadable(home: &Home) -> Vec<(PathBuf, Error)> {
+        let Ok(entries) = fs::read_dir(home.projects_dir()) else {
+            return vec![];
+        };
+        let mut out: Vec<(PathBuf, Error)> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let sd = home.project(&entry.file_name().to_string_lossy());
+                let e = read_info(&sd).err()?;
+                Some((sd.root.join("project.json"), e))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     /// Every project under the home, sorted by name.
     pub fn list(home: &Home) -> Result<Vec<ProjectInfo>> {
         let dir = home.projects_dir();

@@ -76,6 +76,17 @@ impl Memory {
         let mut findings = Vec::new();
         files::check_mode(self.home.root(), 0o700, &mut findings);
         files::check_logs(&self.home.root().join("logs"), &mut findings);
+        // A project whose project.json does not read is invisible to
+        // `project list`, `--project NAME` and `reindex --all-projects`.
+        for (path, e) in crate::store::Project::unreadable(&self.home) {
+            findings.push(Finding {
+                what: format!(
+                    "{} cannot be read ({e}), so `project list`, `--project NAME` and `reindex --all-projects` do not see this project",
+                    path.display()
+                ),
+                fix: "fix the file, or remove it and run `recall reindex` in the project's folder, which writes it again (then `recall sync --share` again if it was shared)".into(),
+            });
+        }
         let scopes = dirs
             .iter()
             .map(|dir| self.check_scope(dir, &mut findings))

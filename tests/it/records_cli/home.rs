@@ -147,3 +147,65 @@ fn ephemeral_uses_a_throwaway_home_and_removes_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
+
+/// Regression (review, stop 57): a project whose `project.json` does not
+/// read is passed over by `project list` and lookups by name, and doctor
+/// said all was well. Doctor names the file and the fix, and the fix works:
+/// `recall reindex` in the project's folder writes the file again.
+#[test]
+fn doctor_names_a_project_json_that_does_not_read() {
+    let env = Env::new();
+    let folder = env.tmp.path().join("shop");
+    std::fs::create_dir_all(folder.join(".git")).unwrap();
+    let recall = |args: &[&str]| {
+        assert_cmd::Command::cargo_bin("recall")
+            .unwrap()
+            .env_remove("RECALL_HOME")
+            .env_remove("RECALL_PROJECT")
+            .arg("--home")
+            .arg(env.home())
+            .arg("--cwd")
+            .arg(&folder)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = recall(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "deploy",
+        "Deploys use make release.",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = std::fs::read_dir(env.home().join("projects"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("project.json"))
+        .find(|p| p.is_file())
+        .unwrap();
+    std::fs::write(&info, "garbage{").unwrap();
+    let out = recall(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("{} cannot be read", info.display())) && text.contains("remove it"),
+        "{text}"
+    );
+    std::fs::remove_file(&info).unwrap();
+    assert!(recall(&["reindex"]).status.success());
+    let out = recall(&["doctor"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let list = String::from_utf8_lossy(&recall(&["project", "list"]).stdout).into_owned();
+    assert!(list.contains("shop"), "{list}");
+}
