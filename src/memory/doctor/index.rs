@@ -33,7 +33,8 @@ pub(super) fn check_index(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding
         if dir.records_dir().exists() {
             out.push(Finding {
                 what: format!("{} is missing", path.display()),
-                fix: "run `recall reindex`".into(),
+                // The records are files; what was indexed is not.
+                fix: "run `recall reindex` (it rebuilds the records from their files), then `recall index` on the sessions and tickets this project had indexed (for example `recall index --claude-code`), and `recall sync` for team memory".into(),
             });
         }
         return false;

@@ -209,3 +209,22 @@ fn doctor_names_a_project_json_that_does_not_read() {
     let list = String::from_utf8_lossy(&recall(&["project", "list"]).stdout).into_owned();
     assert!(list.contains("shop"), "{list}");
 }
+
+/// Regression (review, stop 57): for a deleted `index.db` doctor named
+/// only `recall reindex`, which rebuilds the records alone; the indexed
+/// sessions and tickets were lost without a word. The fix names both.
+#[test]
+fn doctor_on_a_missing_index_says_what_reindex_does_not_bring_back() {
+    let env = Env::new();
+    env.add("decisions", "k", "A decision.");
+    std::fs::remove_file(env.project_dir().join("index.db")).unwrap();
+    let out = env.cmd().arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("index.db is missing")
+            && text.contains("recall reindex")
+            && text.contains("then `recall index`"),
+        "{text}"
+    );
+}
