@@ -666,6 +666,10 @@ pub struct Drift {
     pub missing: Vec<String>,
     /// Files whose size or mtime differs from their row.
     pub stale: Vec<String>,
+    /// Files with no row because another record holds their key: (the
+    /// file, the key, the indexed record's file). A reindex cannot index
+    /// them; one of the two needs another key.
+    pub same_key: Vec<(String, String, String)>,
 }
 
 impl Drift {
@@ -682,13 +686,25 @@ pub fn drift(conn: &Connection, dir: &ScopeDir, limits: &Limits) -> Result<Drift
     let on_disk: std::collections::HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
     // A file that is not a valid record has no row, or a row its stat no
     // longer matches, and a reindex cannot change that: it is not drift.
-    let valid = |s: &Seen| {
+    let read = |s: &Seen| {
         std::fs::read_to_string(&s.abs)
-            .is_ok_and(|text| parse_record(&text, &s.abs, limits).is_ok())
+            .ok()
+            .and_then(|text| parse_record(&text, &s.abs, limits).ok())
     };
+    let valid = |s: &Seen| read(s).is_some();
+    let mut holder = conn.prepare("SELECT path FROM records WHERE key = ?1")?;
     for s in &seen {
         match rows.get(&s.rel) {
-            None if valid(s) => d.unindexed.push(s.rel.clone()),
+            None => {
+                let Some(r) = read(s) else { continue };
+                let other: Option<String> = holder
+                    .query_row([&r.meta.key], |row| row.get(0))
+                    .optional()?;
+                match other.filter(|o| o != &s.rel) {
+                    Some(o) => d.same_key.push((s.rel.clone(), r.meta.key, o)),
+                    None => d.unindexed.push(s.rel.clone()),
+                }
+            }
             Some(r) if (r.size != s.size || r.mtime != s.mtime) && valid(s) => {
                 d.stale.push(s.rel.clone())
             }

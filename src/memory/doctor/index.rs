@@ -138,6 +138,16 @@ fn check_open_index(
     check_term_stats(c, &path, out)?;
     let d = drift(c, dir, limits)?;
     snapshot.finish()?;
+    for (file, key, holder) in &d.same_key {
+        out.push(Finding {
+            what: format!(
+                "{}: key '{key}' is already the key of {}, so this file is not indexed",
+                dir.root.join(file).display(),
+                dir.root.join(holder).display()
+            ),
+            fix: "give one of them another key (its `key:` line), or remove the one that is not wanted, then run `recall reindex`".into(),
+        });
+    }
     if !d.is_clean() {
         out.push(Finding {
             what: format!(

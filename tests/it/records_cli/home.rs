@@ -228,3 +228,27 @@ fn doctor_on_a_missing_index_says_what_reindex_does_not_bring_back() {
         "{text}"
     );
 }
+
+/// Regression (review, stop 57): a record file whose key another record
+/// holds (a hand-written copy, or a file fixed after `record add` reused
+/// its key) was "not indexed" with `recall reindex` as the fix, which
+/// refuses it every time. Doctor names both files and the key.
+#[test]
+fn doctor_names_two_record_files_with_one_key() {
+    let env = Env::new();
+    env.add("decisions", "deploy", "Deploys use make release.");
+    let first = record_files(&env.home()).remove(0);
+    let text = std::fs::read_to_string(&first).unwrap();
+    let copy = first.with_file_name("deploy-copy.md");
+    let id_line = text.lines().find(|l| l.starts_with("id:")).unwrap();
+    std::fs::write(&copy, text.replacen(id_line, "id: deploy-copy", 1)).unwrap();
+    let out = env.cmd().arg("doctor").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("key 'deploy' is already the key of")
+            && said.contains("deploy-copy.md")
+            && !said.contains("not indexed, "),
+        "{said}"
+    );
+}
