@@ -48,14 +48,14 @@ pub fn merge_gemini(
         .as_object_mut()
         .map(|o| o.entry("mcpServers").or_insert_with(|| json!({})))
         .and_then(Value::as_object_mut)
-        .context("\"mcpServers\" in settings.json is not an object")?;
+        .context("\"mcpServers\" is not an object")?;
     // Only the command and its arguments are recall's: a `trust` or
     // `timeout` the user added to the entry stays.
     let entry = servers
         .entry("recall")
         .or_insert_with(|| json!({}))
         .as_object_mut()
-        .context("\"mcpServers.recall\" in settings.json is not an object")?;
+        .context("\"mcpServers.recall\" is not an object")?;
     entry.insert("command".into(), json!(mcp_args[0]));
     entry.insert("args".into(), json!(mcp_args[1..]));
     if trust {

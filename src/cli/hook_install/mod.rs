@@ -62,7 +62,8 @@ pub fn merge(settings: Value, command: &str) -> Result<Value> {
 fn claude_permission(settings: &Path) -> Result<Change> {
     let path = settings.with_file_name("settings.local.json");
     let (raw, before) = read_json(&path)?;
-    let after = allow_claude_mcp(before.clone())?;
+    let after = allow_claude_mcp(before.clone())
+        .with_context(|| format!("cannot merge into {}", path.display()))?;
     Ok(Change {
         changed: after != before,
         path,
@@ -81,15 +82,15 @@ const CLAUDE_ALLOW_MCP: &str = "mcp__recall";
 fn allow_claude_mcp(mut settings: Value) -> Result<Value> {
     let allow = settings
         .as_object_mut()
-        .context("settings.json is not a JSON object")?
+        .context("it is not a JSON object")?
         .entry("permissions")
         .or_insert_with(|| json!({}))
         .as_object_mut()
-        .context("\"permissions\" in settings.json is not an object")?
+        .context("\"permissions\" is not an object")?
         .entry("allow")
         .or_insert_with(|| json!([]))
         .as_array_mut()
-        .context("\"permissions.allow\" in settings.json is not a list")?;
+        .context("\"permissions.allow\" is not a list")?;
     if !allow.iter().any(|r| r == CLAUDE_ALLOW_MCP) {
         allow.push(json!(CLAUDE_ALLOW_MCP));
     }
@@ -106,20 +107,20 @@ fn merge_hooks(
     ours: fn(&str) -> bool,
 ) -> Result<Value> {
     if !settings.is_object() {
-        bail!("settings.json is not a JSON object");
+        bail!("it is not a JSON object");
     }
     let command = hook["command"].clone();
     let hooks = settings
         .as_object_mut()
         .map(|o| o.entry("hooks").or_insert_with(|| json!({})))
         .filter(|h| h.is_object())
-        .context("\"hooks\" in settings.json is not an object")?;
+        .context("\"hooks\" is not an object")?;
     for event in events {
         let list = hooks
             .as_object_mut()
             .map(|o| o.entry(*event).or_insert_with(|| json!([])))
             .filter(|l| l.is_array())
-            .with_context(|| format!("\"hooks.{event}\" in settings.json is not a list"))?;
+            .with_context(|| format!("\"hooks.{event}\" is not a list"))?;
         // A recall hook from an earlier install (another home, say) is
         // updated in place, never added twice.
         let mut present = false;
@@ -172,10 +173,14 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     if a.claude_code {
         let path = settings_path(ctx, &a)?;
         let (raw, before) = read_json(&path)?;
-        let mut after = merge(before.clone(), &hook_command(ctx))?;
-        if a.allow_mcp && a.user {
-            after = allow_claude_mcp(after)?;
-        }
+        let merged = || -> Result<Value> {
+            let after = merge(before.clone(), &hook_command(ctx))?;
+            match a.allow_mcp && a.user {
+                true => allow_claude_mcp(after),
+                false => Ok(after),
+            }
+        };
+        let after = merged().with_context(|| format!("cannot merge into {}", path.display()))?;
         let text = serde_json::to_string_pretty(&after)? + "\n";
         if a.print {
             out!("{text}");
@@ -447,7 +452,8 @@ fn read_text(path: &Path) -> Result<Option<String>> {
 /// blank).
 fn read_json(path: &Path) -> Result<(Option<String>, Value)> {
     let raw = read_text(path)?;
-    let value = match raw.as_deref() {
+    // A byte order mark (some Windows editors write one) is not JSON.
+    let value = match raw.as_deref().map(|t| t.trim_start_matches('\u{feff}')) {
         None => json!({}),
         Some(t) if t.trim().is_empty() => json!({}),
         Some(t) => serde_json::from_str(t).with_context(|| {

@@ -217,6 +217,26 @@ fn install_errors_are_clear_and_change_nothing() {
         std::fs::read_to_string(&settings).unwrap(),
         r#"{"hooks": [1]}"#
     );
+    // Regression (review, stop 57): the message named no file ("in
+    // settings.json", and so for Codex's hooks.json too).
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("cannot merge into {}", settings.display()))
+            && err.contains("\"hooks\" is not an object"),
+        "{err}"
+    );
+    // Regression (review, stop 57): a UTF-8 byte order mark, which some
+    // editors write, was "expected value at line 1 column 1".
+    std::fs::write(&settings, "\u{feff}{\"model\": \"opus\"}").unwrap();
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code", "--no-backfill"]));
+    let v: Value = serde_json::from_str(
+        std::fs::read_to_string(&settings)
+            .unwrap()
+            .trim_start_matches('\u{feff}'),
+    )
+    .unwrap();
+    assert_eq!(v["model"], "opus");
+    assert_eq!(has_recall_hook(&v, "UserPromptSubmit"), 1, "{v:#}");
 }
 
 /// `hook install` wires the MCP server too: `.mcp.json` for Claude Code,
