@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use super::highlight;
-use crate::recall::{Hit, HitKind, Response};
+use crate::recall::{Hit, HitKind, Response, HL_CLOSE, HL_OPEN};
 
 /// The marks around a match in plain (uncoloured) snippets. Session text
 /// already uses square brackets (`[tool Bash]`, `[exec]`, `[output left
@@ -42,12 +42,14 @@ fn source_line(h: &Hit) -> String {
     }
 }
 
-/// `s` with each control character but a line break or a tab replaced by
-/// U+FFFD: indexed text (a tool's coloured output, a pasted log) may hold
-/// terminal escape sequences, and this list goes to a terminal, where one
-/// would recolour it, move the cursor or set the clipboard (OSC 52).
+/// `s` with each control character but a line break, a tab and the
+/// highlight marks ([`HL_OPEN`], [`HL_CLOSE`], which [`highlight`] turns
+/// into guillemets or colour) replaced by U+FFFD: indexed text (a tool's
+/// coloured output, a pasted log) may hold terminal escape sequences, and
+/// this list goes to a terminal, where one would recolour it, move the
+/// cursor or set the clipboard (OSC 52).
 fn printable(s: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let unsafe_char = |c: char| c.is_control() && !matches!(c, '\n' | '\t' | HL_OPEN | HL_CLOSE);
     if !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }

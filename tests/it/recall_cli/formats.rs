@@ -289,6 +289,8 @@ fn snippets_never_send_indexed_escape_sequences_to_the_terminal() {
     assert!(out.contains("zebrafish"), "{out}");
     assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
     assert!(out.contains('\u{FFFD}'), "{out:?}");
+    // The highlight marks, control characters too, are still marks.
+    assert!(out.contains("«zebrafish»"), "{out:?}");
     let v: Value =
         serde_json::from_str(&env.run(&["query", "--format", "json", "zebrafish build failed"]))
             .unwrap();
