@@ -491,7 +491,7 @@ pub enum ProjectCmd {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// The demo corpus folder [default: testdata/demo of this checkout]
+    /// A demo corpus folder of your own [default: the built-in copy of testdata/demo]
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
     /// Keep the temporary store and print where it is

@@ -1,5 +1,6 @@
 //! `recall demo`: build a temporary store from the bundled demo corpus
-//! (`testdata/demo`) and print a recall in two formats.
+//! (`testdata/demo`, built into the binary, so the demo runs wherever the
+//! binary does) and print a recall in two formats.
 
 use std::path::{Path, PathBuf};
 
@@ -16,11 +17,25 @@ use crate::store::Scope;
 const SAMPLE_QUERY: &str = "Ticket: the config loader test is flaky on CI. \
 `parse_config_file` sometimes fails with E0502 after the pnpm upgrade; what do we know?";
 
-fn corpus_dir(arg: Option<PathBuf>) -> Result<PathBuf> {
-    let dir = arg.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo"));
+/// `testdata/demo`, in the binary: an installed recall has no checkout.
+static CORPUS: include_dir::Dir<'static> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/testdata/demo");
+
+/// The corpus given, or the built-in one written out under `tmp`.
+fn corpus_dir(arg: Option<PathBuf>, tmp: &Path) -> Result<PathBuf> {
+    let dir = match arg {
+        Some(dir) => dir,
+        None => {
+            let dir = tmp.join("corpus");
+            CORPUS
+                .extract(&dir)
+                .with_context(|| format!("cannot write the demo corpus to {}", dir.display()))?;
+            dir
+        }
+    };
     if !dir.join("records").is_dir() {
         bail!(
-            "no demo corpus at {}: run the demo from a checkout of recall, or pass --corpus DIR",
+            "no demo corpus at {}: a corpus is a folder with records/ (and may have user/, sessions/ and tickets/); leave out --corpus for the built-in one",
             dir.display()
         );
     }
@@ -67,11 +82,11 @@ fn index_demo_sources(ctx: &Ctx, corpus: &Path) -> Result<IndexReport> {
 }
 
 pub fn run(a: DemoArgs) -> Result<u8> {
-    let corpus = corpus_dir(a.corpus)?;
     let tmp = tempfile::Builder::new()
         .prefix("recall-demo-")
         .tempdir()
         .context("cannot create a temporary folder")?;
+    let corpus = corpus_dir(a.corpus, tmp.path())?;
     let global = GlobalArgs {
         home: Some(tmp.path().join("home")),
         project: Some("demo".into()),

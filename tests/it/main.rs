@@ -10,6 +10,7 @@ mod common;
 
 mod cli_docs;
 mod compat;
+mod demo_cli;
 mod extract_cli;
 mod extract_real;
 mod hooks_cli;
