@@ -636,22 +636,20 @@ fn install_writes_through_links_and_never_doubles_or_loses_a_hook() {
 
     // A relative home is written as an absolute path.
     let other = make_project(&env, "other");
-    let out = assert_cmd::Command::cargo_bin("recall")
-        .unwrap()
-        .env_remove("RECALL_HOME")
-        .env("HOME", env.tmp.path())
-        .args([
-            "--home",
-            "relhome",
-            "hook",
-            "install",
-            "--claude-code",
-            "--no-backfill",
-        ])
-        .current_dir(&other)
-        .output()
-        .unwrap();
-    assert_success(&out);
+    // `recall GLOBAL hook install --claude-code` in `other`, without the
+    // test's own --home.
+    let install = |global: &[&str]| {
+        assert_cmd::Command::cargo_bin("recall")
+            .unwrap()
+            .env_remove("RECALL_HOME")
+            .env("HOME", env.tmp.path())
+            .args(global)
+            .args(["hook", "install", "--claude-code", "--no-backfill"])
+            .current_dir(&other)
+            .output()
+            .unwrap()
+    };
+    assert_success(&install(&["--home", "relhome"]));
     let v: Value = serde_json::from_str(
         &std::fs::read_to_string(other.join(".claude/settings.json")).unwrap(),
     )
@@ -666,20 +664,7 @@ fn install_writes_through_links_and_never_doubles_or_loses_a_hook() {
             || cmd.contains(&format!("--home '{}'", want.display())),
         "{cmd}"
     );
-    let out = assert_cmd::Command::cargo_bin("recall")
-        .unwrap()
-        .env_remove("RECALL_HOME")
-        .env("HOME", env.tmp.path())
-        .args([
-            "--ephemeral",
-            "hook",
-            "install",
-            "--claude-code",
-            "--no-backfill",
-        ])
-        .current_dir(&other)
-        .output()
-        .unwrap();
+    let out = install(&["--ephemeral"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && err.contains("deleted when this command ends"),
