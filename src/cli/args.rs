@@ -677,23 +677,28 @@ pub struct SummaryArgs {
 
 /// A whole number for a count flag, with a message that says the range
 /// (clap's own reads `-1` as an unknown flag).
-fn whole(s: &str, min: i64, max: i64, range: &str) -> Result<i64, String> {
-    let n: i64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a whole number; use {range}"))?;
-    if n < min || n > max {
-        return Err(format!("{n} is out of range; use {range}"));
+/// A whole number from `min` to `max`. One written in digits but too big
+/// for any count (`18446744073709551616`) is out of range, not "not a
+/// whole number".
+fn whole(s: &str, min: i64, max: i64) -> Result<i64, String> {
+    let t = s.trim();
+    let range = format!("use a whole number from {min} to {max}");
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{s}' is not a whole number; {range}"));
     }
-    Ok(n)
+    match t.parse::<i64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{t} is out of range; {range}")),
+    }
 }
 
 fn at_least_one(s: &str) -> Result<usize, String> {
-    whole(s, 1, i64::from(u32::MAX), "1 or more").map(|n| n as usize)
+    whole(s, 1, i64::from(u32::MAX)).map(|n| n as usize)
 }
 
 fn zero_or_more(s: &str) -> Result<usize, String> {
-    whole(s, 0, i64::from(u32::MAX), "0 or more").map(|n| n as usize)
+    whole(s, 0, i64::from(u32::MAX)).map(|n| n as usize)
 }
 
 fn interval(s: &str) -> Result<f64, String> {
@@ -706,7 +711,7 @@ fn interval(s: &str) -> Result<f64, String> {
 }
 
 fn importance(s: &str) -> Result<u8, String> {
-    whole(s, 0, 100, "0-100").map(|n| n as u8)
+    whole(s, 0, 100).map(|n| n as u8)
 }
 
 #[derive(Debug, Args)]

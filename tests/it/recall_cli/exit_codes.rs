@@ -146,3 +146,38 @@ fn hostile_queries_never_error() {
     // The index is intact afterwards.
     assert_eq!(query(&env, &["redis pool"]).0, 0);
 }
+
+/// Regression (review, stop 57): a count too big for any number said "is
+/// not a whole number", and one above the largest allowed said "use 1 or
+/// more". Each says the range.
+#[test]
+fn counts_out_of_range_say_the_range() {
+    let env = Env::new();
+    for (given, says) in [
+        (
+            "18446744073709551615",
+            "18446744073709551615 is out of range; use a whole number from 1 to 4294967295",
+        ),
+        (
+            "4294967296",
+            "4294967296 is out of range; use a whole number from 1 to 4294967295",
+        ),
+        (
+            "0",
+            "0 is out of range; use a whole number from 1 to 4294967295",
+        ),
+        (
+            "ten",
+            "'ten' is not a whole number; use a whole number from 1 to 4294967295",
+        ),
+    ] {
+        let out = env
+            .cmd()
+            .args(["query", "--limit", given, "deploy"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{given}: {err}");
+        assert!(err.contains(says), "{given}: {err}");
+    }
+}
