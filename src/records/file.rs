@@ -152,6 +152,33 @@ mod tests {
     use crate::store::Scope;
     use proptest::prelude::*;
 
+    /// Regression (review, stop 57): a file written by hand with
+    /// `created: 2026-11-01` was refused ("failed to find time
+    /// component"), though a date is accepted everywhere else (`--since`).
+    /// A date, or a time without an offset, is read as UTC; anything else
+    /// says what is wanted.
+    #[test]
+    fn a_hand_written_date_is_a_time_at_midnight_utc() {
+        let file = |created: &str| {
+            format!("---\nid: a-1\nkey: a\ncategory: decisions\nscope: project\nsource: manual\ncreated: {created}\nupdated: 2026-11-02T10:00:00\nexpires: 2027-01-01\n---\n\nWe use pnpm.\n")
+        };
+        let r = parse_record(&file("2026-11-01"), Path::new("a.md"), &Limits::default()).unwrap();
+        assert_eq!(r.meta.created.to_string(), "2026-11-01T00:00:00Z");
+        assert_eq!(r.meta.updated.to_string(), "2026-11-02T10:00:00Z");
+        assert_eq!(r.meta.expires.unwrap().to_string(), "2027-01-01T00:00:00Z");
+        let r = parse_record(
+            &file("2026-11-01T09:30:00+02:00"),
+            Path::new("a.md"),
+            &Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(r.meta.created.to_string(), "2026-11-01T07:30:00Z");
+        let e = parse_record(&file("last tuesday"), Path::new("a.md"), &Limits::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a date such as 2026-11-01"), "{e}");
+    }
+
     fn sample() -> Record {
         let now: jiff::Timestamp = "2026-01-02T03:04:05Z".parse().unwrap();
         let mut r = Record::new(

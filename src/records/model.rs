@@ -146,6 +146,44 @@ fn confidence<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64
     }
     d.deserialize_f64(Share)
 }
+/// `created`, `updated` and `expires`: a time as recall writes it
+/// (`2026-11-01T09:30:00Z`), or, in a file written by hand, a date
+/// (`2026-11-01`) or a time without an offset, both read as UTC.
+fn when<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Timestamp, D::Error> {
+    let text = String::deserialize(d)?;
+    parse_when(&text).ok_or_else(|| {
+        serde::de::Error::invalid_value(
+            serde::de::Unexpected::Str(&text),
+            &"a time such as 2026-11-01T09:30:00Z, or a date such as 2026-11-01",
+        )
+    })
+}
+
+fn when_opt<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Timestamp>, D::Error> {
+    #[derive(Deserialize)]
+    struct Wrapped(#[serde(deserialize_with = "when")] Timestamp);
+    Ok(Option::<Wrapped>::deserialize(d)?.map(|Wrapped(t)| t))
+}
+
+fn parse_when(text: &str) -> Option<Timestamp> {
+    let t = text.trim();
+    let utc = |dt: jiff::civil::DateTime| dt.to_zoned(jiff::tz::TimeZone::UTC).ok();
+    t.parse::<Timestamp>()
+        .ok()
+        .or_else(|| {
+            t.parse::<jiff::civil::DateTime>()
+                .ok()
+                .and_then(utc)
+                .map(|z| z.timestamp())
+        })
+        .or_else(|| {
+            let day = t.parse::<jiff::civil::Date>().ok()?;
+            utc(day.to_datetime(jiff::civil::Time::midnight())).map(|z| z.timestamp())
+        })
+}
+
 fn default_confidence() -> f64 {
     1.0
 }
@@ -161,7 +199,9 @@ pub struct Frontmatter {
     pub category: Category,
     pub scope: Scope,
     pub source: Source,
+    #[serde(deserialize_with = "when")]
     pub created: Timestamp,
+    #[serde(deserialize_with = "when")]
     pub updated: Timestamp,
     #[serde(default, skip_serializing_if = "is_false")]
     pub pinned: bool,
@@ -171,7 +211,11 @@ pub struct Frontmatter {
     pub status: Status,
     #[serde(default = "Temporal::default_permanent")]
     pub temporal: Temporal,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "when_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub expires: Option<Timestamp>,
     #[serde(default = "default_confidence", deserialize_with = "confidence")]
     pub confidence: f64,
