@@ -149,13 +149,37 @@ fn check_open_index(
         });
     }
     if !d.is_clean() {
+        // Which files, so a person can tell an edit of their own from
+        // something else (the first few of each kind).
+        let named = |kind: &str, files: &[String]| {
+            const SHOWN: usize = 3;
+            let mut s = files
+                .iter()
+                .take(SHOWN)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if files.len() > SHOWN {
+                s.push_str(&format!(" and {} more", files.len() - SHOWN));
+            }
+            (!files.is_empty()).then(|| format!("{kind}: {s}"))
+        };
+        let which: Vec<String> = [
+            named("not indexed", &d.unindexed),
+            named("gone", &d.missing),
+            named("changed", &d.stale),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         out.push(Finding {
             what: format!(
-                "{}: {} record file(s) not indexed, {} indexed record(s) whose file is gone, {} changed since indexing",
+                "{}: {} record file(s) not indexed, {} indexed record(s) whose file is gone, {} changed since indexing ({})",
                 path.display(),
                 d.unindexed.len(),
                 d.missing.len(),
-                d.stale.len()
+                d.stale.len(),
+                which.join("; ")
             ),
             fix: "run `recall reindex`".into(),
         });

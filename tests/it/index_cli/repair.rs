@@ -199,6 +199,12 @@ fn doctor_reports_drift_and_permissions_with_fixes() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains("changed since indexing"))
+        // Regression (review, stop 57): which file, so a person can tell
+        // their own edit from something else.
+        .stdout(predicate::str::contains(format!(
+            "(changed: records/decisions/{})",
+            file.file_name().unwrap().to_string_lossy()
+        )))
         .stdout(predicate::str::contains("fix: run `recall reindex`"))
         .stdout(predicate::str::contains("chmod 700"));
 }
