@@ -197,6 +197,18 @@ pub(crate) fn index_sources_with(
                 continue;
             }
         };
+        // A folder here is one the walk could not read (`ingest::discover`).
+        if meta.is_dir() {
+            let why = std::fs::read_dir(p)
+                .err()
+                .map_or_else(|| "it could not be listed".to_string(), |e| e.to_string());
+            report.failed += 1;
+            report_line(format!(
+                "{}: cannot read the folder ({why}): its files were not indexed, and --prune keeps what was indexed from it",
+                shown()
+            ));
+            continue;
+        }
         if let Some(why) = unreadable_kind(&meta) {
             report.failed += 1;
             report_line(format!("{}: {why}", shown()));
@@ -460,13 +472,19 @@ fn count(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(Str
 }
 
 /// Delete the given sources whose files are gone. Returns how many. A
-/// stored path that was redacted is looked for by its parts.
+/// stored path that was redacted is looked for by its parts. A file that
+/// cannot be told to be there or not (a folder on its path that cannot
+/// be read) is not gone: its rows may be the only copy left.
 fn prune<'a>(
     conn: &mut Connection,
     candidates: impl Iterator<Item = (i64, &'a str)>,
 ) -> Result<usize> {
+    let gone = |stored: &str| match std::path::Path::new(stored).try_exists() {
+        Ok(false) => crate::secrets::find_path(std::path::Path::new(""), stored).is_none(),
+        Ok(true) | Err(_) => false,
+    };
     let gone: Vec<i64> = candidates
-        .filter(|(_, path)| crate::secrets::find_path(std::path::Path::new(""), path).is_none())
+        .filter(|(_, path)| gone(path))
         .map(|(id, _)| id)
         .collect();
     let tx = crate::store::begin_in_turn(conn)?;

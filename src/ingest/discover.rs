@@ -75,24 +75,37 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<Input>> {
     Ok(out)
 }
 
+/// The files of `dir` to index. A folder the walk cannot read is given
+/// too, for the pipeline to report as a failure: skipped without a word,
+/// its files would look deleted to `index --prune`.
 fn walk(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
+    let mut out = Vec::new();
+    let entries = walkdir::WalkDir::new(dir)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
-        .flatten()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in entries {
+        let e = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                out.extend(err.path().filter(|p| p.is_dir()).map(Path::to_path_buf));
+                continue;
+            }
+        };
         // Symlinked files are indexed (transcripts are often linked into
         // an export folder); symlinked folders are not followed, so a link
         // loop cannot make the walk endless.
-        .filter(|e| e.file_type().is_file() || (e.path_is_symlink() && e.path().is_file()))
-        .filter(|e| {
-            e.path()
-                .extension()
-                .and_then(|x| x.to_str())
-                .is_some_and(|x| WALKED_EXTENSIONS.contains(&x))
-        })
-        .map(|e| e.into_path())
-        .collect()
+        let file = e.file_type().is_file() || (e.path_is_symlink() && e.path().is_file());
+        let walked = e
+            .path()
+            .extension()
+            .and_then(|x| x.to_str())
+            .is_some_and(|x| WALKED_EXTENSIONS.contains(&x));
+        if file && walked {
+            out.push(e.into_path());
+        }
+    }
+    out
 }
 
 /// The folder name Claude Code uses for a project under

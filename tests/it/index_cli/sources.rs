@@ -564,3 +564,72 @@ fn r_line_types_of_newer_launchers_are_skipped_not_problems() {
     assert!(!env.hit_ids("alpha", "quokka").is_empty());
     assert!(!env.hit_ids("alpha", "numbat").is_empty());
 }
+
+/// Regression (review, stop 57; data loss): a folder the walk could not
+/// read was skipped without a word, and `index --prune` then deleted the
+/// passages indexed from it, though its files were still there. The folder
+/// is now a failure the run names (exit 3), and prune keeps what it cannot
+/// tell is gone. Root reads every folder, so as root the runs are made as
+/// `nobody` with `setpriv`.
+#[cfg(unix)]
+#[test]
+fn r_an_unreadable_folder_is_reported_and_never_pruned() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let (d, home) = (t.path().join("d"), t.path().join("home"));
+    for (sub, word) in [("ok", "pelican"), ("locked", "narwhal")] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+        let line =
+            |role: &str, text: &str| serde_json::json!({"role": role, "content": text}).to_string();
+        std::fs::write(
+            d.join(sub).join("s.jsonl"),
+            format!(
+                "{}\n{}\n",
+                line("user", &format!("how is the {word} migration going")),
+                line("assistant", &format!("the {word} migration finished"))
+            ),
+        )
+        .unwrap();
+    }
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        for e in walkdir::WalkDir::new(t.path()) {
+            std::os::unix::fs::chown(e.unwrap().path(), Some(65534), Some(65534)).unwrap();
+        }
+    }
+    let recall = |args: &[&str]| {
+        let mut c = if root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(assert_cmd::cargo::cargo_bin("recall"));
+            c
+        } else {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"))
+        };
+        c.env_remove("RECALL_HOME")
+            .env("HOME", t.path())
+            .arg("--home")
+            .arg(&home)
+            .args(["--project", "np"])
+            .args(args)
+            .current_dir(t.path())
+            .output()
+            .unwrap()
+    };
+    let d_arg = d.to_str().unwrap();
+    assert_success(&recall(&["index", d_arg]));
+    std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    for args in [vec!["index", d_arg], vec!["index", "--prune", d_arg]] {
+        let out = recall(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("locked: cannot read the folder"),
+            "{args:?}: {err}"
+        );
+    }
+    let found = recall(&["query", "narwhal migration"]);
+    assert_success(&found);
+    std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
