@@ -36,6 +36,7 @@ pub use prompt::PromptContext;
 pub use record_writes::{NewRecord, Patch};
 pub use records::ListOrder;
 pub use reindex::Reindexed;
+pub(crate) use remember::scope_of;
 pub use remember::Fact;
 pub use repo_records::{repo_records_dir, RecordsPlace};
 pub use search::{parse_search_scope, Found, RecallOptions};

@@ -65,11 +65,7 @@ pub fn agent_key(text: &str) -> String {
 /// Measured on the facts in `testdata/remember-facts.jsonl` (see the test
 /// `scope_and_category_on_the_labelled_facts`).
 pub fn classify(text: &str) -> (Category, Scope) {
-    let scope = if about_the_person(text) {
-        Scope::User
-    } else {
-        Scope::Project
-    };
+    let scope = scope_of(text);
     let person = scope == Scope::User;
     let category = if RULE_START.is_match(text) {
         if person {
@@ -89,6 +85,17 @@ pub fn classify(text: &str) -> (Category, Scope) {
         Category::Decisions
     };
     (category, scope)
+}
+
+/// The scope a stated fact belongs in (see [`classify`]): the user's only
+/// when it is about the person across projects. The extraction rules file
+/// a preference they find by the same test.
+pub(crate) fn scope_of(text: &str) -> Scope {
+    if about_the_person(text) {
+        Scope::User
+    } else {
+        Scope::Project
+    }
 }
 
 fn about_the_person(text: &str) -> bool {

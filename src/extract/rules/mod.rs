@@ -20,8 +20,9 @@
 //!   durability cue such as `ever`, `without asking`, `in this repo`). Deictic
 //!   words (`this`, `that`, `it`, `here`, `line 3`) lower a strong match by
 //!   0.15; `don't worry` / `know` / `think` and similar are not instructions.
-//!   Scope is [`Scope::Project`] when the text names code, a path or the
-//!   project, else [`Scope::User`].
+//!   Scope is [`Scope::User`] only when the text is about the person
+//!   (`remember`'s test: "I prefer …", "my editor is …"), else
+//!   [`Scope::Project`]: "use pnpm, not npm" is the codebase's convention.
 //! * **Principles** (typed user prompts): a clause whose subject is a real
 //!   noun phrase (not `it` / `this` / `the issue` / `option 1`) followed by
 //!   `must not`, `should always|never`, `never`, `is not acceptable` /

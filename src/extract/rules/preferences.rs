@@ -1,7 +1,8 @@
 //! Preference rules: what a user's typed prompt asks of the agent from now
 //! on (`use X, not Y`, `I prefer`, `always` / `never`, `stop ...ing`,
 //! `don't`), with a confidence lowered for deictic words and raised for
-//! durability cues, in the user's scope unless the text names the project.
+//! durability cues, in the user's scope only when the text is about the
+//! person (`remember`'s test: "I prefer …", "my editor is …").
 //! The cues and confidences are listed in the module doc of `rules`.
 
 use std::sync::LazyLock;
@@ -68,11 +69,6 @@ static DURABLE_CUE: LazyLock<Regex> = LazyLock::new(|| {
 static DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:this|that|these|those|it|here|above|below|line \d+|yet|for now|right now)\b")
 });
-static PROJECT_MARK: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"`|/|\b\w+\.(?:rs|py|ts|js|ex|exs|go|toml|json|ya?ml|md)\b|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b|(?i:\b(?:project|repo|repository|codebase|module|crate|package)\b)",
-    )
-});
 
 pub(super) fn preference(s: &str) -> Option<Candidate> {
     let b = body(s);
@@ -84,11 +80,10 @@ pub(super) fn preference(s: &str) -> Option<Candidate> {
         (false, _, true) => base - 0.15,
         (false, _, false) => base,
     };
-    let scope = if PROJECT_MARK.is_match(b) {
-        Scope::Project
-    } else {
-        Scope::User
-    };
+    // As `remember` files it: a rule about the codebase ("Use pnpm, not
+    // npm") is the project's; only one about the person ("I prefer short
+    // answers") goes to the user scope, which every project reads.
+    let scope = crate::memory::scope_of(b);
     Some(candidate(Category::Preferences, scope, b, conf))
 }
 
@@ -105,8 +100,19 @@ mod tests {
         assert_eq!(p.len(), 1, "{c:?}");
         assert_eq!(p[0].text, "Use pnpm, not npm.");
         assert_eq!(p[0].evidence, ["u1"]);
-        assert_eq!(p[0].scope, Scope::User);
+        // A rule about the codebase: the project's, as `remember` files it
+        // (review, stop 57: it went to the user scope, read by every
+        // project).
+        assert_eq!(p[0].scope, Scope::Project);
         assert!(p[0].confidence >= 0.75);
+    }
+
+    #[test]
+    fn a_preference_about_the_person_is_the_users() {
+        let c = extract(&[user("u1", "I prefer short answers without headings.")]);
+        let p = of(&c, Category::Preferences);
+        assert_eq!(p.len(), 1, "{c:?}");
+        assert_eq!(p[0].scope, Scope::User);
     }
 
     #[test]
