@@ -6,7 +6,7 @@ use serde_json::json;
 use super::args::ReindexArgs;
 use super::context::Ctx;
 use crate::index::SyncReport;
-use crate::store::ScopeDir;
+use crate::store::{Scope, ScopeDir};
 
 /// Exit code when the batch finished but some files failed.
 pub const PARTIAL: u8 = 3;
@@ -16,7 +16,21 @@ pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
     let dirs = ctx.reindex_scopes(a.all_projects)?;
     let mut total = SyncReport::default();
     for dir in &dirs {
-        let report = reindex_scope(ctx, dir, a.full, !a.json)?;
+        let report = match reindex_scope(ctx, dir, a.full, !a.json) {
+            Ok(r) => r,
+            // One project's damaged index does not stop the others; its
+            // fix names it, since `reindex --full` run elsewhere would
+            // rebuild another project.
+            Err(e) if a.all_projects && dir.scope == Scope::Project => {
+                let id = dir.root.file_name().unwrap_or_default().to_string_lossy();
+                let line =
+                    format!("{e:#} (for this project: `recall reindex --full --project {id}`)");
+                eprintln!("recall: {line}");
+                total.errors.push(line);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         for e in &report.errors {
             eprintln!("recall: skipped {e}");
         }

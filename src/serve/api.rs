@@ -270,9 +270,18 @@ async fn projects(State(state): State<Shared>) -> Reply {
         let mut out = Vec::new();
         for p in mem.projects()? {
             let dir = mem.home.project(&p.id);
-            let records = mem.count_records(&dir)?;
             let current = here.as_deref() == Some(p.id.as_str());
-            out.push(json!({"id": p.id, "name": p.name, "root": p.root, "records": records, "current": current}));
+            // One project's damaged index does not hide the others: it is
+            // listed with what is wrong, and no count.
+            let mut row = json!({"id": p.id, "name": p.name, "root": p.root, "current": current});
+            match mem.count_records(&dir) {
+                Ok(n) => row["records"] = json!(n),
+                Err(e) => {
+                    row["records"] = Value::Null;
+                    row["error"] = json!(e.chain());
+                }
+            }
+            out.push(row);
         }
         Ok(out)
     })

@@ -925,3 +925,66 @@ fn r46_a_memory_moves_between_a_project_and_the_users_memory() {
         assert!(e.contains(says), "{path} {body}: {e}");
     }
 }
+
+/// Regression (review, stop 57): one project's damaged index made
+/// `GET /api/projects` a 500, so the panel listed no project at all, and
+/// stopped `reindex --all-projects` before the projects after it. Both go
+/// on, naming the damaged project and its own fix.
+#[test]
+fn one_damaged_project_index_hides_no_other_project() {
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    env.cmd_in("beta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "k",
+            "A beta fact.",
+        ])
+        .assert()
+        .success();
+    let shown = env
+        .cmd_in("beta")
+        .args(["project", "show", "--json"])
+        .output()
+        .unwrap();
+    let beta: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let beta_dir = std::path::PathBuf::from(beta["dir"].as_str().unwrap());
+    std::fs::write(beta_dir.join("index.db"), vec![0x5a; 4096]).unwrap();
+    for f in ["index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(beta_dir.join(f));
+    }
+    let s = Server::start(&env, &[]);
+    let (code, v) = s.call("GET", "/api/projects", None);
+    assert_eq!(code, 200, "{v}");
+    let rows = ok(&v).as_array().unwrap();
+    let by = |name: &str| rows.iter().find(|p| p["name"] == name).unwrap().clone();
+    assert_eq!(by("alpha")["records"], 1, "{v}");
+    assert!(by("beta")["records"].is_null(), "{v}");
+    assert!(
+        by("beta")["error"].as_str().unwrap().contains("corrupt"),
+        "{v}"
+    );
+    drop(s);
+
+    let out = env
+        .cmd()
+        .args(["reindex", "--all-projects"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let id = beta_dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        err.contains(&format!("recall reindex --full --project {id}")),
+        "{err}"
+    );
+    // The fix named works.
+    env.cmd_in(&id)
+        .args(["reindex", "--full"])
+        .assert()
+        .success();
+}

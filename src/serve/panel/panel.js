@@ -115,7 +115,8 @@ function richText(text, highlights) {
 }
 
 function scopeLabel(p) {
-  return `${p.name} (${p.records})`;
+  // A project whose index cannot be read has no count (`error` says why).
+  return p.records == null ? `${p.name} (index unreadable)` : `${p.name} (${p.records})`;
 }
 
 async function loadScopes() {
