@@ -197,7 +197,17 @@ pub(crate) fn index_sources_with(
                 continue;
             }
         };
-        // A folder here is one the walk could not read (`ingest::discover`).
+        // A folder here is a linked one the walk does not follow, or one it
+        // could not read (`ingest::discover`).
+        let linked = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        if meta.is_dir() && linked {
+            report.skipped += 1;
+            report_line(format!(
+                "{}: skipped: a linked folder is not walked (a link loop would never end); name it on the command line to index it",
+                shown()
+            ));
+            continue;
+        }
         if meta.is_dir() {
             let why = std::fs::read_dir(p)
                 .err()

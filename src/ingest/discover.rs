@@ -76,8 +76,9 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<Input>> {
 }
 
 /// The files of `dir` to index. A folder the walk cannot read is given
-/// too, for the pipeline to report as a failure: skipped without a word,
-/// its files would look deleted to `index --prune`.
+/// too, for the pipeline to report as a failure (skipped without a word,
+/// its files would look deleted to `index --prune`), and so is a linked
+/// folder it does not follow, for the pipeline to name as skipped.
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let entries = walkdir::WalkDir::new(dir)
@@ -94,7 +95,12 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         };
         // Symlinked files are indexed (transcripts are often linked into
         // an export folder); symlinked folders are not followed, so a link
-        // loop cannot make the walk endless.
+        // loop cannot make the walk endless. The pipeline names each one
+        // it passed over.
+        if e.depth() > 0 && e.path_is_symlink() && e.path().is_dir() {
+            out.push(e.into_path());
+            continue;
+        }
         let file = e.file_type().is_file() || (e.path_is_symlink() && e.path().is_file());
         let walked = e
             .path()
@@ -554,7 +560,12 @@ mod tests {
         std::fs::create_dir_all(&walked).unwrap();
         std::os::unix::fs::symlink(real.join("sub/a.jsonl"), walked.join("link.jsonl")).unwrap();
         std::os::unix::fs::symlink(&real, walked.join("loop")).unwrap();
-        assert_eq!(walk(&walked), vec![walked.join("link.jsonl")]);
+        // The linked folder itself is handed on, for the pipeline to name
+        // as skipped; nothing inside it is walked.
+        assert_eq!(
+            walk(&walked),
+            vec![walked.join("link.jsonl"), walked.join("loop")]
+        );
     }
 
     #[test]

@@ -13,7 +13,6 @@ use super::candidate::{candidate, Candidate};
 use super::re;
 use super::sentences::body;
 use crate::records::Category;
-use crate::store::Scope;
 
 /// Preference rules, first match wins: (pattern, confidence or `None` for
 /// "not an instruction", weak). Weak rules need a durability cue to pass the
@@ -92,6 +91,7 @@ mod tests {
     use super::*;
     use crate::extract::rules::extract;
     use crate::extract::rules::test_transcripts::{of, user};
+    use crate::store::Scope;
 
     #[test]
     fn preference_use_x_not_y_from_user() {

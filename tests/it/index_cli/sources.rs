@@ -633,3 +633,45 @@ fn r_an_unreadable_folder_is_reported_and_never_pruned() {
     assert_success(&found);
     std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Regression (review, stop 57): a linked folder inside a folder given to
+/// `index` was passed over without a word (links to folders are not
+/// followed, so a loop cannot make the walk endless). It is named as
+/// skipped, with how to index it; the same folder named on the command
+/// line is indexed.
+#[cfg(unix)]
+#[test]
+fn r_a_linked_folder_in_a_walk_is_named_as_skipped() {
+    let env = Env::new();
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let line =
+        |role: &str, text: &str| serde_json::json!({"role": role, "content": text}).to_string();
+    std::fs::write(
+        elsewhere.join("s.jsonl"),
+        format!(
+            "{}\n{}\n",
+            line("user", "the quokka deploy"),
+            line("assistant", "quokka deployed")
+        ),
+    )
+    .unwrap();
+    let walked = env.tmp.path().join("walked");
+    std::fs::create_dir_all(&walked).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, walked.join("linked")).unwrap();
+    let out = env.cmd().arg("index").arg(&walked).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("linked: skipped: a linked folder is not walked"),
+        "{err}"
+    );
+    let out = env
+        .cmd()
+        .arg("index")
+        .arg(walked.join("linked"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_success(&env.cmd().args(["query", "quokka deploy"]).output().unwrap());
+}
