@@ -178,6 +178,9 @@ pub(crate) fn index_sources_with(
     };
     redact_stored_paths(conn)?;
     let mut stored = load_sources(conn)?;
+    // The stored sources read again this run, by stored path: one that is
+    // now skipped (emptied, or no longer a transcript) loses its rows.
+    let mut indexed_before = std::collections::HashMap::new();
     let mut jobs = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for input in paths {
@@ -226,6 +229,9 @@ pub(crate) fn index_sources_with(
         }
         let (size, mtime) = (meta.len() as i64, file_mtime_ns(&meta));
         let old = stored.remove(crate::secrets::redact_path(&key).as_ref());
+        if let Some(o) = &old {
+            indexed_before.insert(o.path.clone(), o.id);
+        }
         // A `--format` or `--kind` other than the one the file was read as
         // reads it again: the user says it is something else.
         let as_told = |stored: &str| {
@@ -264,6 +270,7 @@ pub(crate) fn index_sources_with(
     }
     let mut out = Output {
         report: &mut report,
+        skipped: Vec::new(),
         report_line,
         progress: &progress,
         commit_every: writer.commit_every,
@@ -274,9 +281,24 @@ pub(crate) fn index_sources_with(
         crate::store::bulk::finish(conn)?;
     }
     written?;
+    // "A changed or truncated file has its rows replaced": one that is
+    // now empty or not a transcript has nothing to replace them with, and
+    // its old text must not keep answering queries.
+    let skipped = std::mem::take(&mut out.skipped);
+    let mut dropped = Vec::new();
+    for path in &skipped {
+        if let Some(&id) = indexed_before.get(path) {
+            dropped.push(id);
+            (out.report_line)(format!(
+                "{path}: what was indexed from it before is removed"
+            ));
+        }
+    }
+    drop(out);
+    report.removed += delete_sources(conn, &dropped)?;
     progress.finish();
     if run.prune {
-        report.removed = prune(conn, stored.values().map(|s| (s.id, s.path.as_str())))?;
+        report.removed += prune(conn, stored.values().map(|s| (s.id, s.path.as_str())))?;
     }
     report.elapsed_ms = t0.elapsed().as_millis() as u64;
     Ok(report)
@@ -286,6 +308,8 @@ pub(crate) fn index_sources_with(
 /// and the watch; and how often it commits.
 struct Output<'r, 'w> {
     report: &'r mut IndexReport,
+    /// The stored paths of the sources skipped this run.
+    skipped: Vec<String>,
     report_line: &'r mut dyn FnMut(String),
     progress: &'r Progress,
     commit_every: std::time::Duration,
@@ -406,6 +430,9 @@ fn to_write(ready: Ready, budget: &Budget, out: &mut Output) -> Option<Ready> {
     let p = &ready.prepared;
     out.progress.inc(p.part.read);
     account(p, out.report, out.report_line);
+    if p.action == Action::Skipped && p.part.last {
+        out.skipped.push(p.path.clone());
+    }
     if matches!(p.action, Action::Failed | Action::Skipped) {
         budget.give(p.bytes);
         return None;
@@ -497,14 +524,23 @@ fn prune<'a>(
         .filter(|(_, path)| gone(path))
         .map(|(id, _)| id)
         .collect();
+    delete_sources(conn, &gone)
+}
+
+/// Delete the sources `ids` and their rows in one transaction; returns
+/// how many.
+fn delete_sources(conn: &mut Connection, ids: &[i64]) -> Result<usize> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
     let tx = crate::store::begin_in_turn(conn)?;
     let mut stats = TermDeltas::default();
-    for id in &gone {
+    for id in ids {
         delete_source(&tx, *id, &mut stats)?;
     }
     stats.flush(&tx)?;
     tx.commit()?;
-    Ok(gone.len())
+    Ok(ids.len())
 }
 
 /// The largest source file read. A ticket or chat log is held in memory

@@ -675,3 +675,51 @@ fn r_a_linked_folder_in_a_walk_is_named_as_skipped() {
     assert_success(&out);
     assert_success(&env.cmd().args(["query", "quokka deploy"]).output().unwrap());
 }
+
+/// Regression (review, stop 57): a transcript emptied, or overwritten with
+/// something that is not a transcript, was skipped and kept answering
+/// queries with its old text, even after `--full --prune`. Its rows go;
+/// the file, when it is a transcript again, is indexed again.
+#[test]
+fn r_a_transcript_emptied_or_replaced_loses_its_old_passages() {
+    let env = Env::new();
+    let folder = env.tmp.path().join("t");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("s.jsonl");
+    let line =
+        |role: &str, text: &str| serde_json::json!({"role": role, "content": text}).to_string();
+    let transcript = format!(
+        "{}\n{}\n",
+        line("user", "how did the wombat rollout go"),
+        line("assistant", "the wombat rollout finished")
+    );
+    let found = |env: &Env| {
+        env.cmd()
+            .args(["query", "wombat rollout"])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    for (replacement, args) in [
+        ("", vec!["index"]),
+        (
+            "plain words only, no transcript\n",
+            vec!["index", "--full", "--prune"],
+        ),
+    ] {
+        std::fs::write(&file, &transcript).unwrap();
+        assert_success(&env.cmd().arg("index").arg(&folder).output().unwrap());
+        assert_eq!(found(&env), Some(0));
+        std::fs::write(&file, replacement).unwrap();
+        let out = env.cmd().args(&args).arg(&folder).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("s.jsonl: skipped:")
+                && err.contains("what was indexed from it before is removed"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(found(&env), Some(1), "{args:?}: the old text still answers");
+    }
+}
