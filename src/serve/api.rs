@@ -177,7 +177,17 @@ async fn json_body<T: DeserializeOwned>(
     let bytes = axum::body::to_bytes(body, BODY_LIMIT)
         .await
         .map_err(|_| too_large())?;
-    serde_json::from_slice(&bytes).map_err(|e| Fail::bad(format!("invalid JSON body: {e}")))
+    // Every body this API takes is one JSON object: an array or a string
+    // would reach serde as "a sequence" of the handler's struct, whose
+    // message names the struct (`expected struct Create with 7 elements`).
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| Fail::bad(format!("invalid JSON body: {e}")))?;
+    if !value.is_object() {
+        return Err(Fail::bad(
+            "invalid JSON body: it must be a JSON object of fields, such as {\"key\": \"db\", \"value\": \"We use SQLite.\"}",
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| Fail::bad(format!("invalid JSON body: {e}")))
 }
 
 #[derive(Debug, Deserialize)]

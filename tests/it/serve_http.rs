@@ -348,6 +348,16 @@ fn bad_input_gets_400_with_what_to_fix() {
     let (code, t) = s.raw("POST", MEM, Some("{not json".into()), "application/json");
     assert_eq!(code, 400);
     assert!(t.contains("invalid JSON body"), "{t}");
+    // Regression (review, stop 57): an array body was refused with serde's
+    // "expected struct Create with 7 elements", a name of ours.
+    for body in ["[]", "[\"k\", \"v\"]", "\"text\""] {
+        let (code, t) = s.raw("POST", MEM, Some(body.into()), "application/json");
+        assert_eq!(code, 400, "{body}");
+        assert!(
+            t.contains("must be a JSON object") && !t.contains("struct"),
+            "{body}: {t}"
+        );
+    }
     for q in [
         "/api/projects/alpha/recall",
         "/api/projects/alpha/recall?q=x&format=xml",
