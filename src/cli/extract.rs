@@ -79,13 +79,22 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
             serde_json::json!({"version": 1, "dry_run": a.dry_run, "report": report})
         );
     } else {
+        // A session id two files hold is told apart by its file.
+        let mut ids = std::collections::HashMap::new();
+        for o in &report.outcomes {
+            *ids.entry(o.session_id.as_str()).or_insert(0) += 1;
+        }
         for o in &report.outcomes {
             let why = o
                 .reason
                 .as_deref()
                 .map(|r| format!(" ({r})"))
                 .unwrap_or_default();
-            outln!("{} {}{why}", o.session_id, o.state);
+            let file = match ids.get(o.session_id.as_str()) {
+                Some(n) if *n > 1 => format!(" [{}]", o.source),
+                _ => String::new(),
+            };
+            outln!("{}{file} {}{why}", o.session_id, o.state);
             for k in &o.kept {
                 outln!("  + {k}");
             }

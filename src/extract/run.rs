@@ -74,6 +74,10 @@ pub struct Options {
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     pub session_id: String,
+    /// The transcript it was read from (redacted when its path holds a
+    /// secret): two files can hold one session id (a launcher's capture
+    /// of a session, twice).
+    pub source: String,
     pub state: String,
     pub reason: Option<String>,
     /// `[scope] category key: text` of each record written (or, in a dry
@@ -390,6 +394,7 @@ pub fn run(scopes: &mut Scopes, o: &Options) -> Result<Report> {
             Ok(out) => Outcome { reason, ..out },
             Err(_) => Outcome {
                 session_id: d.session_id.clone(),
+                source: shown_source(&d),
                 state: "failed".into(),
                 reason,
                 kept: vec![],
@@ -405,9 +410,15 @@ fn redacted(text: &str) -> String {
     crate::secrets::redact(text).0.into_owned()
 }
 
+/// The path of `d`'s transcript as it may be shown.
+fn shown_source(d: &Due) -> String {
+    crate::secrets::redact_path(&d.path.to_string_lossy()).into_owned()
+}
+
 fn outcome(d: &Due, state: &str, reason: Option<String>) -> Outcome {
     Outcome {
         session_id: d.session_id.clone(),
+        source: shown_source(d),
         state: state.into(),
         reason,
         kept: vec![],

@@ -304,3 +304,43 @@ fn r_extract_of_an_unknown_session_is_an_error() {
     );
     assert!(stderr.contains("recall extract --status"), "{stderr}");
 }
+
+/// Regression (review, stop 57): two files holding one session id (a
+/// launcher's capture of a session, twice) were reported as the same id
+/// twice, with different outcomes and nothing to tell them apart. Each
+/// line names its file then; `--json` has the file on every outcome.
+#[test]
+fn one_session_id_in_two_files_is_told_apart_by_its_file() {
+    let env = env();
+    let first = write_session(&env, "twin", "2020-03-01", &chat("loader"));
+    let second = sessions_dir(&env).join("twin-again.jsonl");
+    std::fs::copy(&first, &second).unwrap();
+    env.index(&first);
+    env.index(&second);
+    let v: serde_json::Value = serde_json::from_str(&env.run(&[
+        "extract",
+        "--json",
+        "--dry-run",
+        "--since",
+        "2020-01-01",
+    ]))
+    .unwrap();
+    let outcomes = v["report"]["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 2, "{v}");
+    for o in outcomes {
+        assert!(o["source"].as_str().unwrap().ends_with(".jsonl"), "{o}");
+    }
+    let out = env.run(&["extract", "--since", "2020-01-01"]);
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("twin")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("twin [") && l.contains("twin.jsonl]")),
+        "{out}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("twin-again.jsonl]")),
+        "{out}"
+    );
+}
