@@ -6,8 +6,11 @@
 //! words as one string with commas between them or as a JSON list inside a
 //! string ([`Words`]). Anything else is refused with a message that names
 //! the field and the forms to send, which the server returns as a tool
-//! error. Each of these types writes a JSON Schema that lists both forms,
-//! so what a client reads in `tools/list` is what the server accepts.
+//! error. So is an argument the tool does not take (`max_results`, a
+//! misspelt `qurey`): ignored, the call would answer another question.
+//! Each of these types writes a JSON Schema that lists both forms (and
+//! `additionalProperties: false`), so what a client reads in `tools/list`
+//! is what the server accepts.
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -18,6 +21,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecallParams {
     /// What to look for: the task at hand, a question, an error message or a
     /// ticket's text. Plain words; no query syntax is needed.
@@ -33,6 +37,7 @@ pub struct RecallParams {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RememberParams {
     /// The fact to keep, in one to three self-contained sentences: a
     /// decision and its reason, a procedure, a principle, an incident and
@@ -51,12 +56,14 @@ pub struct RememberParams {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct IdParams {
     /// A record's id or key (as `list` and `recall` show them).
     pub id: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListParams {
     /// Only this category: decisions, procedures, principles, incidents or
     /// preferences.

@@ -161,6 +161,8 @@ fn tools_store_and_find_memory_through_a_real_client() {
     for t in tools["result"]["tools"].as_array().unwrap() {
         assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        // What the server refuses, the schema says: no other argument.
+        assert_eq!(t["inputSchema"]["additionalProperties"], false, "{t}");
         // Launchers decide what runs without asking from these: Codex runs
         // a read-only tool (or a closed-world, non-destructive one) in
         // `codex exec` with no approval configured.
@@ -259,6 +261,11 @@ fn errors_are_tool_errors_or_json_rpc_errors_never_a_crash() {
     // model can retry); an unknown tool: a JSON-RPC error.
     let (err, text) = c.call("remember", json!({}));
     assert!(err && text.contains("missing field `text`"), "{text}");
+    // Regression: an argument the tool does not take was ignored, so a
+    // misspelt `scope` searched both scopes and said nothing.
+    let (err, text) = c.call("recall", json!({"query": "x", "scopes": "user"}));
+    assert!(err && text.contains("unknown field `scopes`"), "{text}");
+    assert!(text.contains("`scope`"), "{text}");
     let v = c.request("tools/call", json!({"name": "nosuch", "arguments": {}}));
     assert_eq!(v["error"]["code"], -32602, "{v}");
     // Regression: params rmcp cannot read got -32601 "tools/call", as if
