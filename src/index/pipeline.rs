@@ -485,7 +485,8 @@ fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(S
     }
 }
 
-/// Count a source by what it was: indexed, appended, failed or skipped.
+/// Count a source by what it was: indexed, appended, unchanged, failed or
+/// skipped.
 fn count(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(String)) {
     match p.part.counts_as {
         Action::Failed => {
@@ -503,6 +504,9 @@ fn count(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(Str
             let why = p.error.as_deref().unwrap_or("not a transcript or ticket");
             report_line(format!("{}: skipped: {why}", p.path));
         }
+        // A file touched but not grown: its stored prefix checked, nothing
+        // after it to read. It is stored with its new time, and unchanged.
+        Action::Append if p.part.index == 0 && p.bytes == 0 => report.unchanged += 1,
         Action::Append => report.appended += 1,
         Action::Replace => report.indexed += 1,
     }

@@ -487,6 +487,23 @@ fn r26_15_a_transcript_larger_than_a_segment_is_indexed_in_parts() {
         assert!(!env.hit_ids("alpha", word).is_empty(), "{word}");
     }
     assert_eq!(index()["unchanged"], 1);
+    // Regression: a file touched (a backup restored, an editor's save)
+    // and not grown counted as "1 appended, 0 chunks".
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let touched = index();
+    assert_eq!(
+        (touched["unchanged"].as_u64(), touched["appended"].as_u64()),
+        (Some(1), Some(0)),
+        "{touched}"
+    );
+    assert_eq!(touched["bytes"].as_u64(), Some(0), "{touched}");
+    assert_eq!(index()["unchanged"], 1);
     let more = big_exchange(n, "xylophone");
     let mut f = std::fs::OpenOptions::new()
         .append(true)
