@@ -116,8 +116,32 @@ impl ScopeDir {
     /// processes adding one new key make one record, not two. Released when
     /// the guard drops (or the process dies). `None` when the scope cannot
     /// be written at all (a read-only home), where no change can race.
-    pub fn lock_records(&self) -> Result<Option<RecordsLock>> {
-        let path = self.root.join("records.lock");
+    pub fn lock_records(&self) -> Result<Option<ScopeLock>> {
+        self.hold("records.lock", &mut |path| {
+            // Said before waiting: a holder stopped with Ctrl-Z holds it for
+            // as long as it stays stopped.
+            tracing::warn!(
+                "waiting for {}: another recall process is changing these records \
+                 (one stopped with Ctrl-Z holds it until it is resumed or ended)",
+                path.display()
+            );
+        })
+    }
+
+    /// Wait for, then hold, the scope's index-run lock (`<scope>/index.lock`):
+    /// one `recall index` run of a scope at a time. Two runs over the same
+    /// files would each parse and write every changed file (the second about
+    /// ten times slower than alone); the one that waits finds them indexed
+    /// and has only what is left to do. `waiting` is told, once, before a
+    /// wait. `None` as for [`lock_records`](Self::lock_records).
+    pub fn lock_index(&self, waiting: &mut dyn FnMut(&Path)) -> Result<Option<ScopeLock>> {
+        self.hold("index.lock", waiting)
+    }
+
+    /// Hold the advisory lock on `<scope>/name`, telling `waiting` before
+    /// waiting for another holder.
+    fn hold(&self, name: &str, waiting: &mut dyn FnMut(&Path)) -> Result<Option<ScopeLock>> {
+        let path = self.root.join(name);
         let opened = create_private_dir(&self.root).and_then(|()| {
             private_file()
                 .truncate(false)
@@ -133,19 +157,13 @@ impl ScopeDir {
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                // Said before waiting: a holder stopped with Ctrl-Z holds
-                // it for as long as it stays stopped.
-                tracing::warn!(
-                    "waiting for {}: another recall process is changing these records \
-                     (one stopped with Ctrl-Z holds it until it is resumed or ended)",
-                    path.display()
-                );
+                waiting(&path);
                 file.lock()
                     .map_err(|e| Error::io("cannot lock", &path, e))?;
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("cannot lock", path, e)),
         }
-        Ok(Some(RecordsLock { _file: file }))
+        Ok(Some(ScopeLock { _file: file }))
     }
 }
 
@@ -157,9 +175,9 @@ fn read_only(e: &std::io::Error) -> bool {
     )
 }
 
-/// A held [`ScopeDir::lock_records`] lock.
+/// A held [`ScopeDir::lock_records`] or [`ScopeDir::lock_index`] lock.
 #[derive(Debug)]
-pub struct RecordsLock {
+pub struct ScopeLock {
     _file: std::fs::File,
 }
 

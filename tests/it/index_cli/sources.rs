@@ -740,3 +740,49 @@ fn r_a_transcript_emptied_or_replaced_loses_its_old_passages() {
         assert_eq!(found(&env), Some(1), "{args:?}: the old text still answers");
     }
 }
+
+/// Regression: two `recall index` runs of one project at once (a cron job
+/// and a session's end) each parsed and wrote every changed file, the
+/// second about ten times slower than alone. The second now waits for the
+/// first, says so, and has nothing left to do.
+#[cfg(target_os = "linux")]
+#[test]
+fn r_a_second_index_run_waits_for_the_first_and_redoes_nothing() {
+    let env = Env::new();
+    let corpus = crate::common::testdata("demo/sessions");
+    let files = std::fs::read_dir(&corpus).unwrap().count() as u64;
+    // The project exists, and this test holds its run lock: the runs
+    // below start while another holds it.
+    env.run(&["index", "--prune"]);
+    let lock = std::fs::File::create(env.project_dir().join("index.lock")).unwrap();
+    lock.lock().unwrap();
+    let spawn = || {
+        env.std_cmd()
+            .args(["index", "--json", corpus.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let runs = [spawn(), spawn()];
+    for r in &runs {
+        crate::common::wait::for_wchan(r.id(), "locks_lock_inode_wait");
+    }
+    lock.unlock().unwrap();
+    let mut indexed = 0;
+    let mut unchanged = 0;
+    for r in runs {
+        let out = r.wait_with_output().unwrap();
+        assert_success(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("waiting for another `recall index` of this project"),
+            "{err}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        indexed += v["summary"]["indexed"].as_u64().unwrap();
+        unchanged += v["summary"]["unchanged"].as_u64().unwrap();
+    }
+    // Each file indexed once, by whichever run went first.
+    assert_eq!((indexed, unchanged), (files, files));
+}
