@@ -130,12 +130,42 @@ pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
         progress: !a.json,
         now: ctx.now.as_second(),
         embedder: None,
+        stop: stop_on_signals()?,
     };
     let report = ctx.index(&files, kind, format, &run, &mut |line| {
         eprintln!("recall: {line}")
     })?;
     print_report(&report, a.json)?;
+    if report.interrupted {
+        eprintln!(
+            "recall: index interrupted: what it wrote is kept (the counts above); `recall index` again does the rest"
+        );
+        return Ok(INTERRUPTED);
+    }
     Ok(if report.has_failures() { PARTIAL } else { 0 })
+}
+
+/// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as a shell
+/// reports a process the signal ended).
+const INTERRUPTED: u8 = 130;
+
+/// A flag Ctrl-C and SIGTERM set, for the run to stop at its next commit
+/// and say what it kept. A second signal, once the flag is set, ends the
+/// process at once, as it would have without a handler: nothing is lost
+/// either way, each commit being a point the next run continues from.
+fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = std::sync::Arc::default();
+    for signal in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(
+            signal,
+            i32::from(INTERRUPTED),
+            std::sync::Arc::clone(&stop),
+        )
+        .and_then(|_| signal_hook::flag::register(signal, std::sync::Arc::clone(&stop)))
+        .context("cannot handle Ctrl-C")?;
+    }
+    Ok(stop)
 }
 
 fn print_report(r: &IndexReport, json: bool) -> Result<()> {

@@ -72,6 +72,16 @@ pub struct RunOptions {
     /// computed by the preparers and stored beside its row. `None`: no
     /// vectors.
     pub embedder: Option<std::sync::Arc<crate::semantic::Model>>,
+    /// Set (by `recall index`'s Ctrl-C and SIGTERM handler) to stop at the
+    /// next commit: no new source is read, what was written is kept, and
+    /// the report says [`interrupted`](IndexReport::interrupted).
+    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RunOptions {
+    fn stopped(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// What a batch did. `failed` sources could not be indexed at all;
@@ -99,6 +109,9 @@ pub struct IndexReport {
     pub redactions: usize,
     pub bytes: u64,
     pub elapsed_ms: u64,
+    /// Stopped before the end (see [`RunOptions::stop`]): the counts are
+    /// of what was done, and the next run does the rest.
+    pub interrupted: bool,
 }
 
 impl IndexReport {
@@ -281,6 +294,7 @@ pub(crate) fn index_sources_with(
         crate::store::bulk::finish(conn)?;
     }
     written?;
+    out.report.interrupted = run.stopped();
     // "A changed or truncated file has its rows replaced": one that is
     // now empty or not a transcript has nothing to replace them with, and
     // its old text must not keep answering queries.
@@ -297,7 +311,7 @@ pub(crate) fn index_sources_with(
     drop(out);
     report.removed += delete_sources(conn, &dropped)?;
     progress.finish();
-    if run.prune {
+    if run.prune && !report.interrupted {
         report.removed += prune(conn, stored.values().map(|s| (s.id, s.path.as_str())))?;
     }
     report.elapsed_ms = t0.elapsed().as_millis() as u64;
@@ -334,8 +348,11 @@ fn write_all(
         scope.spawn(move || {
             let send_all = move || {
                 jobs.into_par_iter().for_each_with(tx, |tx, job| {
-                    // `false` when the writer stopped (an error): nothing
-                    // left to do.
+                    if run.stopped() {
+                        return;
+                    }
+                    // `false` when the writer stopped (an error, or told
+                    // to): nothing left to do.
                     prepare(&job, opts, &mut |p| {
                         budget.take(p.bytes)
                             && tx
@@ -376,6 +393,9 @@ fn write_each(
     let mut stats = TermDeltas::default();
     // Blocks for the first part of each batch with no transaction open.
     while let Ok(first) = rx.recv() {
+        if run.stopped() {
+            break;
+        }
         let Some(first) = to_write(first, budget, out) else {
             continue;
         };
@@ -397,7 +417,7 @@ fn write_each(
             // stopped run keeps what it wrote up to: between two sources or
             // between two parts of one, each part carrying its source's
             // state.
-            if pending.0 >= BATCH_CHUNKS || pending.1 >= BATCH_SOURCES {
+            if pending.0 >= BATCH_CHUNKS || pending.1 >= BATCH_SOURCES || run.stopped() {
                 break;
             }
             while next.is_none() {

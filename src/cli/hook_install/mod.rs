@@ -358,7 +358,7 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
         prune: false,
         progress: std::io::stderr().is_terminal(),
         now: ctx.now.as_second(),
-        embedder: None,
+        ..crate::index::RunOptions::default()
     };
     let report = ctx.index(&inputs, Some(Kind::Session), None, &run, &mut |line| {
         eprintln!("recall: {line}")

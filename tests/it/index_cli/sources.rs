@@ -786,3 +786,68 @@ fn r_a_second_index_run_waits_for_the_first_and_redoes_nothing() {
     // Each file indexed once, by whichever run went first.
     assert_eq!((indexed, unchanged), (files, files));
 }
+
+/// Regression: Ctrl-C ended `recall index` with nothing said, so a user
+/// could not tell what was kept. It now stops at a commit, prints the
+/// summary of what it did, says the rest is left, and exits 130; the next
+/// run does only the rest.
+#[cfg(target_os = "linux")]
+#[test]
+fn r_an_interrupted_index_says_what_it_kept_and_the_next_run_does_the_rest() {
+    let env = Env::new();
+    let corpus = env.tmp.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let files = 40;
+    for i in 0..files {
+        let line = serde_json::json!({"role": "user", "id": "u-1",
+            "content": format!("Session {i} talks about the harbour crane number {i}")});
+        std::fs::write(corpus.join(format!("s{i:02}.jsonl")), format!("{line}\n")).unwrap();
+    }
+    // The index exists, and this test holds its write lock: the run's
+    // writer waits for it with the first file in hand.
+    env.run(&["index", "--prune"]);
+    let db = env.project_dir().join("index.db");
+    let mut mine = rusqlite::Connection::open(&db).unwrap();
+    let held = mine
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let run = env
+        .std_cmd()
+        .args(["index", "--json", corpus.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::common::wait::for_writer_waiting(&db);
+    // Ctrl-C, then the lock let go.
+    assert_eq!(unsafe { libc::kill(run.id() as i32, libc::SIGINT) }, 0);
+    held.rollback().unwrap();
+    let out = run.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("index: 40 files:"), "{err}");
+    assert!(
+        err.contains("index interrupted: what it wrote is kept"),
+        "{err}"
+    );
+    let first: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &first["summary"];
+    assert_eq!(first["interrupted"], true, "{first}");
+    let kept = first["indexed"].as_u64().unwrap();
+    assert!((1..files).contains(&kept), "{first}");
+    // What was kept is there; the next run does the rest, and only that.
+    let stored: i64 = env
+        .open_index()
+        .query_row("SELECT count(*) FROM sources", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored as u64, kept);
+    let out = env.run(&["index", "--json", corpus.to_str().unwrap()]);
+    let next: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let next = &next["summary"];
+    assert_eq!(
+        (next["indexed"].as_u64(), next["unchanged"].as_u64()),
+        (Some(files - kept), Some(kept)),
+        "{next}"
+    );
+    assert_eq!(next["interrupted"], false, "{next}");
+}
