@@ -564,6 +564,32 @@ pub enum HookCmd {
     Gemini(HookArgs),
     /// Merge recall's hooks into a launcher's settings
     Install(InstallArgs),
+    /// Take recall's hooks and MCP server out of a launcher's settings (the
+    /// memory is kept)
+    Uninstall(UninstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Claude Code: the hooks in settings.json, the MCP server in <project
+    /// root>/.mcp.json and its permission in settings.local.json
+    #[arg(long)]
+    pub claude_code: bool,
+    /// Codex: the hooks in $CODEX_HOME/hooks.json, and the MCP server and the
+    /// hooks' trust in its config.toml (other hooks keep their trust)
+    #[arg(long)]
+    pub codex: bool,
+    /// Gemini CLI: the hooks and the MCP server in <project
+    /// root>/.gemini/settings.json
+    #[arg(long)]
+    pub gemini: bool,
+    /// ~/.claude/settings.json and ~/.gemini/settings.json instead of the
+    /// project's
+    #[arg(long)]
+    pub user: bool,
+    /// Show what would change in each file, as a diff, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -145,6 +145,7 @@ fn dispatch(ctx: Ctx, command: Option<Command>, bare: args::QueryArgs) -> Result
         Some(Command::Extract(a)) => extract::run(&ctx, a),
         Some(Command::Summary(a)) => extract::summary(&ctx, a),
         Some(Command::Hook(args::HookCmd::Install(a))) => hook_install::run(&ctx, a),
+        Some(Command::Hook(args::HookCmd::Uninstall(a))) => hook_install::uninstall::run(&ctx, a),
         Some(Command::Demo(_) | Command::Hook(_) | Command::Completions(_) | Command::Man(_)) => {
             unreachable!("handled above")
         }

@@ -76,6 +76,7 @@ pub(super) fn codex_changes(ctx: &Ctx, home: &Path, allow_mcp: bool) -> Result<V
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            gone: false,
         },
         Change {
             changed: config_raw.as_deref() != Some(config.as_str()),
@@ -86,8 +87,116 @@ pub(super) fn codex_changes(ctx: &Ctx, home: &Path, allow_mcp: bool) -> Result<V
                 "the recall MCP server{}, the hooks' trust and [features] hooks",
                 if allow_mcp { " (approved)" } else { "" }
             ),
+            gone: false,
         },
     ])
+}
+
+/// What `hook uninstall --codex` changes: recall's hooks taken out of
+/// `hooks.json`, and out of `config.toml` the MCP server and those hooks'
+/// trust. A trust key names a handler by its place, so the other hooks of
+/// recall's events that move up keep their trust under their new places
+/// (Codex would otherwise see them as new, and skip them until trusted
+/// again). `[features] hooks` stays: other hooks may need it.
+pub(super) fn codex_removals(home: &Path) -> Result<Vec<Change>> {
+    let hooks_path = home.join("hooks.json");
+    let (raw, before) = read_json(&hooks_path)?;
+    let events: Vec<&str> = CODEX_EVENTS.iter().map(|e| e.0).collect();
+    let (after, moves) =
+        super::uninstall::unmerge_hooks(before.clone(), &events, is_recall_codex_hook)
+            .with_context(|| format!("cannot edit {}", hooks_path.display()))?;
+    // Nothing moved, nothing to re-key (and no folder made for it).
+    let canonical = match moves.is_empty() {
+        true => hooks_path.clone(),
+        false => canonical_file(&hooks_path)?,
+    };
+    let config_path = home.join("config.toml");
+    let config_raw = read_text(&config_path)?;
+    let config = match &config_raw {
+        None => None,
+        Some(text) => Some(
+            untrust_codex_toml(text, &canonical, &moves).with_context(|| {
+                format!(
+                    "{} is not valid TOML; fix it or move it aside",
+                    config_path.display()
+                )
+            })?,
+        ),
+    };
+    let hooks = super::uninstall::removal(&hooks_path, "recall hooks", raw, &before, &after)?;
+    Ok(vec![
+        hooks,
+        Change {
+            changed: config.is_some() && config != config_raw,
+            path: config_path,
+            after: config.unwrap_or_default(),
+            before: config_raw,
+            what: "the recall MCP server and the trust of recall's hooks".into(),
+            gone: false,
+        },
+    ])
+}
+
+/// Codex's `config.toml` without `[mcp_servers.recall]` (when it starts
+/// recall's server) and with the trust of the handlers `moves` took out
+/// dropped, and of those it moved re-keyed; every other line kept.
+fn untrust_codex_toml(
+    text: &str,
+    file: &Path,
+    moves: &[super::uninstall::Moved],
+) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    if let Some(servers) = doc
+        .get_mut("mcp_servers")
+        .and_then(|t| t.as_table_like_mut())
+    {
+        let ours = servers
+            .get("recall")
+            .and_then(|s| s.as_table_like())
+            .is_some_and(|s| {
+                let args: Vec<&str> = s
+                    .get("args")
+                    .and_then(|a| a.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a.as_str())
+                    .collect();
+                super::uninstall::runs_recall_mcp(s.get("command").and_then(|c| c.as_str()), &args)
+            });
+        if ours {
+            servers.remove("recall");
+        }
+    }
+    let state = doc
+        .get_mut("hooks")
+        .and_then(|h| h.as_table_like_mut())
+        .and_then(|h| h.get_mut("state"))
+        .and_then(|s| s.as_table_like_mut());
+    if let Some(state) = state {
+        let key = |event: &str, (g, h): (usize, usize)| {
+            let snake = CODEX_EVENTS
+                .iter()
+                .find(|e| e.0 == event)
+                .map_or(event, |e| e.1);
+            format!("{}:{snake}:{g}:{h}", file.display())
+        };
+        let mut moved = Vec::new();
+        for m in moves.iter().filter(|m| m.to != Some(m.from)) {
+            let item = state.remove(&key(&m.event, m.from));
+            if let (Some(item), Some(to)) = (item, m.to) {
+                moved.push((key(&m.event, to), item));
+            }
+        }
+        for (k, item) in moved {
+            state.insert(&k, item);
+        }
+    }
+    // A table taken from the top leaves the blank line that was before it.
+    let out = doc.to_string();
+    Ok(match text.starts_with('\n') {
+        true => out,
+        false => out.trim_start_matches('\n').to_string(),
+    })
 }
 
 /// `path` made absolute with its folder's symlinks resolved (the file

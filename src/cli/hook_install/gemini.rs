@@ -21,8 +21,8 @@ const GEMINI_TIMEOUT_MS: u64 = 10_000;
 
 /// `<project root>/.gemini/settings.json`, or with `--user` Gemini CLI's
 /// own (`$GEMINI_CLI_HOME/.gemini` or `~/.gemini`).
-fn gemini_settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
-    if a.user {
+pub(super) fn gemini_settings_path(ctx: &Ctx, user: bool) -> Result<PathBuf> {
+    if user {
         let home = default_gemini_home(crate::cli::context::env)
             .context("cannot find your home folder: set HOME (or GEMINI_CLI_HOME)")?;
         return Ok(home.join("settings.json"));
@@ -68,7 +68,7 @@ pub fn merge_gemini(
 /// with comments (Gemini CLI allows them) is merged for `--print` only: a
 /// rewrite would drop the comments, so the user adds what it shows.
 pub(super) fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
-    let path = gemini_settings_path(ctx, a)?;
+    let path = gemini_settings_path(ctx, a.user)?;
     let raw = read_text(&path)?;
     let text = raw.as_deref().unwrap_or("");
     let (before, commented) = match serde_json::from_str::<Value>(text) {
@@ -110,7 +110,40 @@ pub(super) fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
             GEMINI_EVENTS.join(", "),
             if a.allow_mcp { ", trusted" } else { "" }
         ),
+        gone: false,
     })
+}
+
+/// `hook uninstall --gemini`: recall's hooks and MCP server taken out of
+/// Gemini CLI's `settings.json`. A file with comments is left to the user,
+/// as install leaves it: a rewrite would drop them.
+pub(super) fn gemini_removal(ctx: &Ctx, user: bool) -> Result<Change> {
+    let path = gemini_settings_path(ctx, user)?;
+    let raw = read_text(&path)?;
+    let text = raw.as_deref().unwrap_or("");
+    let what = "recall hooks and the recall MCP server";
+    let before = match serde_json::from_str::<Value>(text) {
+        _ if text.trim().is_empty() => json!({}),
+        Ok(v) => v,
+        Err(e) => {
+            let commented = serde_json::from_str::<Value>(&strip_json_comments(text)).is_ok();
+            return Err(e).with_context(|| match commented {
+                true => format!(
+                    "{} has comments, which rewriting it would drop; take out by hand the hooks named \"recall\" and mcpServers.recall",
+                    path.display()
+                ),
+                false => format!(
+                    "{} is not valid JSON; fix it or move it aside",
+                    path.display()
+                ),
+            });
+        }
+    };
+    let (after, _) =
+        super::uninstall::unmerge_hooks(before.clone(), GEMINI_EVENTS, is_recall_gemini_hook)
+            .with_context(|| format!("cannot edit {}", path.display()))?;
+    let after = super::uninstall::without_mcp_server(after, "mcpServers");
+    super::uninstall::removal(&path, what, raw, &before, &after)
 }
 
 /// JSON with `//` and `/* */` comments outside strings blanked (Gemini

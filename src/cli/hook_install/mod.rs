@@ -25,6 +25,7 @@ use crate::ingest::Kind;
 
 mod codex;
 mod gemini;
+pub mod uninstall;
 
 /// The events recall hooks into, and why.
 const EVENTS: &[&str] = &[
@@ -34,8 +35,8 @@ const EVENTS: &[&str] = &[
     "SessionEnd",
 ];
 
-fn settings_path(ctx: &Ctx, a: &InstallArgs) -> Result<PathBuf> {
-    if a.user {
+fn settings_path(ctx: &Ctx, user: bool) -> Result<PathBuf> {
+    if user {
         let home = crate::store::user_home(super::context::env)
             .context("cannot find your home folder: set HOME")?;
         return Ok(home.join(".claude/settings.json"));
@@ -70,6 +71,7 @@ fn claude_permission(settings: &Path) -> Result<Change> {
         before: raw,
         after: serde_json::to_string_pretty(&after)? + "\n",
         what: format!("permission for recall's MCP tools (\"{CLAUDE_ALLOW_MCP}\")"),
+        gone: false,
     })
 }
 
@@ -155,6 +157,8 @@ struct Change {
     changed: bool,
     /// What it installs, for the messages.
     what: String,
+    /// The file is removed: nothing is left in it (an uninstall).
+    gone: bool,
 }
 
 pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
@@ -171,7 +175,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
     }
     let mut changes = Vec::new();
     if a.claude_code {
-        let path = settings_path(ctx, &a)?;
+        let path = settings_path(ctx, a.user)?;
         let (raw, before) = read_json(&path)?;
         let merged = || -> Result<Value> {
             let after = merge(before.clone(), &hook_command(ctx))?;
@@ -192,6 +196,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
             changed: after != before,
             after: text,
             what: format!("recall hooks ({})", EVENTS.join(", ")),
+            gone: false,
         });
         if a.allow_mcp && !a.user {
             let local = claude_permission(&changes[changes.len() - 1].path)?;
@@ -217,6 +222,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
                 changed: after != before,
                 after: serde_json::to_string_pretty(&after)? + "\n",
                 what: "the recall MCP server".into(),
+                gone: false,
             });
         }
     }
@@ -432,6 +438,10 @@ fn write_with_backup(ctx: &Ctx, c: &Change) -> Result<()> {
         std::fs::copy(path, &backup)
             .with_context(|| format!("cannot back up {}", path.display()))?;
         outln!("backed up {} to {}", path.display(), backup.display());
+    }
+    if c.gone {
+        return std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove {}", path.display()));
     }
     let dir = path.parent().context("the path has no folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

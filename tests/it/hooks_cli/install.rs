@@ -689,3 +689,116 @@ fn install_writes_through_links_and_never_doubles_or_loses_a_hook() {
     assert_eq!(prompt[0]["hooks"][0]["command"], mine);
     assert_eq!(has_recall_hook(&v, "SessionStart"), 1, "{v:#}");
 }
+
+/// `hook uninstall` takes out what install put in, for each launcher, and
+/// nothing else: the user's own hooks, servers and settings stay, a Codex
+/// hook that moves up keeps its trust under its new place, a file only
+/// recall was in is removed, a backup is written first, and a second
+/// uninstall (or a dry run) changes nothing.
+#[test]
+fn uninstall_takes_out_only_what_install_put_in() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let codex = env.tmp.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let config = codex.join("config.toml");
+    std::fs::write(&config, "# mine\nmodel = \"o4\"\n").unwrap();
+    let claude_settings = proj.join(".claude/settings.json");
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(&claude_settings, r#"{"model": "opus"}"#).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = in_project(&env, &proj);
+        c.env("CODEX_HOME", &codex)
+            .env("HOME", env.tmp.path())
+            .args(args);
+        ok(&mut c)
+    };
+    let all = ["--claude-code", "--codex", "--gemini"];
+    let mut install = vec!["hook", "install", "--allow-mcp", "--no-backfill"];
+    install.extend(all);
+    run(&install);
+    // The user adds a hook of their own after recall's in Codex, and Codex
+    // trusts it under its place (the second group of SessionStart).
+    let hooks_path = codex.join("hooks.json");
+    let mut hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(&hooks_path).unwrap()).unwrap();
+    let mine = json!({"type": "command", "command": "my-audit", "timeout": 5});
+    hooks["hooks"]["SessionStart"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [mine.clone()]}));
+    std::fs::write(&hooks_path, serde_json::to_string_pretty(&hooks).unwrap()).unwrap();
+    let canonical = codex.canonicalize().unwrap().join("hooks.json");
+    let key = |g: usize| format!("{}:session_start:{g}:0", canonical.display());
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[hooks.state.\"{}\"]\ntrusted_hash = \"sha256:mine\"\n",
+        key(1)
+    ));
+    std::fs::write(&config, &text).unwrap();
+
+    let files = [
+        &claude_settings,
+        &config,
+        &hooks_path,
+        &proj.join(".mcp.json"),
+    ];
+    let before: Vec<_> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let mut uninstall = vec!["hook", "uninstall"];
+    uninstall.extend(all);
+    let dry = run(&[&uninstall[..], &["--dry-run"]].concat());
+    assert!(dry.contains("-      \"mcp__recall\""), "{dry}");
+    let after: Vec<_> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    assert_eq!(before, after, "a dry run writes nothing");
+
+    let out = run(&uninstall);
+    assert!(out.contains("the memory in"), "{out}");
+    // Claude Code: the settings as they were; the MCP server's file and the
+    // permission's file held only recall, and are gone.
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&claude_settings).unwrap()).unwrap();
+    assert_eq!(settings, json!({"model": "opus"}));
+    assert!(!proj.join(".mcp.json").exists(), "{out}");
+    assert!(!proj.join(".claude/settings.local.json").exists(), "{out}");
+    assert!(!proj.join(".gemini/settings.json").exists(), "{out}");
+    let saved: Vec<String> = backups(&proj.join(".claude"))
+        .iter()
+        .map(|b| std::fs::read_to_string(b).unwrap())
+        .collect();
+    assert!(saved.iter().any(|b| b.contains("recall")), "{saved:?}");
+    // Codex: only the user's hook, its trust moved with it to its new
+    // place; recall's server and trust gone, the rest of config.toml kept.
+    let hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(&hooks_path).unwrap()).unwrap();
+    assert_eq!(
+        hooks,
+        json!({"hooks": {"SessionStart": [{"hooks": [mine]}]}})
+    );
+    let toml_text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        toml_text.starts_with("# mine\nmodel = \"o4\"\n"),
+        "{toml_text}"
+    );
+    let parsed: toml::Table = toml::from_str(&toml_text).unwrap();
+    assert!(
+        parsed
+            .get("mcp_servers")
+            .is_none_or(|s| s.get("recall").is_none()),
+        "{toml_text}"
+    );
+    let state = parsed["hooks"]["state"].as_table().unwrap();
+    assert_eq!(state.len(), 1, "{toml_text}");
+    assert_eq!(state[&key(0)]["trusted_hash"].as_str(), Some("sha256:mine"));
+    // Again: nothing of recall is left to take out.
+    let bytes = std::fs::read(&config).unwrap();
+    let out = run(&uninstall);
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("nothing of recall in "))
+            .count(),
+        6,
+        "{out}"
+    );
+    assert!(!out.contains("the memory in"), "{out}");
+    assert_eq!(std::fs::read(&config).unwrap(), bytes);
+}
