@@ -11,6 +11,9 @@
 //!  "categories": ["decisions", "procedures", "principles", "incidents", "preferences"],
 //!  "max_facts": 5}
 //! ```
+//! The transcript, the title and the folder are redacted as the index is
+//! (`[REDACTED:<kind>]`): the request leaves the process.
+//!
 //! Response: `{"facts": [{"category": "decisions", "scope": "project|user",
 //! "key": "short title", "text": "the fact", "confidence": 0.8,
 //! "evidence": ["message id", ...]}]}`.

@@ -512,13 +512,19 @@ fn candidates(
         })
         .collect::<Vec<_>>()
         .join("\n\n");
+    // What leaves the process is redacted as the index is: the transcript
+    // is read again from its file, secrets and all, and a model command
+    // sends it to a vendor that keeps its own log of the call.
+    let transcript = crate::secrets::redact(&transcript).0;
+    let title = d.title.as_deref().map(|t| crate::secrets::redact(t).0);
+    let cwd = d.cwd.as_deref().map(|c| crate::secrets::redact_path(c));
     let req = ExtractRequest {
         version: 1,
         session: SessionInfo {
             id: &d.session_id,
-            title: d.title.as_deref(),
+            title: title.as_deref(),
             launcher: &d.launcher,
-            cwd: d.cwd.as_deref(),
+            cwd: cwd.as_deref(),
         },
         transcript: crate::text::truncate_chars(&transcript, MAX_INPUT_CHARS).to_string(),
         existing,

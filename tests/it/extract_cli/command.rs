@@ -293,3 +293,28 @@ fn model_command_gets_the_prompt_in_its_own_folder_with_hooks_off() {
         "{seen}"
     );
 }
+
+/// Regression: the index redacts a transcript's secrets, but extraction
+/// read the file again and sent them as they were to the extractor
+/// command (and so, with `--model-cmd 'claude -p'`, to a vendor's model
+/// and its own log of the call), in the transcript and the title.
+#[test]
+fn r_the_request_to_an_extractor_holds_no_secret() {
+    let env = env();
+    let secret = format!("ghp_{}", "Xk9Qm2Zr7Lp4Wn8Vb3Hd6Jf1Tc5Ys0Ga7Ke2");
+    let mut msgs = super::chat("login");
+    msgs[1].1 = format!("I set GITHUB_TOKEN={secret} in the CI settings and reran it.");
+    let path = super::write_session(&env, "leaky", "2020-03-01", &msgs);
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("session leaky", &format!("deploy with {secret}"));
+    std::fs::write(&path, text).unwrap();
+    env.index(&path);
+    let fake = Fake::new(&env);
+    fake.answer(vec![]);
+    fake.extract(&env, &[]);
+    let request = fake.request("leaky").to_string();
+    assert!(request.contains("[REDACTED:github-token]"), "{request}");
+    assert!(request.contains("CI settings"), "{request}");
+    assert!(!request.contains(&secret), "{request}");
+}
