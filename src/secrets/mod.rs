@@ -13,7 +13,8 @@
 //! headers and on command lines (`commands.rs`), credentials in the config
 //! files that name them, `.netrc` and Docker's `config.json`
 //! (`config_files.rs`), private key blocks (`private_keys.rs`), passwords
-//! in URLs (`urls.rs`), `KEY=value` assignments (`assignments.rs`), and the
+//! in URLs (`urls.rs`), `KEY=value` assignments (`assignments.rs`), a
+//! password stated in a sentence (`prose.rs`), and the
 //! value heuristics the password rules share (`values.rs`). This file runs
 //! them and turns their spans into findings. Names built from text (slugs,
 //! keys, ids, file names) go through [`redacted_slug`] and [`redact_id`]
@@ -42,6 +43,7 @@ mod config_files;
 mod names;
 mod paths;
 mod private_keys;
+mod prose;
 mod tokens;
 mod urls;
 mod values;
@@ -56,6 +58,7 @@ use assignments::detect_assignments;
 use commands::detect_commands;
 use config_files::detect_config_files;
 use private_keys::detect_private_keys;
+use prose::detect_prose_passwords;
 use tokens::{detect_discord_tokens, detect_telegram_tokens, detect_tokens};
 use urls::detect_url_passwords;
 
@@ -119,6 +122,7 @@ const PRIVATE_KEY: &str = "private-key";
 const JWT: &str = "jwt";
 const URL_PASSWORD: &str = "url-password";
 const PASSWORD_ASSIGNMENT: &str = "password-assignment";
+const PASSWORD_IN_TEXT: &str = "password-in-text";
 const NPM_TOKEN: &str = "npm-token";
 const GITLAB_TOKEN: &str = "gitlab-token";
 const HUGGINGFACE_TOKEN: &str = "huggingface-token";
@@ -160,7 +164,7 @@ fn rank(kind: &'static str) -> u8 {
         PRIVATE_KEY => 0,
         AWS_SECRET_KEY => 2,
         URL_PASSWORD | AUTH_HEADER | BASIC_AUTH | CLI_PASSWORD | DOCKER_AUTH | NETRC_PASSWORD => 3,
-        PASSWORD_ASSIGNMENT => 4,
+        PASSWORD_ASSIGNMENT | PASSWORD_IN_TEXT => 4,
         _ => 1,
     }
 }
@@ -168,7 +172,7 @@ fn rank(kind: &'static str) -> u8 {
 type Detector = fn(&str, &mut Vec<Span>);
 
 /// All detectors; each appends its candidates in any order.
-const DETECTORS: [Detector; 8] = [
+const DETECTORS: [Detector; 9] = [
     detect_tokens,
     detect_discord_tokens,
     detect_telegram_tokens,
@@ -177,6 +181,7 @@ const DETECTORS: [Detector; 8] = [
     detect_private_keys,
     detect_url_passwords,
     detect_assignments,
+    detect_prose_passwords,
 ];
 
 /// Runs the detectors (stopping after the first hit when `first_only`) and
