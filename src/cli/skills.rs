@@ -8,7 +8,16 @@ use super::args::SkillsArgs;
 use super::context::Ctx;
 
 pub fn run(ctx: &Ctx, a: SkillsArgs) -> Result<u8> {
-    let proposals = ctx.propose_skills()?;
+    // A record written by hand may hold a secret the writes would have
+    // refused: shown redacted, as `summary` shows it (`promote` refuses it).
+    let mut proposals = ctx.propose_skills()?;
+    for p in &mut proposals {
+        for text in [&mut p.skill.description, &mut p.skill.body] {
+            if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(text).0 {
+                *text = clean;
+            }
+        }
+    }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&proposals)?);
         return Ok(0);

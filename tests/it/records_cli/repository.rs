@@ -359,6 +359,19 @@ fn r_records_in_the_repository_and_skills_refuse_secrets_and_links() {
         "{stderr}"
     );
     assert!(!repo.join(".recall").exists(), "nothing moved");
+    // Regression: `skills --json` printed the secret that `summary`
+    // redacts and `promote` refuses.
+    for args in [&["skills", "--json"][..], &["skills"]] {
+        let out = in_repo(&env, &repo).args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}");
+        assert!(!stdout.contains(&token), "{args:?}: {stdout}");
+    }
+    let json = in_repo(&env, &repo)
+        .args(["skills", "--json"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&json.stdout).contains("[REDACTED:github-token]"));
     std::fs::write(&first, &text).unwrap();
 
     // A skills folder that links outside the project.
