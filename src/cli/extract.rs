@@ -111,6 +111,14 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
     if let Some(b) = nothing_due {
         eprintln!("extract: nothing due: {}", why_nothing_due(&b, &options));
     }
+    if report.failed > 0 {
+        eprintln!(
+            "recall: {} sessions failed (the reasons above, and in `recall extract --status`); the next runs try each again, {} times in all, and `recall extract --session ID` at any time",
+            report.failed,
+            run::ATTEMPTS
+        );
+        return Ok(super::reindex::PARTIAL);
+    }
     Ok(0)
 }
 
@@ -139,6 +147,13 @@ fn why_nothing_due(b: &run::Backlog, o: &Options) -> String {
     }
     if b.finished > 0 {
         why.push(format!("{} already extracted and unchanged", b.finished));
+    }
+    if b.gave_up > 0 {
+        why.push(format!(
+            "{} failed {} times and unchanged since: `recall extract --status` says why, `recall extract --session ID` tries one again",
+            b.gave_up,
+            run::ATTEMPTS
+        ));
     }
     if b.leased > 0 {
         why.push(format!("{} being extracted by another run", b.leased));

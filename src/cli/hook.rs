@@ -458,8 +458,12 @@ fn index_transcript(
             .filter(|l| !l.starts_with("index: ") && !l.starts_with("extract: "))
             .collect::<Vec<_>>()
             .join("; ");
+        let what = match extract {
+            None => "indexing",
+            Some(_) => "indexing or extracting",
+        };
         anyhow::bail!(
-            "indexing {} failed ({status}): {said} (log: {})",
+            "{what} {} failed ({status}): {said} (log: {})",
             path.display(),
             log_path.display()
         );

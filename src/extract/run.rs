@@ -98,13 +98,26 @@ pub struct Report {
     pub outcomes: Vec<Outcome>,
 }
 
+/// Times a session is tried before runs stop taking it (until it changes,
+/// or `--session` names it).
+pub const ATTEMPTS: i64 = 3;
+
 /// Whether the source `s` (with its extraction row `x`, if any) still needs
 /// extracting: never tried, changed since, or failed or interrupted (a
-/// `pending` row whose run died) fewer than three times. Used
-/// both to list due sessions and, again under the write lock, to claim one,
-/// so a session another run finished meanwhile is not processed twice.
-const NEEDS_WORK: &str = "(x.source_id IS NULL OR x.source_hash IS NOT s.hash
-     OR (x.state IN ('failed', 'pending') AND x.attempts < 3))";
+/// `pending` row whose run died) fewer than [`ATTEMPTS`] times, or at all
+/// when `--session` names it. Used both to list due sessions and, again
+/// under the write lock, to claim one, so a session another run finished
+/// meanwhile is not processed twice.
+fn needs_work(o: &Options) -> String {
+    let retry = match o.session {
+        Some(_) => String::new(),
+        None => format!(" AND x.attempts < {ATTEMPTS}"),
+    };
+    format!(
+        "(x.source_id IS NULL OR x.source_hash IS NOT s.hash
+          OR (x.state IN ('failed', 'pending'){retry}))"
+    )
+}
 
 /// The sessions extraction looks at, of the source `s` and its session
 /// `se`: those with messages. A compaction's transcript is indexed with
@@ -133,6 +146,7 @@ pub struct Scopes<'a> {
 
 fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
     let now = o.now.as_second();
+    let needs_work = needs_work(o);
     let sql = format!(
         "SELECT s.id, s.path, s.format, s.hash, se.session_id, se.title, se.launcher, se.cwd,
                 x.lease_until, x.lease_owner
@@ -143,7 +157,7 @@ fn due(c: &Connection, o: &Options) -> Result<Vec<Due>> {
                                    AND (?5 IS NOT NULL
                                         OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?2 - ?4)))
            AND (?5 IS NULL OR coalesce(se.last_ts, s.mtime / 1000000000) >= ?5)
-           AND {NEEDS_WORK}
+           AND {needs_work}
          ORDER BY coalesce(se.last_ts, 0) DESC"
     );
     let mut st = c.prepare(&sql)?;
@@ -208,13 +222,14 @@ fn claim(c: &mut Connection, d: &Due, o: &Options) -> Result<bool> {
     }
     // Re-checked under the write lock: between `due` and now another run
     // may have leased this session, or finished it.
+    let needs_work = needs_work(o);
     let free: Option<i64> = tx
         .query_row(
             &format!(
                 "SELECT s.id FROM sources s LEFT JOIN extractions x ON x.source_id = s.id
                  WHERE s.id = ?1 AND s.hash = ?2
                    AND (x.lease_until IS NULL OR x.lease_until < ?3 OR x.lease_owner = ?4)
-                   AND {NEEDS_WORK}"
+                   AND {needs_work}"
             ),
             params![d.source_id, d.hash, now, o.owner],
             |r| r.get(0),
@@ -306,8 +321,11 @@ pub struct Backlog {
     pub too_old: usize,
     /// Older than `--since`.
     pub before_since: usize,
-    /// Extracted already (unchanged since), or failed three times.
+    /// Extracted already (unchanged since).
     pub finished: usize,
+    /// Failed [`ATTEMPTS`] times (unchanged since): runs no longer take
+    /// them.
+    pub gave_up: usize,
     /// Held by another run's lease.
     pub leased: usize,
 }
@@ -315,8 +333,10 @@ pub struct Backlog {
 /// Count why the indexed sessions are not due under `o`.
 pub fn backlog(c: &Connection, o: &Options) -> Result<Backlog> {
     let now = o.now.as_second();
+    let needs_work = needs_work(o);
     let sql = format!(
-        "SELECT coalesce(se.last_ts, s.mtime / 1000000000), x.lease_until, {NEEDS_WORK}, x.lease_owner
+        "SELECT coalesce(se.last_ts, s.mtime / 1000000000), x.lease_until, {needs_work}, x.lease_owner,
+                x.state = 'failed'
          FROM sources s JOIN sessions se ON se.source_id = s.id
          LEFT JOIN extractions x ON x.source_id = s.id
          WHERE {EXTRACTABLE}"
@@ -327,8 +347,11 @@ pub fn backlog(c: &Connection, o: &Options) -> Result<Backlog> {
     while let Some(r) = rows.next()? {
         let (last, lease, needs): (i64, Option<i64>, bool) = (r.get(0)?, r.get(1)?, r.get(2)?);
         let owner: Option<String> = r.get(3)?;
+        let failed: Option<bool> = r.get(4)?;
         b.sessions += 1;
-        if !needs {
+        if !needs && failed == Some(true) {
+            b.gave_up += 1;
+        } else if !needs {
             b.finished += 1;
         } else if lease.is_some_and(|l| l >= now) && owner.is_some_and(|w| owner_alive(&w)) {
             b.leased += 1;
@@ -618,7 +641,15 @@ pub struct Status {
 pub fn status(c: &Connection) -> Result<Vec<Status>> {
     // A session tried by `--session` is listed with its outcome.
     let mut st = c.prepare(&format!(
-        "SELECT se.session_id, coalesce(x.state, 'pending'), x.reason, coalesce(x.facts, 0), x.updated, s.path,
+        "SELECT se.session_id,
+                CASE WHEN x.state = 'done' AND x.source_hash IS NOT s.hash THEN 'pending'
+                     ELSE coalesce(x.state, 'pending') END,
+                CASE WHEN x.state = 'done' AND x.source_hash IS NOT s.hash
+                       THEN 'changed since it was extracted'
+                     WHEN x.state = 'failed' AND x.source_hash IS s.hash AND x.attempts >= {ATTEMPTS}
+                       THEN x.reason || '; tried {ATTEMPTS} times, no run takes it again until it changes or `recall extract --session ' || se.session_id || '` names it'
+                     ELSE x.reason END,
+                coalesce(x.facts, 0), x.updated, s.path,
                 coalesce(se.last_ts, s.mtime / 1000000000)
          FROM sessions se JOIN sources s ON s.id = se.source_id
          LEFT JOIN extractions x ON x.source_id = s.id

@@ -253,3 +253,49 @@ fn r26_a_killed_runs_lease_is_taken_over_at_once() {
     assert_eq!(status(&env)["s1"]["state"], "done");
     assert_eq!(auto_keys(&env), ["auto:watcher-race"]);
 }
+
+/// Regression: a session that failed three times was never taken again,
+/// not even by `--session ID`, and "nothing due" counted it as "already
+/// extracted". Now the runs say how many gave out and why, status says it
+/// will not be tried again, and `--session` tries it.
+#[test]
+fn r_a_session_that_failed_three_times_is_named_and_taken_by_session() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let fail = extractor("fail.sh");
+    for _ in 0..3 {
+        let r = extract_with(&env, &["--extractor-cmd", &fail], &[]);
+        assert_eq!(r["report"]["failed"], 1, "{r}");
+    }
+    let out = env
+        .cmd()
+        .args(["extract", "--extractor-cmd", &fail])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("1 failed 3 times and unchanged since") && !err.contains("already extracted"),
+        "{err}"
+    );
+    let st = &status(&env)["s1"];
+    assert_eq!(st["state"], "failed");
+    assert!(
+        st["reason"]
+            .as_str()
+            .unwrap()
+            .contains("tried 3 times, no run takes it again until it changes or `recall extract --session s1`"),
+        "{st}"
+    );
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "incidents",
+        "watcher race",
+        "The flaky test raced the file watcher; tests now wait for its first event.",
+        0.8,
+    )]);
+    fake.extract(&env, &["--session", "s1"]);
+    assert_eq!(fake.calls().len(), 1);
+    assert_eq!(status(&env)["s1"]["state"], "done");
+    assert_eq!(auto_keys(&env), ["auto:watcher-race"]);
+}

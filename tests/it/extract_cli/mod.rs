@@ -153,7 +153,9 @@ fn fact(category: &str, key: &str, text: &str, confidence: f64) -> Value {
            "confidence": confidence, "evidence": ["m0"]})
 }
 
-/// `recall extract --json ARGS` with extra environment; must exit 0.
+/// `recall extract --json ARGS` with extra environment; must exit 0, or 3
+/// when a session failed (regression: a run whose every session failed,
+/// an `extract.command` with a typo in a cron job, exited 0).
 fn extract_with(env: &Env, args: &[&str], vars: &[(String, String)]) -> Value {
     let mut c = env.cmd();
     c.arg("extract").arg("--json").args(args);
@@ -161,18 +163,24 @@ fn extract_with(env: &Env, args: &[&str], vars: &[(String, String)]) -> Value {
         c.env(k, v);
     }
     let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "recall extract {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "extract printed no JSON ({e}): {}",
+            "extract {args:?} printed no JSON ({e}): {}{stderr}",
             String::from_utf8_lossy(&out.stdout)
         )
     });
     assert_eq!(v["version"], 1, "{v}");
+    let failed = v["report"]["failed"].as_u64().unwrap();
+    let want = if failed > 0 { 3 } else { 0 };
+    assert_eq!(
+        out.status.code(),
+        Some(want),
+        "recall extract {args:?}: {stderr}"
+    );
+    if failed > 0 {
+        assert!(stderr.contains("`recall extract --session ID`"), "{stderr}");
+    }
     v
 }
 

@@ -344,3 +344,24 @@ fn one_session_id_in_two_files_is_told_apart_by_its_file() {
         "{out}"
     );
 }
+
+/// Regression: `extract --status` said `done` for a session that grew
+/// since it was extracted, while the next run took it again.
+#[test]
+fn r_status_says_a_session_changed_since_extraction_is_pending() {
+    let env = env();
+    let path = indexed_session(&env, "grown");
+    extract_with(&env, &[], &[]);
+    assert_eq!(status(&env)["grown"]["state"], "done");
+    let line = json!({"role": "user", "content": "One more thing about the watcher.",
+        "id": "m9", "timestamp": "2020-03-01T11:00:00Z"});
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!("{line}\n"));
+    std::fs::write(&path, text).unwrap();
+    env.index(&path);
+    let st = &status(&env)["grown"];
+    assert_eq!(st["state"], "pending", "{st}");
+    assert_eq!(st["reason"], "changed since it was extracted", "{st}");
+    let r = extract_with(&env, &[], &[]);
+    assert_eq!(r["report"]["sessions"], 1, "{r}");
+}
