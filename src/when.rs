@@ -34,6 +34,20 @@ pub fn parse_when(s: &str, now: Timestamp) -> Result<Timestamp> {
     now.checked_sub(secs.seconds()).map_err(|_| bad())
 }
 
+/// Parse `s`, an upper bound, relative to `now`: as [`parse_when`], except
+/// that a date alone means the whole day (`--until 2026-11-01` keeps that
+/// day's hits, up to its last second), as a person reading it means.
+pub fn parse_until(s: &str, now: Timestamp) -> Result<Timestamp> {
+    match s.trim().parse::<Date>() {
+        Ok(d) => d
+            .tomorrow()
+            .and_then(|next| next.to_zoned(jiff::tz::TimeZone::UTC))
+            .and_then(|z| z.timestamp().checked_sub(1.second()))
+            .map_err(|e| Error::invalid(format!("invalid date '{s}': {e}"))),
+        Err(_) => parse_when(s, now),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +73,24 @@ mod tests {
         );
         for bad in ["yesterday", "7y", "", "d"] {
             assert!(parse_when(bad, now).is_err(), "{bad}");
+            assert!(parse_until(bad, now).is_err(), "{bad}");
+        }
+    }
+
+    /// Regression: `--until 2026-11-01` was that day's first second, so
+    /// the day itself was left out, and `--since D --until D` found nothing.
+    #[test]
+    fn a_date_as_an_upper_bound_is_the_whole_day() {
+        let now: Timestamp = "2026-11-22T12:00:00Z".parse().unwrap();
+        assert_eq!(
+            parse_until("2026-11-01", now).unwrap().to_string(),
+            "2026-11-01T23:59:59Z"
+        );
+        for exact in ["2026-11-01T09:00:00Z", "7d"] {
+            assert_eq!(
+                parse_until(exact, now).unwrap(),
+                parse_when(exact, now).unwrap()
+            );
         }
     }
 }

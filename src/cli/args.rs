@@ -183,7 +183,8 @@ pub struct QueryArgs {
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
 
-    /// Only hits up to this time (same forms as --since)
+    /// Only hits up to this time (same forms as --since; a date alone is the
+    /// whole day)
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
 

@@ -13,7 +13,7 @@ use crate::recall::{recall, record_hits, HitKind, Request, Response, Target};
 use crate::records::{Category, Status};
 use crate::render::PROMPT_TOKENS;
 use crate::store::{Scope, ScopeDir, Table};
-use crate::when::parse_when;
+use crate::when::{parse_until, parse_when};
 
 /// A recall request as a front end states it, in plain values:
 /// [`Memory::request`] fills in the defaults from the config and reads the
@@ -87,6 +87,11 @@ pub fn parse_search_scope(s: &str) -> Result<Option<Scope>> {
     }
 }
 
+/// A Unix time as RFC 3339, for messages.
+fn show_time(secs: i64) -> String {
+    jiff::Timestamp::from_second(secs).map_or_else(|_| secs.to_string(), |t| t.to_string())
+}
+
 impl Memory {
     /// The request `opts` describe for `text`, at this memory's `now`, with
     /// the config's tuning. Fails only on a time it cannot read.
@@ -101,7 +106,20 @@ impl Memory {
         req.kinds = opts.kinds;
         req.category = opts.category;
         req.since = when(opts.since)?;
-        req.until = when(opts.until)?;
+        req.until = opts
+            .until
+            .map(|w| parse_until(&w, self.now))
+            .transpose()?
+            .map(|t| t.as_second());
+        if let (Some(since), Some(until)) = (req.since, req.until) {
+            if since > until {
+                return Err(Error::invalid(format!(
+                    "the time range ends before it starts (since {}, until {}): nothing can match; swap them",
+                    show_time(since),
+                    show_time(until)
+                )));
+            }
+        }
         req.session = opts.session;
         req.max_tokens = match opts.prompt {
             true => Some(opts.max_tokens.unwrap_or(PROMPT_TOKENS)),
@@ -365,6 +383,22 @@ mod tests {
             mem.request("deploy", opts),
             Err(crate::Error::Invalid(_))
         ));
+        // Regression: one day given as both bounds found nothing (its
+        // `until` was its first second), and a range that ends before it
+        // starts found nothing without a word.
+        let range = |since: &str, until: &str| RecallOptions {
+            since: Some(since.into()),
+            until: Some(until.into()),
+            ..RecallOptions::default()
+        };
+        let req = mem.request("deploy", range("2026-02-11", "2026-02-11"))?;
+        assert_eq!(req.until.unwrap() - req.since.unwrap(), 86_399);
+        let Err(crate::Error::Invalid(why)) =
+            mem.request("deploy", range("2026-02-12", "2026-02-11"))
+        else {
+            panic!("a reversed range is refused");
+        };
+        assert!(why.contains("ends before it starts"), "{why}");
         Ok(())
     }
 
