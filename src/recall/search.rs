@@ -453,7 +453,12 @@ fn select(
     let list = rank::select(
         all,
         rank::Caps {
-            per_session: req.tuning.per_session,
+            // The cap spreads hits over sessions; a search of one session
+            // has nothing to spread them over.
+            per_session: match req.session {
+                Some(_) => usize::MAX,
+                None => req.tuning.per_session,
+            },
             max_jaccard: req.tuning.max_jaccard,
             limit: req.limit,
             max_tokens: req.max_tokens,

@@ -176,6 +176,41 @@ fn session_filter() {
     assert_eq!((code, hits(&v).len()), (1, 0));
 }
 
+/// Regression: `--session ID` gave at most 5 hits whatever `--limit`
+/// said: the cap that spreads hits over sessions held within one.
+#[test]
+fn r_a_search_of_one_session_is_not_capped_at_five_hits() {
+    let env = Env::new();
+    let mut lines = vec![json!({"session": {"id": "long-one"}}).to_string()];
+    for i in 0..12 {
+        lines.push(
+            json!({"role": "user", "id": format!("q{i}"),
+            "content": format!("Question {i}: does the zeppelin hangar number {i} leak?")})
+            .to_string(),
+        );
+        // Far enough apart that their contexts do not touch and merge.
+        for j in 0..10 {
+            let filler =
+                format!("Unrelated answer {i}.{j} about lunch menus and parking. ").repeat(8);
+            lines.push(
+                json!({"role": "assistant", "id": format!("a{i}-{j}"), "content": filler})
+                    .to_string(),
+            );
+        }
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    env.index_transcript("long.jsonl", &lines);
+    let (code, v) = query_json(
+        &env,
+        &["--session", "long-one", "--limit", "20", "zeppelin"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(hits(&v).len(), 12, "{v:#}");
+    // Across sessions the cap still holds.
+    let (_, v) = query_json(&env, &["--limit", "20", "zeppelin"]);
+    assert!(hits(&v).len() <= 5, "{v:#}");
+}
+
 #[test]
 fn bad_filter_values_exit_2_with_a_clear_message() {
     let env = corpus();
