@@ -158,16 +158,22 @@ static ROLE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
 });
 static THINKING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)</?thinking>|</?analysis>|\[tool \w+\]|\[exec\]|^=== |",
-        r"^(?:hmm|wait|okay,? so|let me think|let me|i think|i need to|i should|maybe)\b"
+        r"(?i)</?(?:thinking|think|thought|reasoning|analysis|scratchpad)>|\[tool \w+\]|\[exec\]|^=== |",
+        r"^(?:hmm|wait|okay,? so|let me think|let me|i think|i need to|i should|maybe)\b|",
+        // A reasoning model's labels, and its talk about the user and what
+        // it will do (a fact is about the code or the person, not the turn).
+        r"^(?:thought|thinking|reasoning|reflection)\s*:|\bconclusion\s*:|",
+        r"\bthe user (?:seems|wants|is asking|asked me|might)\b|\bso i(?:'ll| will)\b"
     ))
     .expect("thinking pattern is a valid constant regex")
 });
 
 /// Why `text` is not a fact but chain-of-thought or a transcript dump:
-/// two or more role-prefixed lines, a thinking/analysis tag, tool-call lines,
-/// a fenced code block, more than five lines, or musing openers
-/// (`Hmm`, `Wait`, `Let me`, `I think`, ...).
+/// two or more role-prefixed lines, a thinking tag (`<thinking>`,
+/// `<think>`, `<reasoning>`, ...), tool-call lines, a fenced code block,
+/// more than five lines, musing openers (`Hmm`, `Wait`, `Let me`, `I
+/// think`, ...), a reasoning label (`Thought:`, `Conclusion:`), or talk of
+/// the turn (`the user seems …`, `so I will …`).
 pub fn dump_reason(text: &str) -> Option<&'static str> {
     if ROLE_PREFIX.find_iter(text).count() >= 2 {
         Some("looks like a transcript dump (role-prefixed lines)")
@@ -470,11 +476,35 @@ mod tests {
                 cand("t", "Hmm, maybe the cache is stale.", 0.9),
                 cand("c", "Run:\n```\ncargo test\n```", 0.9),
                 cand("ok", "Run the tests with `cargo test --all`.", 0.9),
+                // Regression: a reasoning model's forms were kept as facts.
+                cand("r1", "<think>The user wants pnpm.</think> Use pnpm.", 0.9),
+                cand(
+                    "r2",
+                    "Thought: the user seems to want pnpm so I will use it.",
+                    0.9,
+                ),
+                cand("r3", "<reasoning>pnpm is faster</reasoning> Use pnpm.", 0.9),
+                cand(
+                    "r4",
+                    "Step 1: read the lockfile. Step 2: compare. Conclusion: pnpm.",
+                    0.9,
+                ),
+                // A procedure's steps and a rule mentioning users stay.
+                cand(
+                    "steps",
+                    "Step 1: build with make. Step 2: deploy with make ship-it.",
+                    0.9,
+                ),
+                cand(
+                    "users",
+                    "The user settings page must load in under 200 ms.",
+                    0.9,
+                ),
             ],
             &[],
         );
-        assert_eq!(v.kept.len(), 1);
-        assert_eq!(v.kept[0].key, "ok");
-        assert_eq!(v.dropped.len(), 3);
+        let kept: Vec<&str> = v.kept.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(kept, ["ok", "steps", "users"]);
+        assert_eq!(v.dropped.len(), 7);
     }
 }
