@@ -165,7 +165,7 @@ impl Memory {
         let Model::Transformer(bert) = &model else {
             return Err(Error::Model {
                 path: dir,
-                detail: "it is already a static table; distil from a transformer (`bash scripts/get-model.sh DIR` fetches one)".into(),
+                detail: "it is already a static table; distil from a transformer (`bash scripts/get-model.sh DIR`, in recall's source, fetches one)".into(),
             });
         };
         let total = bert.vocab_size();

@@ -16,7 +16,7 @@ pub const WEIGHTS: &str = "model.safetensors";
 /// one.
 macro_rules! fetch {
     () => {
-        "`bash scripts/get-model.sh DIR` fetches all-MiniLM-L6-v2 into DIR"
+        "a model is a folder with a sentence-transformers model's `tokenizer.json` and `model.safetensors` (all-MiniLM-L6-v2: `bash scripts/get-model.sh DIR`, in recall's source, fetches it into DIR; a Hugging Face cache folder of it works too)"
     };
 }
 

@@ -117,6 +117,19 @@ impl Memory {
     fn check_semantic(&self, project: &ScopeDir, out: &mut Vec<Finding>) {
         let config = self.home.root().join("config.toml");
         let Some(path) = self.semantic_model() else {
+            // Every query warns of this on stderr; doctor says it too.
+            if self.config.semantic.hybrid {
+                out.push(Finding {
+                    what: format!(
+                        "{}: `[semantic] hybrid = true` but no `[semantic] model`, so recall runs on words alone",
+                        config.display()
+                    ),
+                    fix: format!(
+                        "{}, then run `recall index`; or set `hybrid = false`",
+                        crate::semantic::locate::HOW_TO_GET
+                    ),
+                });
+            }
             if self.config.semantic.hook_gate.is_some() {
                 out.push(Finding {
                     what: format!(
@@ -311,6 +324,17 @@ mod tests {
         mem.config.semantic.hook_gate = Some(0.25);
         let c = mem.doctor();
         assert!(says(&c, "no `[semantic] model`"), "{:?}", c.findings);
+        // Regression: hybrid on with no model passed every check.
+        mem.config.semantic.hook_gate = None;
+        mem.config.semantic.hybrid = true;
+        let c = mem.doctor();
+        assert!(
+            says(&c, "`[semantic] hybrid = true` but no `[semantic] model`"),
+            "{:?}",
+            c.findings
+        );
+        mem.config.semantic.hybrid = false;
+        mem.config.semantic.hook_gate = Some(0.25);
         let model = tmp.path().join("model");
         std::fs::create_dir(&model).unwrap();
         crate::semantic::table::tests::tiny_model(&model, false);
