@@ -217,6 +217,19 @@ fn near_duplicate<'a>(
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
+/// Whether `new` states another value than `old`: each holds a word with
+/// a digit (a version, a port, a limit) that the other lacks.
+fn replaces_a_value(new: &str, old: &str) -> bool {
+    let values = |t: &str| -> std::collections::BTreeSet<String> {
+        crate::text::words(t)
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (a, b) = (values(new), values(old));
+    a.difference(&b).next().is_some() && b.difference(&a).next().is_some()
+}
+
 /// Screens `cands` against each other and `existing` record texts (the
 /// caller passes the 100 or more most recent records of the scope).
 ///
@@ -237,7 +250,14 @@ pub fn apply(mut cands: Vec<Candidate>, existing: &[String]) -> Verdict {
         let words = WordSet::new(&c.text);
         let reason = own_reason(&c)
             .or_else(|| {
-                near_duplicate(&words, existing.iter().map(|(w, t)| (w, *t))).map(|(j, t)| {
+                // A fact that states another value than a record (`Postgres
+                // 17` for `Postgres 16`) is news, not a repeat: it is kept,
+                // and recall marks the older record possibly stale.
+                let same_values = existing
+                    .iter()
+                    .filter(|(_, t)| !replaces_a_value(&c.text, t))
+                    .map(|(w, t)| (w, *t));
+                near_duplicate(&words, same_values).map(|(j, t)| {
                     format!(
                         "duplicate of existing record (jaccard {j:.2}): {}",
                         truncate_chars(t, 60)
@@ -466,6 +486,28 @@ mod tests {
         );
         assert!(v.kept.is_empty());
         assert_eq!(v.dropped[0].1, "contains a secret");
+    }
+
+    /// Regression: a decision whose value changed (`Postgres 17` after
+    /// `Postgres 16`) was dropped as a duplicate of the old record, so
+    /// memory kept the old value. A repeat, or one that only adds a
+    /// number, is still a duplicate.
+    #[test]
+    fn r_a_fact_with_a_new_value_is_not_a_duplicate_of_the_old_one() {
+        let old =
+            "We decided to use Postgres 16 for the analytics service because of its JSON support."
+                .to_string();
+        let new = old.replace("16", "17");
+        let v = apply(vec![cand("pg", &new, 0.9)], std::slice::from_ref(&old));
+        assert_eq!(v.kept.len(), 1, "{:?}", v.dropped);
+        let v = apply(vec![cand("pg", &old, 0.9)], std::slice::from_ref(&new));
+        assert_eq!(v.kept.len(), 1, "{:?}", v.dropped);
+        let v = apply(vec![cand("pg", &old, 0.9)], std::slice::from_ref(&old));
+        assert!(v.dropped[0].1.starts_with("duplicate of existing record"));
+        let plain =
+            "We decided to use Postgres for the analytics service because of its JSON support.";
+        let v = apply(vec![cand("pg", &old, 0.9)], &[plain.to_string()]);
+        assert!(v.kept.is_empty(), "only a number more: {:?}", v.kept);
     }
 
     #[test]
