@@ -167,7 +167,9 @@ pub struct QueryArgs {
     #[arg(long, value_name = "C")]
     pub category: Option<String>,
 
-    /// Hard cap on the output, in estimated tokens [default: 2000 for prompt, none otherwise]
+    /// Budget of recalled text, in estimated tokens: a hard cap on the whole
+    /// output for prompt, on the hits' text for snippets and json [default:
+    /// 2000 for prompt, none otherwise]
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = zero_or_more)]
     pub max_tokens: Option<usize>,
 
