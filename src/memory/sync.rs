@@ -302,16 +302,33 @@ impl Memory {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io("cannot open", &path, e))?;
-        if wait {
-            file.lock()
-                .map_err(|e| Error::io("cannot lock", &path, e))?;
-            return Ok(Some(file));
-        }
         match file.try_lock() {
-            Ok(()) => Ok(Some(file)),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("cannot lock", &path, e)),
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) if wait => {
+                // A sync that waits without a word looks hung; the holder
+                // wrote its process id into the file.
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                let holder = holder.trim();
+                tracing::warn!(
+                    "waiting for another `recall sync` of this home to end ({} holds {})",
+                    if holder.is_empty() {
+                        "a process".to_string()
+                    } else {
+                        format!("process {holder}")
+                    },
+                    path.display()
+                );
+                file.lock()
+                    .map_err(|e| Error::io("cannot lock", &path, e))?;
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("cannot lock", &path, e)),
         }
+        // Who holds it, for the next one to wait: best effort.
+        let _ = file.set_len(0).and_then(|()| {
+            std::io::Write::write_all(&mut &file, std::process::id().to_string().as_bytes())
+        });
+        Ok(Some(file))
     }
 
     /// `recall sync --status`: per shared scope, what waits to be pushed,

@@ -95,6 +95,18 @@ impl RemoteUrl {
             // Only fails for URLs that cannot have a password; this one has one.
             let _ = masked_url.set_password(Some("***"));
         }
+        // libpq also reads the password from the query (`?password=…`).
+        if masked_url.query_pairs().any(|(k, _)| k == "password") {
+            let pairs: Vec<(String, String)> = masked_url
+                .query_pairs()
+                .map(|(k, v)| match &*k {
+                    "password" => (k.into_owned(), "***".to_string()),
+                    _ => (k.into_owned(), v.into_owned()),
+                })
+                .collect();
+            masked_url.set_query(None);
+            masked_url.query_pairs_mut().extend_pairs(pairs);
+        }
         let masked = masked_url.to_string();
         let mut config: postgres::Config = url.as_str().parse().map_err(|e| {
             Error::invalid(format!(
@@ -125,8 +137,33 @@ impl RemoteUrl {
         &self.masked
     }
 
-    /// Connect, waiting at most `timeout` for the server to answer.
+    /// Connect, waiting at most `timeout` for the server to answer: for the
+    /// socket, and for the whole handshake (TLS, authentication) after it.
+    /// A server that takes the connection and never answers (stopped, or a
+    /// proxy holding it) would otherwise hold the sync, and the home's sync
+    /// lock, for as long as the process lives; the handshake runs on a
+    /// thread of its own, left to end with the process when it times out.
     pub fn connect(&self, timeout: Duration) -> Result<postgres::Client> {
+        let this = self.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("recall-sync-connect".into())
+            .spawn(move || {
+                let _ = tx.send(this.connect_now(timeout));
+            })
+            .map_err(|e| Error::Sync(format!("cannot start the connection: {e}")))?;
+        // The socket has `timeout`; the handshake after it as long again.
+        match rx.recv_timeout(timeout * 2) {
+            Ok(result) => result,
+            Err(_) => Err(Error::Sync(format!(
+                "{}: the server took the connection but did not answer within {} s (a stopped server, or a proxy that holds connections); nothing was synced. Raise [sync] connect_timeout_secs if it is only slow",
+                self.masked,
+                (timeout * 2).as_secs()
+            ))),
+        }
+    }
+
+    fn connect_now(&self, timeout: Duration) -> Result<postgres::Client> {
         let mut config = self.config.clone();
         config.connect_timeout(timeout);
         config.tcp_user_timeout(timeout.max(Duration::from_secs(10)));
@@ -326,6 +363,21 @@ mod tests {
 
     fn no_env(_: &str) -> Option<String> {
         None
+    }
+
+    /// Regression: a password given as `?password=` was printed by `sync
+    /// --status` and in errors, which end up in the hook and sync logs.
+    #[test]
+    fn r_a_password_in_the_query_never_shows() -> Result<()> {
+        let u = RemoteUrl::parse(
+            "postgres://bob@db:5432/recall?password=change-me-bob&sslmode=disable&application_name=x",
+            &|_| None,
+        )?;
+        assert!(!u.masked().contains("change-me-bob"), "{}", u.masked());
+        assert!(u.masked().contains("password=***"), "{}", u.masked());
+        assert!(u.masked().contains("application_name=x"), "{}", u.masked());
+        assert_eq!(u.config.get_password(), Some(&b"change-me-bob"[..]));
+        Ok(())
     }
 
     #[test]

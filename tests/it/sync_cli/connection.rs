@@ -92,6 +92,34 @@ fn errors_say_what_where_and_how_to_fix() {
         "{err}"
     );
     assert!(!err.contains("hunter2"), "the password was printed: {err}");
+    // Regression: a server that takes the connection and never answers (a
+    // stopped postmaster, a proxy) held `sync` for good, whatever
+    // connect_timeout_secs said; and a password given as `?password=` was
+    // printed.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().collect();
+        drop(held);
+    });
+    std::fs::create_dir_all(&a.home).unwrap();
+    std::fs::write(
+        a.home.join("config.toml"),
+        "[sync]\nconnect_timeout_secs = 1\n",
+    )
+    .unwrap();
+    let url = format!("postgres://u@127.0.0.1:{port}/team?password=hunter2hunter2");
+    let out = a
+        .cmd()
+        .args(["sync", "--init", &url])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did not answer within 2 s"), "{err}");
+    assert!(!err.contains("hunter2"), "the password was printed: {err}");
+    std::fs::remove_file(a.home.join("config.toml")).unwrap();
     let Some(pg) = Pg::start() else { return };
     // Wrong password.
     let bad = pg.url().replace(PASSWORD, "wrong-password-1");
@@ -425,5 +453,34 @@ fn down_to(pg: &Pg, version: u32) {
     pg.sql(
         "team",
         &format!("DELETE FROM recall_schema WHERE version > {version}"),
+    );
+}
+
+/// Regression: a `recall sync` behind another (a background sync stuck on
+/// a silent server) waited on the home's lock without a word.
+#[cfg(target_os = "linux")]
+#[test]
+fn r_a_sync_behind_another_says_it_waits_and_for_whom() {
+    let env = Env::new();
+    let a = Host::new(&env, "a");
+    std::fs::create_dir_all(&a.home).unwrap();
+    let lock_path = a.home.join("sync.lock");
+    std::fs::write(&lock_path, "4242").unwrap();
+    let lock = std::fs::File::open(&lock_path).unwrap();
+    lock.lock().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://u@127.0.0.1:{port}/team");
+    let run = a.std_cmd_env(&["sync"], &[("RECALL_SYNC_URL", &url)]);
+    crate::common::wait::for_wchan(run.id(), "locks_lock_inode_wait");
+    lock.unlock().unwrap();
+    let out = run.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("waiting for another `recall sync` of this home to end (process 4242 holds"),
+        "{err}"
     );
 }
