@@ -177,6 +177,9 @@ fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
         for why in &s.refused {
             say!("sync: not sent: {why}; remove the secret from the file");
         }
+        for why in &s.skipped {
+            say!("sync: not taken: {why}");
+        }
     }
     Ok(())
 }

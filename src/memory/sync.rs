@@ -47,7 +47,9 @@ pub struct SyncReport {
 impl SyncReport {
     /// Whether anything was withheld (not sent because it holds a secret).
     pub fn withheld(&self) -> bool {
-        self.scopes.iter().any(|s| !s.refused.is_empty())
+        self.scopes
+            .iter()
+            .any(|s| !s.refused.is_empty() || !s.skipped.is_empty())
     }
 }
 

@@ -74,6 +74,9 @@ pub struct ScopeReport {
     pub kept_local: usize,
     /// Items not pushed because they hold a secret (`path: kind`).
     pub refused: Vec<String>,
+    /// Pulled entries this host could not take, each with why (see
+    /// `pulled::Step::Skip`): passed over, the rest synced.
+    pub skipped: Vec<String>,
     /// Secrets redacted from what was pulled.
     pub redacted: usize,
     /// Records and sources dropped because the server no longer has them
@@ -237,9 +240,13 @@ pub(super) fn take_persons(
         let _lock = t.dir.lock_records()?;
         let applied = apply_one(conn, t.dir, me, &row, false)?;
         let tx = begin_in_turn(conn)?;
-        if let Applied::State(h) = applied {
-            local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?;
-            report.yielded += 1;
+        match applied {
+            Applied::State(h) => {
+                local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?;
+                report.yielded += 1;
+            }
+            Applied::Skipped(why) => report.skipped.push(why),
+            Applied::Kept => {}
         }
         local::forget_pull(&tx, &row.key)?;
         tx.commit()?;

@@ -36,6 +36,10 @@ enum Step {
     KeepPerson,
     /// A tombstone for a key this host does not hold.
     Forget,
+    /// An entry this host cannot take (it does not parse, or breaks a rule
+    /// no local setting relaxes), and why: passed over, so one bad entry
+    /// never stops the scope's sync; what is here stays.
+    Skip(String),
     /// A tombstone over the unchanged record with this id, at this path.
     Delete { id: String, path: PathBuf },
     /// The pulled version replaces what is here (`from`: its old path,
@@ -92,6 +96,7 @@ pub(super) fn apply_records(
     for s in &steps {
         match s {
             Step::Keep | Step::KeepPerson => report.kept_local += 1,
+            Step::Skip(why) => report.skipped.push(why.clone()),
             _ => {}
         }
     }
@@ -136,7 +141,7 @@ fn write(
     }
     for (row, s) in rows.iter().zip(steps) {
         let state = match s {
-            Step::Keep => {
+            Step::Keep | Step::Skip(_) => {
                 local::forget_pull(&tx, &row.key)?;
                 continue;
             }
@@ -188,6 +193,7 @@ fn one_at_a_time(
         match applied {
             Applied::State(h) => local::set_state(&tx, Kind::Record, &row.key, h.as_deref())?,
             Applied::Kept => report.kept_local += 1,
+            Applied::Skipped(why) => report.skipped.push(why),
         }
         local::forget_pull(&tx, &row.key)?;
         local::set_cursor(&tx, row.id)?;
@@ -206,6 +212,8 @@ pub(super) enum Applied {
     State(Option<String>),
     /// The local version stays and will be pushed.
     Kept,
+    /// Passed over, and why (see [`Step::Skip`]).
+    Skipped(String),
 }
 
 /// Apply one pulled record as a single write through the record store
@@ -226,6 +234,7 @@ pub(super) fn apply_one(
     };
     match step(store.conn, dir, me, row, first)? {
         Step::Keep => Ok(Applied::Kept),
+        Step::Skip(why) => Ok(Applied::Skipped(why)),
         Step::KeepPerson => {
             // A person's record is never replaced by an agent's: keep it
             // and push it again, so it wins on every host.
@@ -278,7 +287,17 @@ fn step(conn: &Connection, dir: &ScopeDir, me: &Me, row: &Row, first: bool) -> R
         });
     };
     let where_ = Path::new("sync").join(&row.host).join(&row.key);
-    let mut record = parse_record(body, &where_, &me.limits)?;
+    let skip = |e: Error| {
+        Step::Skip(format!(
+            "{e}; passed over, the rest is synced: this host takes its next version, once the host that wrote it ({}) fixes it (or, for a limit, once this host's is raised)",
+            row.host
+        ))
+    };
+    let limits = &me.limits;
+    let mut record = match parse_record(body, &where_, limits) {
+        Ok(r) => r,
+        Err(e) => return Ok(skip(e)),
+    };
     if let Some(h) = &here {
         let person_here = h.source == Source::Manual.as_str();
         let person_there = record.meta.source == Source::Manual;
@@ -302,7 +321,9 @@ fn step(conn: &Connection, dir: &ScopeDir, me: &Me, row: &Row, first: bool) -> R
             .or_insert_with(|| a.clone().into());
     }
     screen_secrets(&mut record, SecretPolicy::Redact)?;
-    validate(&record, &me.limits).map_err(|(_, e)| e)?;
+    if let Err((_, e)) = validate(&record, limits) {
+        return Ok(skip(e));
+    }
     let text = render_record(&record)?;
     let path = record_path(dir, record.meta.category, &record.meta.id);
     let from = here

@@ -535,3 +535,64 @@ fn r36_the_server_keeps_a_persons_version_over_an_agents_push() {
         );
     }
 }
+
+/// Regression: one entry another host could not take (longer than its
+/// own `records.max_body_chars`, or one that does not parse) stopped every
+/// sync of that host, both ways, with the same error on each retry. It is
+/// now passed over and named (exit 3), and everything else syncs.
+#[test]
+fn r_one_entry_a_host_cannot_take_never_stops_its_sync() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let (a, b) = (Host::new(&env, "a"), Host::new(&env, "b"));
+    a.init(&pg);
+    let long = "Payments runbook: page the on-call first. ".repeat(100);
+    let out = a
+        .cmd()
+        .env("RECALL_MAX_BODY_CHARS", "10000")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "procedures",
+            "--key",
+            "payments-runbook",
+        ])
+        .arg(&long)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    a.add("broken", "This one is damaged on the server");
+    a.add("fine", "The release train leaves on Tuesdays");
+    a.sync();
+    pg.sql(
+        "team",
+        "UPDATE recall_entries SET body = 'no frontmatter at all' WHERE key = 'broken'",
+    );
+    let out = b.out(&["sync", "--init", &pg.url(), "--team", TEAM]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("sync: not taken:") && err.contains("broken"),
+        "{err}"
+    );
+    assert!(err.contains("the limit is 2000"), "{err}");
+    assert!(b.body("payments-runbook").is_none());
+    assert!(b.body("fine").is_some());
+    assert!(b.body("broken").is_none());
+    // What B learns still goes out, and the next sync is clean.
+    b.add("b-fact", "The staging database is rebuilt every night");
+    let said = b.sync();
+    assert!(said.contains("pushed 1"), "{said}");
+    a.sync();
+    assert!(a.body("b-fact").is_some());
+    // Fixed where it was written, it arrives.
+    a.add("broken", "This one is whole again");
+    a.sync();
+    b.sync();
+    assert_eq!(b.body("broken").as_deref(), Some("This one is whole again"));
+}
