@@ -309,17 +309,15 @@ fn step(conn: &Connection, dir: &ScopeDir, me: &Me, row: &Row, first: bool) -> R
             return Ok(Step::Keep);
         }
     }
+    // Provenance is the server's row, never the sender's file: a host
+    // cannot sign as someone else by writing `origin:` by hand, and a
+    // record edited on another host names who edited it last.
     let origin = record.meta.origin.get_or_insert_with(Origin::default);
-    origin
-        .extra
-        .entry("host".into())
-        .or_insert_with(|| row.host.clone().into());
-    if let Some(a) = &row.author {
-        origin
-            .extra
-            .entry("author".into())
-            .or_insert_with(|| a.clone().into());
-    }
+    origin.extra.insert("host".into(), row.host.clone().into());
+    match &row.author {
+        Some(a) => origin.extra.insert("author".into(), a.clone().into()),
+        None => origin.extra.remove("author"),
+    };
     screen_secrets(&mut record, SecretPolicy::Redact)?;
     if let Err((_, e)) = validate(&record, limits) {
         return Ok(skip(e));

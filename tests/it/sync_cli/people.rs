@@ -103,6 +103,29 @@ fn r36_each_persons_scope_is_bound_to_their_login() {
         ),
         "bob"
     );
+    // Regression: nor by writing the provenance into the file by hand: the
+    // receiving host kept the sender's `origin` over the server's row.
+    bob.add("forged", "Written by bob, signed alice");
+    let rec: serde_json::Value =
+        serde_json::from_str(&bob.run(&["record", "get", "forged", "--format", "json"])).unwrap();
+    let path = rec["path"].as_str().unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    let signed = text.replacen(
+        "---\n",
+        "---\norigin:\n  author: alice\n  host: alice-laptop\n",
+        1,
+    );
+    std::fs::write(path, signed).unwrap();
+    bob.sync();
+    let desk_sees = |key: &str| -> serde_json::Value {
+        desk.sync();
+        let rec: serde_json::Value =
+            serde_json::from_str(&desk.run(&["record", "get", key, "--format", "json"])).unwrap();
+        rec["origin"].clone()
+    };
+    let origin = desk_sees("forged");
+    assert_eq!(origin["author"], "bob", "{origin}");
+    assert_ne!(origin["host"], "alice-laptop", "{origin}");
 }
 
 /// A login no person is mapped to (a shared one): the user scope is not
