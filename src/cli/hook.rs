@@ -416,7 +416,10 @@ fn index_transcript(
     // sync is a background job of the detached child: the hook waits for
     // the index step at most, never for the network.
     if sync_wanted(ctx) {
-        script.push_str(r#" && { "$0" --home "$1" sync --background </dev/null >/dev/null & }"#);
+        // Its output goes where SessionStart's syncs log, not hooks.log.
+        script.push_str(
+            r#" && { "$0" --home "$1" sync --background </dev/null >/dev/null 2>>"$1/logs/sync.log" & }"#,
+        );
     }
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c")

@@ -81,6 +81,30 @@ fn a_session_end_hook_shares_the_session_in_the_background() {
     let log = std::fs::read_to_string(a.home.join("logs/sync.log")).unwrap_or_default()
         + &std::fs::read_to_string(a.home.join("logs/hooks.log")).unwrap_or_default();
     assert!(found, "the session never reached host b; logs: {log}");
+    // Regression: the background sync a SessionEnd starts wrote its
+    // failures to hooks.log; SessionStart's go to sync.log, as documented.
+    pg.stop();
+    let _ = std::fs::remove_file(a.home.join("logs/sync.log"));
+    let out = a
+        .cmd()
+        .args(["hook", "claude-code"])
+        .write_stdin(p.to_string())
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let said =
+        |name: &str| std::fs::read_to_string(a.home.join("logs").join(name)).unwrap_or_default();
+    assert!(
+        eventually(30, || said("sync.log").contains("recall sync (background)")),
+        "sync.log: {}; hooks.log: {}",
+        said("sync.log"),
+        said("hooks.log")
+    );
+    assert!(
+        !said("hooks.log").contains("recall sync (background)"),
+        "{}",
+        said("hooks.log")
+    );
 }
 
 #[test]
