@@ -295,6 +295,39 @@ fn r_same_text_upsert_keeps_a_generated_records_source() -> Result<()> {
     Ok(())
 }
 
+/// Regression: a person who corrected an agent's record (`record add` by
+/// its key, `record update --text`, `record edit`) left it `agent`, so the
+/// agent's next version, here or from another host, overwrote the
+/// correction. A person's text makes it theirs, as for an `auto` record.
+#[test]
+fn r_a_persons_correction_of_an_agents_record_is_theirs() -> Result<()> {
+    let (_t, mem, dir) = setup();
+    let dirs = [dir.clone()];
+    for (key, by_patch) in [("agent:ci-cache", false), ("agent:ci-lint", true)] {
+        let mut agent = new(key, "The CI cache is keyed by the lockfile.");
+        agent.source = Source::Agent;
+        mem.upsert(&dir, agent)?;
+        let person = "The CI cache is keyed by the lockfile and the toolchain.";
+        let fixed = match by_patch {
+            false => mem.upsert(&dir, NewRecord::decision(key, person))?.0,
+            true => mem.patch(
+                &dirs,
+                key,
+                Patch {
+                    text: Some(person.into()),
+                    ..Patch::default()
+                },
+            )?,
+        };
+        assert_eq!(fixed.record.meta.source, Source::Manual, "{key}");
+        let mut again = new(key, "The CI cache is keyed by the branch.");
+        again.source = Source::Agent;
+        let err = mem.upsert(&dir, again).unwrap_err();
+        assert!(err.to_string().contains("written by a person"), "{err}");
+    }
+    Ok(())
+}
+
 #[test]
 fn bad_input_leaves_nothing_on_disk() {
     let (_t, mem, dir) = setup();

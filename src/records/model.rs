@@ -250,10 +250,11 @@ pub struct Record {
 }
 
 impl Record {
-    /// A person wrote this record's text: an extracted (`auto`) record
-    /// becomes `manual`, so extraction never overwrites it again.
+    /// A person wrote this record's text: an extracted (`auto`) or an
+    /// agent's (`agent`) record becomes `manual`, so neither extraction
+    /// nor an agent (here, or on another host through sync) overwrites it.
     pub fn mark_edited_by_hand(&mut self) {
-        if self.meta.source == Source::Auto {
+        if matches!(self.meta.source, Source::Auto | Source::Agent) {
             self.meta.source = Source::Manual;
         }
     }
