@@ -109,20 +109,27 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         // Started by a hook: yield the CPU to the agent's own hooks and
         // queries, and never an error the agent would see.
         super::context::be_nice(&ctx.config);
-        if let Err(e) = ctx.sync(&opts, false, &env) {
-            eprintln!("recall sync (background): {e:#}");
+        match ctx.sync(&opts, false, &env) {
+            Err(e) => eprintln!("recall sync (background): {e:#}"),
+            Ok(Some(r)) => {
+                for f in &r.failed {
+                    eprintln!("recall sync (background): {}: {}", f.project, f.error);
+                }
+            }
+            Ok(None) => {}
         }
         return Ok(0);
     }
     if !a.watch {
         let report = ctx.sync(&opts, true, &env)?;
         print_report(report.as_ref(), a.json)?;
-        // 3, as for a batch that finished with items it could not do: the
-        // rest was synced, and stderr named each item withheld.
-        return Ok(if report.is_some_and(|r| r.withheld()) {
-            WITHHELD
-        } else {
-            0
+        // 2 when a scope could not be synced (the others were); 3, as for a
+        // batch that finished with items it could not do: the rest was
+        // synced, and stderr named each item withheld.
+        return Ok(match report {
+            Some(r) if !r.failed.is_empty() => 2,
+            Some(r) if r.withheld() => WITHHELD,
+            _ => 0,
         });
     }
     // What no retry can fix is an error now, not a line every round: the
@@ -151,6 +158,9 @@ fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
     };
     if let Some(note) = &r.note {
         say!("sync: {note}");
+    }
+    for f in &r.failed {
+        say!("sync: {}: not synced: {}", f.project, f.error);
     }
     if json {
         outln!("{}", serde_json::to_string(r)?);

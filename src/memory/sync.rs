@@ -40,8 +40,19 @@ pub struct SyncReport {
     pub remote: String,
     pub host: String,
     pub scopes: Vec<ScopeReport>,
+    /// Scopes whose sync failed, each with its error: the others were
+    /// synced all the same.
+    pub failed: Vec<ScopeFailure>,
     /// Something to say once: why the user scope is not synced.
     pub note: Option<String>,
+}
+
+/// A scope a sync run could not sync.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScopeFailure {
+    /// Its name on the server (the team, or `user:<person>`).
+    pub project: String,
+    pub error: String,
 }
 
 impl SyncReport {
@@ -128,6 +139,12 @@ impl Memory {
         self.ensure_scope(crate::store::Scope::Project)?;
         let mut project = self.project()?;
         let team = match team {
+            Some(t) if t.trim().starts_with("user:") => {
+                return Err(Error::invalid(format!(
+                    "the team name '{}' starts with `user:`, which names a person's own scope on the server; name the project's team otherwise (for example acme/app)",
+                    t.trim()
+                )))
+            }
             Some(t) => identity::check_name("the team name", t.trim())?.to_string(),
             None => project
                 .info
@@ -256,44 +273,59 @@ impl Memory {
             now: self.now.as_second(),
         };
         let mut reports = Vec::new();
+        let mut failed = Vec::new();
         for s in &scopes {
-            crate::store::create_private_dir(&s.dir.root)?;
-            // One record sync over every file's stat, not only the folders'
-            // (what `open_synced` checks): an edit in place, which keeps
-            // the folder's mtime, must still be sent.
-            let mut db = Db::open(&s.dir.index_path(), OpenMode::ReadWrite)?;
-            let report = sync_records(
-                db.writer()?,
-                &s.dir,
-                &self.limits(),
-                false,
-                &Progress::hidden(),
-            )?;
-            for e in &report.errors {
-                tracing::warn!("skipped {e}");
+            // One scope's failure (a grant it lacks, a damaged index) is
+            // that scope's: the others sync all the same.
+            match self.sync_one(s, &mut client, &remote, &me, opts) {
+                Ok(r) => reports.push(r),
+                Err(e) => failed.push(ScopeFailure {
+                    project: s.target.clone(),
+                    error: e.to_string(),
+                }),
             }
-            let target = Target {
-                dir: &s.dir,
-                project: s.target.clone(),
-                sessions: s.sessions,
-                tickets: s.tickets,
-            };
-            let r = sync::sync_scope(
-                &mut client,
-                &remote,
-                db.writer()?,
-                &target,
-                &me,
-                opts.pull_only,
-            )?;
-            reports.push(r);
         }
         Ok(Some(SyncReport {
             remote: remote.masked().to_string(),
             host,
             scopes: reports,
+            failed,
             note,
         }))
+    }
+
+    /// Sync one shared scope: its record files noted, then pulled and
+    /// pushed.
+    fn sync_one(
+        &self,
+        s: &Shared,
+        client: &mut postgres::Client,
+        remote: &sync::RemoteUrl,
+        me: &Me,
+        opts: &SyncOptions,
+    ) -> Result<ScopeReport> {
+        crate::store::create_private_dir(&s.dir.root)?;
+        // One record sync over every file's stat, not only the folders'
+        // (what `open_synced` checks): an edit in place, which keeps
+        // the folder's mtime, must still be sent.
+        let mut db = Db::open(&s.dir.index_path(), OpenMode::ReadWrite)?;
+        let report = sync_records(
+            db.writer()?,
+            &s.dir,
+            &self.limits(),
+            false,
+            &Progress::hidden(),
+        )?;
+        for e in &report.errors {
+            tracing::warn!("skipped {e}");
+        }
+        let target = Target {
+            dir: &s.dir,
+            project: s.target.clone(),
+            sessions: s.sessions,
+            tickets: s.tickets,
+        };
+        sync::sync_scope(client, remote, db.writer()?, &target, me, opts.pull_only)
     }
 
     fn sync_lock(&self, wait: bool) -> Result<Option<std::fs::File>> {

@@ -328,7 +328,7 @@ pub fn describe(e: &postgres::Error, url: &RemoteUrl) -> Error {
         let fix = match code {
             "28P01" | "28000" => "the server refused the credentials; put the password in ~/.pgpass (host:port:database:user:password, mode 0600) or PGPASSWORD, or fix the user in the url",
             "3D000" => "the database does not exist; create it (createdb) or fix the url",
-            "42501" => "this role may not do that; a read-only role can pull but not push (see docs/team-memory.md for the grants)",
+            "42501" => "this role may not do that: a read-only role can pull but not push, and a member writes only shared projects and its own person's scope (see docs/team-memory.md for the grants)",
             "42P01" => "the recall tables are missing; run `recall sync --init URL` once",
             "53100" => "the server's disk is full; free space on the PostgreSQL host, then run `recall sync` again (nothing was lost)",
             "57P01" | "57P02" | "57P03" => "the server is shutting down or starting; run `recall sync` again when it is up (nothing was lost)",

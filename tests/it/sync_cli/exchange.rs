@@ -596,3 +596,67 @@ fn r_one_entry_a_host_cannot_take_never_stops_its_sync() {
     b.sync();
     assert_eq!(b.body("broken").as_deref(), Some("This one is whole again"));
 }
+
+/// Regression: one scope that failed (here, an index damaged on this host)
+/// stopped the run, so the scopes after it were never synced, and what the
+/// ones before it did was not reported. Each scope now fails alone, named
+/// (exit 2); and a team named like a person's scope (`user:…`) is refused
+/// when shared, not at every push.
+#[test]
+fn r_one_scope_that_fails_does_not_stop_the_others() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let a = Host::new(&env, "a");
+    a.init(&pg);
+    let beta = |args: &[&str]| {
+        env.cmd_with(&a.home, "beta")
+            .env("USER", &a.user)
+            .env_remove("PGPASSWORD")
+            .env_remove("RECALL_SYNC_URL")
+            .env("PGPASSFILE", "/nonexistent")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(beta(&["sync", "--share", "--team", "acme/other"])
+        .status
+        .success());
+    let out = beta(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "b1",
+        "Beta fact",
+    ]);
+    assert!(out.status.success());
+    let show = beta(&["project", "show", "--json"]);
+    let dir: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    std::fs::write(
+        Path::new(dir["dir"].as_str().unwrap()).join("index.db"),
+        "this is not a database",
+    )
+    .unwrap();
+    a.add("a1", "Alpha fact");
+    let out = a.out(&["sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("sync: acme/other: not synced:"), "{err}");
+    assert!(
+        said.contains(&format!("{TEAM}: pulled 0, pushed 1")),
+        "{said}"
+    );
+    assert_eq!(
+        pg.sql(
+            "team",
+            "SELECT count(*) FROM recall_entries WHERE key = 'a1'"
+        ),
+        "1"
+    );
+    let out = beta(&["sync", "--share", "--team", "user:bob"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("starts with `user:`"), "{err}");
+}
