@@ -94,6 +94,7 @@ impl Memory {
         if let Some(p) = &project {
             self.check_semantic(&p.dir, &mut findings);
         }
+        self.check_sync_remote(&mut findings);
         let checked = project.map(|p| p.info.id);
         let unchecked = self.projects().map(|all| {
             all.into_iter()
@@ -105,6 +106,23 @@ impl Memory {
             scopes,
             findings,
             unchecked,
+        }
+    }
+
+    /// `[sync] url` (or `RECALL_SYNC_URL`): one that does not read as a
+    /// PostgreSQL URL fails every sync, hooks' background ones silently.
+    fn check_sync_remote(&self, out: &mut Vec<Finding>) {
+        if self.config.sync.url.is_none() {
+            return;
+        }
+        if let Err(e) = self.sync_remote(&|k| std::env::var(k).ok()) {
+            out.push(Finding {
+                what: format!("every sync fails: {e}"),
+                fix: format!(
+                    "fix `[sync] url` in {} (or RECALL_SYNC_URL), or set it again with `recall sync --init postgres://USER@HOST:PORT/DATABASE`",
+                    self.home.root().join("config.toml").display()
+                ),
+            });
         }
     }
 
@@ -313,6 +331,20 @@ mod tests {
         std::fs::write(&copy, body.replace("use-pnpm", "by-hand")).unwrap();
         let c = mem.doctor();
         assert!(says(&c, "1 record file(s) not indexed"), "{:?}", c.findings);
+    }
+
+    /// Regression: a sync url that is not a PostgreSQL URL passed every
+    /// check while every sync failed.
+    #[test]
+    fn a_sync_url_that_does_not_read_is_a_finding() {
+        let (_tmp, mut mem, _) = with_record();
+        for bad in ["", "http://example.com"] {
+            mem.config.sync.url = Some(bad.into());
+            let c = mem.doctor();
+            assert!(says(&c, "every sync fails"), "{bad}: {:?}", c.findings);
+        }
+        mem.config.sync.url = Some("postgres://u@db:5432/team".into());
+        assert!(mem.doctor().is_healthy());
     }
 
     /// A semantic gate with no model, or no vectors in the project's
