@@ -381,12 +381,16 @@ pub fn has_session(c: &Connection, id: &str) -> Result<bool> {
 pub fn run(scopes: &mut Scopes, o: &Options) -> Result<Report> {
     let list = due(scopes.project.1, o)?;
     let mut report = Report::default();
+    // What a dry run would have written so far: a real run's later
+    // sessions find those records and drop their repeats, and so must its
+    // preview's.
+    let mut would_write = Vec::new();
     for d in list {
         if !o.dry_run && !claim(scopes.project.1, &d, o)? {
             continue;
         }
         report.sessions += 1;
-        let outcome = process(scopes, &d, o);
+        let outcome = process(scopes, &d, o, &mut would_write);
         // A reason is stored and shown by `extract --status`; it may quote
         // a file, a command or an extractor's output.
         let (state, reason, kept) = match &outcome {
@@ -450,7 +454,12 @@ fn outcome(d: &Due, state: &str, reason: Option<String>) -> Outcome {
 }
 
 #[tracing::instrument(level = "debug", name = "extract_session", skip_all, fields(session = %d.session_id))]
-fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
+fn process(
+    scopes: &mut Scopes,
+    d: &Due,
+    o: &Options,
+    would_write: &mut Vec<String>,
+) -> Result<Outcome> {
     let Ok(format) = d.format.parse::<Format>() else {
         return Ok(outcome(
             d,
@@ -482,6 +491,7 @@ fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
     }
     let mut existing = recent_texts(scopes.project.1, 100)?;
     existing.extend(recent_texts(scopes.user.1, 100)?);
+    existing.extend(would_write.iter().cloned());
     let facts = candidates(&o.extractor, d, &parsed.messages, &existing)?;
     let verdict = guard::apply(facts.candidates, &existing);
     let mut out = outcome(d, "done", None);
@@ -501,7 +511,12 @@ fn process(scopes: &mut Scopes, d: &Due, o: &Options) -> Result<Outcome> {
             c.text
         );
         match write(scopes, d, &c, o)? {
-            None => out.kept.push(line),
+            None => {
+                if o.dry_run {
+                    would_write.push(c.text.clone());
+                }
+                out.kept.push(line)
+            }
             Some(why) => out.dropped.push(guard::dropped_line(&c, &why)),
         }
     }

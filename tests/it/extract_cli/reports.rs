@@ -47,6 +47,35 @@ fn dry_run_writes_nothing() {
     assert_eq!(r["report"]["records"], 1, "{r}");
 }
 
+/// Regression: a dry run did not see what it would have written for the
+/// sessions before, so it listed a fact once per session where the real
+/// run writes it once (and drops the repeats as duplicates).
+#[test]
+fn r_a_dry_run_previews_what_the_real_run_writes() {
+    let env = env();
+    for s in ["s1", "s2", "s3"] {
+        indexed_session(&env, s);
+    }
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "incidents",
+        "Watcher race",
+        "The flaky test raced the file watcher; tests now wait for its first event.",
+        0.85,
+    )]);
+    let dry = fake.extract(&env, &["--dry-run"]);
+    let real = fake.extract(&env, &[]);
+    assert_eq!(real["report"]["records"], 1, "{real}");
+    assert_eq!(dry["report"]["records"], real["report"]["records"], "{dry}");
+    let kept = |r: &serde_json::Value| -> Vec<usize> {
+        ["s1", "s2", "s3"]
+            .iter()
+            .map(|s| outcome(r, s)["kept"].as_array().unwrap().len())
+            .collect()
+    };
+    assert_eq!(kept(&dry), kept(&real));
+}
+
 #[test]
 fn status_lists_every_session_state() {
     let env = env();
