@@ -179,6 +179,14 @@ fn update(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
 fn delete(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
     let gone = ctx.delete(&lookup_dirs(ctx, scope)?, id_or_key)?;
     outln!("deleted {} {}", gone.record.meta.id, gone.path.display());
+    // Nothing of a deleted record is kept, not even its key, so nothing
+    // stops its session from giving the fact again.
+    if gone.record.meta.source == crate::records::Source::Auto {
+        eprintln!(
+            "recall: extraction writes this fact again if its session changes and still states it; to keep an extracted fact out for good, archive it (`recall record archive {}`): an archived record stays out of recall when extraction finds the fact again",
+            gone.record.meta.key
+        );
+    }
     Ok(0)
 }
 

@@ -394,3 +394,49 @@ fn r_status_says_a_session_changed_since_extraction_is_pending() {
     let r = extract_with(&env, &[], &[]);
     assert_eq!(r["report"]["sessions"], 1, "{r}");
 }
+
+/// Regression: deleting an extracted record said nothing, and the fact came
+/// back with the session's next change. Delete now says so and names
+/// archiving, and an archived extracted record stays archived when its
+/// session gives the fact again.
+#[test]
+fn r_deleting_an_extracted_record_says_archive_keeps_it_out() {
+    let env = env();
+    let path = indexed_session(&env, "s1");
+    let fake = Fake::new(&env);
+    fake.answer(vec![fact(
+        "incidents",
+        "Watcher race",
+        "The flaky test raced the file watcher; tests now wait for its first event.",
+        0.85,
+    )]);
+    fake.extract(&env, &[]);
+    let out = env
+        .cmd()
+        .args(["record", "delete", "auto:watcher-race"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("recall record archive auto:watcher-race"),
+        "{err}"
+    );
+    // It comes back with the session's next change; archived, it stays out.
+    let grow = |n: usize| {
+        let line = json!({"role": "user", "content": format!("And another thing {n}."),
+            "id": format!("x{n}"), "timestamp": "2020-03-01T11:00:00Z"});
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(&format!("{line}\n"));
+        std::fs::write(&path, text).unwrap();
+        env.index(&path);
+    };
+    grow(1);
+    fake.extract(&env, &[]);
+    assert_eq!(auto_keys(&env), ["auto:watcher-race"]);
+    env.run(&["record", "archive", "auto:watcher-race"]);
+    grow(2);
+    fake.extract(&env, &[]);
+    let rec = env.run_json(&["record", "get", "auto:watcher-race", "--format", "json"]);
+    assert_eq!(rec["status"], "archived", "{rec}");
+}
