@@ -14,8 +14,13 @@ use crate::render::{
 use crate::when::parse_when;
 
 /// The query text from the arguments, `--query-file`, or stdin.
+/// The query as given: TEXT, the file, or stdin. An empty one is not an
+/// error: it finds nothing (exit 1) and says it was empty.
 fn query_text(a: &QueryArgs) -> Result<String> {
     if !a.text.is_empty() {
+        if a.query_file.is_some() {
+            bail!("pass the query as TEXT or with --query-file, not both");
+        }
         return Ok(a.text.join(" "));
     }
     let bytes = if let Some(f) = &a.query_file {

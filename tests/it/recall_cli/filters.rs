@@ -246,6 +246,12 @@ fn bad_filter_values_exit_2_with_a_clear_message() {
         err.contains("record") && err.contains("session") && err.contains("ticket"),
         "{err}"
     );
+    // Regression: TEXT with --query-file left the file unread.
+    let file = env.tmp.path().join("q.txt");
+    std::fs::write(&file, "redis").unwrap();
+    let (code, _, err) = query(&env, &["--query-file", file.to_str().unwrap(), "redis"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not both"), "{err}");
 }
 
 /// A long message (or ticket body) that names `word` once among many
