@@ -36,6 +36,22 @@ fn extractor(ctx: &Ctx, a: &ExtractArgs) -> Result<Extractor> {
         (None, false, true) => Some(ExtractorArg::Model),
         (None, false, false) => None,
     };
+    // A flag for another extractor than the one named would go unused.
+    let unused = match a.extractor {
+        Some(ExtractorArg::Builtin) => a
+            .extractor_cmd
+            .as_ref()
+            .map(|_| "--extractor-cmd")
+            .or(a.model_cmd.as_ref().map(|_| "--model-cmd")),
+        Some(ExtractorArg::Command) => a.model_cmd.as_ref().map(|_| "--model-cmd"),
+        Some(ExtractorArg::Model) => a.extractor_cmd.as_ref().map(|_| "--extractor-cmd"),
+        None => (a.extractor_cmd.is_some() && a.model_cmd.is_some()).then_some("--model-cmd"),
+    };
+    if let Some(flag) = unused {
+        bail!(
+            "{flag} names another extractor than this run uses; pass the one you mean (--extractor builtin, --extractor-cmd CMD or --model-cmd CMD)"
+        );
+    }
     match (chosen, cmd, model) {
         (Some(ExtractorArg::Builtin), _, _) => Ok(Extractor::Builtin),
         (Some(ExtractorArg::Command), None, _) => {

@@ -268,6 +268,18 @@ fn model_answer_without_facts_fails_the_session_only() {
         err.contains("--model-cmd CMD or extract.model_command"),
         "{err}"
     );
+    // Regression: a flag for another extractor than the one named was
+    // ignored (`--extractor builtin --extractor-cmd X` ran the rules).
+    for args in [
+        &["--extractor", "builtin", "--extractor-cmd", "cat"][..],
+        &["--extractor", "model", "--extractor-cmd", "cat"],
+        &["--extractor-cmd", "cat", "--model-cmd", "cat"],
+    ] {
+        let out = env.cmd().arg("extract").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("names another extractor"), "{args:?}: {err}");
+    }
 }
 
 /// The `model` extractor's command reads the prompt on stdin, runs in its
