@@ -20,7 +20,8 @@ pub fn run(ctx: &Ctx, a: SkillsArgs) -> Result<u8> {
     }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&proposals)?);
-        return Ok(0);
+        // As a query with no hits: 1 in every format.
+        return Ok(u8::from(proposals.is_empty()));
     }
     if proposals.is_empty() {
         eprintln!(

@@ -27,6 +27,12 @@ fn procedures_become_skills() {
     let env = Env::new();
     let repo = env.tmp.path().join("repo");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
+    // Regression: with no procedures, `skills` exited 1 and `skills
+    // --json` 0; both are 1, as a query with no hits is.
+    for args in [&["skills"][..], &["skills", "--json"]] {
+        let out = in_repo(&env, &repo).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+    }
     let add = |key: &str, text: &str| {
         let out = in_repo(&env, &repo)
             .args([
@@ -65,6 +71,7 @@ fn procedures_become_skills() {
         .args(["skills", "--json"])
         .output()
         .unwrap();
+    assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let proposals = v.as_array().unwrap();
     assert_eq!(proposals.len(), 2, "{v:#}");
