@@ -44,6 +44,9 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         return Ok(0);
     }
     let mut pull_only = a.pull_only;
+    // `--init` where no project is shared: the user scope may still sync,
+    // and if it cannot (no person mapped to this login) that is no error.
+    let mut user_scope_only = false;
     if let Some(url) = &a.init {
         let SyncInit {
             before,
@@ -87,8 +90,13 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
             Err(e) if a.init.is_some() => {
                 eprintln!("sync: this project is not shared: {e}");
                 if !ctx.shares_a_project()? {
-                    eprintln!("sync: nothing to sync from this home yet; run `recall sync --share` in a project");
-                    return Ok(0);
+                    // The person's own scope needs no project: it syncs.
+                    if !ctx.config.sync.user_scope {
+                        eprintln!("sync: nothing to sync from this home yet; run `recall sync --share` in a project");
+                        return Ok(0);
+                    }
+                    eprintln!("sync: no project is shared from this home yet (`recall sync --share` in a project shares it); your own scope syncs now");
+                    user_scope_only = true;
                 }
             }
             Err(e) => return Err(e.into()),
@@ -121,7 +129,13 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         return Ok(0);
     }
     if !a.watch {
-        let report = ctx.sync(&opts, true, &env)?;
+        let report = match ctx.sync(&opts, true, &env) {
+            Err(e) if user_scope_only => {
+                eprintln!("sync: {e}");
+                return Ok(0);
+            }
+            r => r?,
+        };
         print_report(report.as_ref(), a.json)?;
         // 2 when a scope could not be synced (the others were); 3, as for a
         // batch that finished with items it could not do: the rest was

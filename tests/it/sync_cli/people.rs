@@ -161,3 +161,32 @@ fn r36_with_no_person_known_the_user_scope_is_not_synced_and_said_once() {
     let st = h.run(&["sync", "--status"]);
     assert!(st.contains("not synced"), "{st}");
 }
+
+/// Regression: `sync --init` where the project has no git origin (and no
+/// `--team`) said there was nothing to sync, and the person's own scope,
+/// which needs no project, was left for a later plain `sync`.
+#[test]
+fn r_init_without_a_shared_project_still_syncs_the_persons_scope() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    Host::new(&env, "owner").init(&pg);
+    let carol = Host::new(&env, "carol");
+    add_user(&carol, "tone", "Carol likes short answers");
+    let url = member_url(&pg, "carol", Some("carol"));
+    let out = carol.out(&["sync", "--init", &url]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("your own scope syncs now"), "{err}");
+    assert_eq!(
+        pg.sql(
+            "team",
+            "SELECT count(*) FROM recall_entries WHERE project = 'user:carol'"
+        ),
+        "1"
+    );
+    // The owner, whose login is no person: set up, and no error.
+    let owner = Host::new(&env, "owner2");
+    let out = owner.out(&["sync", "--init", &pg.url()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
