@@ -246,6 +246,11 @@ impl Memory {
         let mut scopes = self.shared_projects(opts.only_current)?;
         let wants_user = !opts.only_current && self.config.sync.user_scope;
         if scopes.is_empty() && !wants_user {
+            if opts.only_current {
+                return Err(Error::Sync(
+                    "this project is not shared; run `recall sync --share` here to share it (a plain `recall sync` syncs the shared ones)".into(),
+                ));
+            }
             return Err(nothing_shared(None));
         }
         let Some(_lock) = self.sync_lock(wait)? else {

@@ -655,6 +655,18 @@ fn r_one_scope_that_fails_does_not_stop_the_others() {
         ),
         "1"
     );
+    // Regression: `--this-project` in a project not shared said no project
+    // was shared at all.
+    let out = env
+        .cmd_with(&a.home, "gamma")
+        .env("USER", &a.user)
+        .env("PGPASSFILE", "/nonexistent")
+        .args(["sync", "--this-project"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("this project is not shared"), "{err}");
     let out = beta(&["sync", "--share", "--team", "user:bob"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
