@@ -773,7 +773,7 @@ pub struct SyncArgs {
     pub unshare: bool,
     /// Per shared project: the remote, the last sync, changes waiting to push
     /// and the hosts seen
-    #[arg(long, conflicts_with_all = ["init", "share", "watch"])]
+    #[arg(long, conflicts_with_all = ["init", "share", "watch", "pull_only"])]
     pub status: bool,
     /// Keep syncing every [sync] interval_secs (default 30) until interrupted
     #[arg(long)]

@@ -34,7 +34,16 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         return status(ctx, a.json);
     }
     if a.unshare {
-        match ctx.unshare()? {
+        let was = ctx.unshare()?;
+        if a.json {
+            let team = was.as_ref().map(|s| s.team.as_str());
+            outln!(
+                "{}",
+                serde_json::json!({"version": 1, "unshared": was.is_some(), "team": team})
+            );
+            return Ok(0);
+        }
+        match was {
             Some(s) => outln!(
                 "stopped sharing this project (team {}); what the server holds stays",
                 s.team
@@ -43,6 +52,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         }
         return Ok(0);
     }
+
     let mut pull_only = a.pull_only;
     // `--init` where no project is shared: the user scope may still sync,
     // and if it cannot (no person mapped to this login) that is no error.

@@ -71,6 +71,22 @@ fn errors_say_what_where_and_how_to_fix() {
             && err.contains("--init"),
         "{err}"
     );
+    // Unsharing, and unsharing again, as JSON (regression: --json printed
+    // text), and --status refuses --pull-only rather than ignore it.
+    let json = |args: &[&str]| -> serde_json::Value {
+        serde_json::from_slice(&a.out(args).stdout).unwrap()
+    };
+    let v = json(&["sync", "--unshare", "--json"]);
+    assert_eq!(
+        (v["unshared"].as_bool(), v["team"].as_str()),
+        (Some(true), Some(TEAM)),
+        "{v}"
+    );
+    let v = json(&["sync", "--unshare", "--json"]);
+    assert_eq!(v["unshared"], false, "{v}");
+    let out = a.out(&["sync", "--status", "--pull-only"]);
+    assert_eq!(out.status.code(), Some(2));
+    a.run(&["sync", "--share", "--team", TEAM]);
     // Nothing listening.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
