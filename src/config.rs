@@ -175,8 +175,9 @@ pub struct SyncConfig {
     pub user_scope: bool,
     /// Seconds to wait for the server to answer a connection.
     pub connect_timeout_secs: u64,
-    /// Seconds between syncs in `recall serve` and `recall sync --watch`.
-    pub interval_secs: u64,
+    /// Seconds between syncs in `recall serve` and `recall sync --watch`,
+    /// 0.1 to 86,400 as `--interval` takes (fractions allowed).
+    pub interval_secs: f64,
 }
 
 impl Default for SyncConfig {
@@ -189,7 +190,7 @@ impl Default for SyncConfig {
             tickets: true,
             user_scope: true,
             connect_timeout_secs: 5,
-            interval_secs: 30,
+            interval_secs: 30.0,
         }
     }
 }
@@ -338,12 +339,18 @@ impl Config {
             self.sync.connect_timeout_secs as usize,
             1,
         );
-        at_least("sync.interval_secs", self.sync.interval_secs as usize, 1);
         at_least(
             "extract.timeout_secs",
             self.extract.timeout_secs as usize,
             1,
         );
+        let every = self.sync.interval_secs;
+        if !(every.is_finite() && (0.1..=86_400.0).contains(&every)) {
+            out.push((
+                "sync.interval_secs",
+                format!("is {every}; it must be from 0.1 to 86400 seconds, as --interval"),
+            ));
+        }
         if let Some(o) = self
             .index
             .overlap_words
@@ -600,6 +607,13 @@ mod tests {
             ("[recall.tuning]\ntemporal_boost = 11\n", 2, "from 0 to 10"),
             ("[recall.tuning]\nsubject_boost = -1\n", 2, "from 0 to 10"),
             ("[recall.tuning]\nperiod_boost = 10.5\n", 2, "from 0 to 10"),
+            // Regression: 100000000 was taken, 0.5 refused, while
+            // `--interval` takes 0.1 to 86400.
+            (
+                "[sync]\ninterval_secs = 100000000\n",
+                2,
+                "from 0.1 to 86400",
+            ),
         ];
         for (text, line, range) in cases {
             let e = load_text(text).unwrap_err().to_string();
@@ -609,6 +623,15 @@ mod tests {
         // Good values load.
         let c = load_text("[recall.tuning]\ncandidates = 5\nmax_jaccard = 0.5\n").unwrap();
         assert_eq!(c.recall.tuning.candidates, 5);
+        let c = load_text("[sync]\ninterval_secs = 0.5\n").unwrap();
+        assert_eq!(c.sync.interval_secs, 0.5);
+        assert_eq!(
+            load_text("[sync]\ninterval_secs = 30\n")
+                .unwrap()
+                .sync
+                .interval_secs,
+            30.0
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn run(ctx: Ctx, a: ServeArgs) -> Result<u8> {
     if ctx.config.sync.url.is_some() {
         sync_every(
             ctx.clone(),
-            Duration::from_secs(ctx.config.sync.interval_secs),
+            Duration::from_secs_f64(ctx.config.sync.interval_secs),
         );
     }
     crate::serve::run(ctx, opts, |bound| {

@@ -161,7 +161,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     ctx.sync_remote(&env)?;
     let every = match a.interval {
         Some(secs) => Duration::from_secs_f64(secs),
-        None => Duration::from_secs(ctx.config.sync.interval_secs),
+        None => Duration::from_secs_f64(ctx.config.sync.interval_secs),
     };
     say!("sync: every {:.1}s; stop with Ctrl-C", every.as_secs_f64());
     loop {
