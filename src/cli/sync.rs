@@ -146,7 +146,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
             }
             r => r?,
         };
-        print_report(report.as_ref(), a.json)?;
+        print_report(report.as_ref(), a.json, false)?;
         // 2 when a scope could not be synced (the others were); 3, as for a
         // batch that finished with items it could not do: the rest was
         // synced, and stderr named each item withheld.
@@ -167,7 +167,9 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     loop {
         let round = ctx.at(jiff::Timestamp::now());
         match round.sync(&opts, true, &env) {
-            Ok(r) => print_report(r.as_ref(), a.json)?,
+            // A round that changed nothing says nothing (a line per scope
+            // every few seconds would bury the rounds that did).
+            Ok(r) => print_report(r.as_ref(), a.json, true)?,
             // A failed round (server down) is reported; the next one retries.
             Err(e) => say!("sync: {e:#}"),
         }
@@ -175,7 +177,9 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     }
 }
 
-fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
+/// Print what a sync did; with `quiet_idle` (each round of `--watch`), a
+/// scope where nothing happened is left out.
+fn print_report(report: Option<&SyncReport>, json: bool, quiet_idle: bool) -> Result<()> {
     let Some(r) = report else {
         say!("sync: another sync is running in this home");
         return Ok(());
@@ -191,6 +195,15 @@ fn print_report(report: Option<&SyncReport>, json: bool) -> Result<()> {
         return Ok(());
     }
     for s in &r.scopes {
+        let idle = s.pulled == 0
+            && s.pushed == 0
+            && s.refused.is_empty()
+            && s.skipped.is_empty()
+            && s.dropped == 0
+            && s.yielded == 0;
+        if quiet_idle && idle {
+            continue;
+        }
         let mut line = format!("{}: pulled {}, pushed {}", s.project, s.pulled, s.pushed);
         if s.kept_local > 0 {
             line.push_str(&format!(", kept {} local (pushed instead)", s.kept_local));

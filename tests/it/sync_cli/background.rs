@@ -153,5 +153,11 @@ fn watch_and_serve_keep_syncing() {
         let _ = child.wait();
     }
     assert!(got_b, "sync --watch never pulled the record");
+    // Regression: every round printed a line per scope, changed or not,
+    // so the round that pulled was buried; idle rounds now say nothing.
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut watch.stdout.take().unwrap(), &mut said).unwrap();
+    assert!(said.contains("pulled 1"), "{said}");
+    assert!(!said.contains("pulled 0, pushed 0"), "{said}");
     assert!(got_c, "recall serve never pulled the record");
 }
