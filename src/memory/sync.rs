@@ -441,7 +441,7 @@ impl Memory {
 /// and how the owner maps one.
 fn no_person(who: &Who, remote: &RemoteUrl) -> String {
     format!(
-        "the user scope is not synced: no person is mapped to the login {} on {}; the owner maps it once with INSERT INTO recall_people(login, person) VALUES ('{}', 'NAME') (docs/team-memory.md)",
+        "the user scope is not synced: no person is mapped to the login {} on {}; if it is a person's own login, the owner maps it once with INSERT INTO recall_people(login, person) VALUES ('{}', 'NAME'); if it is a shared one (the owner's, a reader's, CI's), set `[sync] user_scope = false` here (docs/team-memory.md)",
         who.login,
         remote.masked(),
         who.login

@@ -144,6 +144,9 @@ fn r36_with_no_person_known_the_user_scope_is_not_synced_and_said_once() {
         err.contains("user scope is not synced") && err.contains("ci_shared"),
         "{err}"
     );
+    // Regression: the only fix named was mapping the login to a person,
+    // wrong for a shared one.
+    assert!(err.contains("`[sync] user_scope = false`"), "{err}");
     add_user(&h, "tone", "Answer tersely");
     let out = h.out(&["sync"]);
     assert!(out.status.success());
