@@ -66,6 +66,10 @@ fn request(ctx: &Ctx, a: &QueryArgs, text: String) -> Result<Request> {
 }
 
 pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
+    // The prompt format has no place for scores: the flag would do nothing.
+    if a.explain && a.format == Some(QueryFormat::Prompt) {
+        bail!("--explain shows each hit's score in the snippets and json formats; the prompt format shows none (run the query again with --format snippets --explain to see them)");
+    }
     let at =
         a.at.as_deref()
             .map(|w| parse_when(w, ctx.now))

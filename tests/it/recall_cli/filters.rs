@@ -246,6 +246,10 @@ fn bad_filter_values_exit_2_with_a_clear_message() {
         err.contains("record") && err.contains("session") && err.contains("ticket"),
         "{err}"
     );
+    // Regression: --explain with the prompt format did nothing.
+    let (code, _, err) = query(&env, &["--format", "prompt", "--explain", "redis"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--format snippets --explain"), "{err}");
     // Regression: TEXT with --query-file left the file unread.
     let file = env.tmp.path().join("q.txt");
     std::fs::write(&file, "redis").unwrap();
