@@ -20,7 +20,9 @@ pub fn completions(shell: clap_complete::Shell) -> Result<u8> {
 /// Print `recall.1` on stdout, or write it and one page per subcommand into
 /// `dir`.
 pub fn man(dir: Option<&Path>) -> Result<u8> {
-    let cmd = Cli::command();
+    // Without clap's `help` subcommand: `generate_to` writes no page for it,
+    // so `recall.1` must not list one (`recall help X` is `recall X --help`).
+    let cmd = Cli::command().disable_help_subcommand(true);
     match dir {
         None => {
             let mut out = Vec::new();

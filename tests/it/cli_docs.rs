@@ -46,4 +46,24 @@ fn man_prints_the_page_and_writes_one_per_command() {
         let text = std::fs::read_to_string(dir.join(page)).unwrap();
         assert!(text.contains(".TH"), "{page}");
     }
+    // Regression: recall.1 listed recall-help(1), a page never written.
+    // Every page a page names is there.
+    let pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let named = regex::Regex::new(r"(recall(?:\\-[a-z]+)*)\((\d)\)").unwrap();
+    let mut seen = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        for c in named.captures_iter(&text) {
+            seen += 1;
+            let want = format!("{}.{}", c[1].replace("\\-", "-"), &c[2]);
+            assert!(
+                pages.contains(&want),
+                "{page} names {want}, not written: {pages:?}"
+            );
+        }
+    }
+    assert!(seen > 10, "the pages name each other as recall\\-query(1)");
 }
