@@ -30,6 +30,7 @@ pub(super) fn gemini_settings_path(ctx: &Ctx, user: bool) -> Result<PathBuf> {
     let root = ctx.project()?.info.root.context(
         "--gemini installs into <project root>/.gemini/settings.json: run from the project or pass --cwd",
     )?;
+    super::not_the_home_folder(&root)?;
     Ok(root.join(".gemini/settings.json"))
 }
 

@@ -46,7 +46,26 @@ fn settings_path(ctx: &Ctx, user: bool) -> Result<PathBuf> {
         .info
         .root
         .context("--project installs into <project root>/.claude/settings.json: run from the project or pass --cwd")?;
+    not_the_home_folder(&root)?;
     Ok(root.join(".claude/settings.json"))
+}
+
+/// A project install run from the home folder (outside any repository, so
+/// the folder is the project) would write the launcher's user settings,
+/// which every project reads, while saying it installed into a project.
+fn not_the_home_folder(root: &Path) -> Result<()> {
+    let home = crate::store::user_home(super::context::env);
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if home.is_some_and(|h| same(&h, root)) {
+        bail!(
+            "{} is your home folder, not a project: its project settings are the launcher's user settings, read in every project; run from the project's folder (or pass --cwd DIR), or pass --user to install for every project",
+            root.display()
+        );
+    }
+    Ok(())
 }
 
 /// `settings` with recall's hooks added; unchanged when they are present.

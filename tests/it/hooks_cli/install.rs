@@ -237,6 +237,32 @@ fn install_errors_are_clear_and_change_nothing() {
     .unwrap();
     assert_eq!(v["model"], "opus");
     assert_eq!(has_recall_hook(&v, "UserPromptSubmit"), 1, "{v:#}");
+    // Regression: run from the home folder (no repository around it, so the
+    // folder is the project), a project install wrote the launcher's user
+    // settings, read in every project, and said it installed into a
+    // project.
+    let home = env.tmp.path().join("me");
+    std::fs::create_dir_all(&home).unwrap();
+    for launcher in ["--claude-code", "--gemini"] {
+        let out = recall(&env)
+            .env("HOME", &home)
+            .arg("--cwd")
+            .arg(&home)
+            .args(["hook", "install", launcher, "--no-backfill"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{launcher}: {err}");
+        assert!(
+            err.contains("is your home folder, not a project") && err.contains("--user"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&home).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }
 
 /// `hook install` wires the MCP server too: `.mcp.json` for Claude Code,
