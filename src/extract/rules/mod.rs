@@ -189,6 +189,9 @@ fn user_facts(m: &Message) -> Vec<Candidate> {
             .or_else(|| user_decision(&s.text, all.get(i + 1)))
             .or_else(|| principle(&s.text));
         if let Some(mut c) = found {
+            // A person's statement is filed as `remember` files the same
+            // text: one category for one fact, whichever way it arrived.
+            c.category = crate::memory::classify(&c.text).0;
             c.evidence = ids(&[m]);
             out.push(c);
         }

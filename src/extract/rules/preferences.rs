@@ -96,7 +96,9 @@ mod tests {
     #[test]
     fn preference_use_x_not_y_from_user() {
         let c = extract(&[user("u1", "Use pnpm, not npm!! It is faster.")]);
-        let p = of(&c, Category::Preferences);
+        // Filed as `remember` files the same text (review, stop 58: the
+        // rules said preferences, `remember` decisions).
+        let p = of(&c, crate::memory::classify("Use pnpm, not npm.").0);
         assert_eq!(p.len(), 1, "{c:?}");
         assert_eq!(p[0].text, "Use pnpm, not npm.");
         assert_eq!(p[0].evidence, ["u1"]);
@@ -121,7 +123,10 @@ mod tests {
             "u1",
             "please always run `cargo fmt` before committing",
         )]);
-        let p = of(&c, Category::Preferences);
+        let p = of(
+            &c,
+            crate::memory::classify("Always run `cargo fmt` before committing.").0,
+        );
         assert_eq!(p.len(), 1, "{c:?}");
         assert_eq!(p[0].text, "Always run `cargo fmt` before committing.");
         assert_eq!(p[0].scope, Scope::Project);
@@ -135,7 +140,7 @@ mod tests {
             .iter()
             .all(|p| p.confidence < 0.6));
         let c = extract(&[user("u2", "don't ever push to main without asking")]);
-        let p = of(&c, Category::Preferences);
+        let p: Vec<_> = c.iter().filter(|x| x.evidence == ["u2"]).collect();
         assert_eq!(p.len(), 1);
         assert!(p[0].confidence >= 0.6);
     }

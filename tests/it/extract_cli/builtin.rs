@@ -49,9 +49,11 @@ fn builtin_extractor_finds_preferences_decisions_and_procedures() {
     assert_eq!(
         got,
         [
+            // A rule for the codebase, filed as `remember` files it
+            // (review, stop 58: extraction said preferences).
             want(
                 "auto:always-use-pnpm-not-npm-in-this-repo",
-                "preferences",
+                "principles",
                 "project"
             ),
             want(
