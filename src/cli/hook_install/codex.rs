@@ -101,7 +101,8 @@ pub(super) fn codex_changes(ctx: &Ctx, home: &Path, allow_mcp: bool) -> Result<V
 pub(super) fn codex_removals(home: &Path) -> Result<Vec<Change>> {
     let hooks_path = home.join("hooks.json");
     let (raw, before) = read_json(&hooks_path)?;
-    let events: Vec<&str> = CODEX_EVENTS.iter().map(|e| e.0).collect();
+    let events = super::uninstall::events_of(&before);
+    let events: Vec<&str> = events.iter().map(String::as_str).collect();
     let (after, moves) =
         super::uninstall::unmerge_hooks(before.clone(), &events, is_recall_codex_hook)
             .with_context(|| format!("cannot edit {}", hooks_path.display()))?;
@@ -131,7 +132,7 @@ pub(super) fn codex_removals(home: &Path) -> Result<Vec<Change>> {
             path: config_path,
             after: config.unwrap_or_default(),
             before: config_raw,
-            what: "the recall MCP server and the trust of recall's hooks".into(),
+            what: "recall's MCP server and hooks' trust".into(),
             gone: false,
         },
     ])
@@ -174,11 +175,7 @@ fn untrust_codex_toml(
         .and_then(|s| s.as_table_like_mut());
     if let Some(state) = state {
         let key = |event: &str, (g, h): (usize, usize)| {
-            let snake = CODEX_EVENTS
-                .iter()
-                .find(|e| e.0 == event)
-                .map_or(event, |e| e.1);
-            format!("{}:{snake}:{g}:{h}", file.display())
+            format!("{}:{}:{g}:{h}", file.display(), snake_case(event))
         };
         let mut moved = Vec::new();
         for m in moves.iter().filter(|m| m.to != Some(m.from)) {
@@ -197,6 +194,23 @@ fn untrust_codex_toml(
         true => out,
         false => out.trim_start_matches('\n').to_string(),
     })
+}
+
+/// A hooks.json event name as Codex names it in a trust key:
+/// `UserPromptSubmit` is `user_prompt_submit`.
+fn snake_case(event: &str) -> String {
+    let mut out = String::with_capacity(event.len() + 4);
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `path` made absolute with its folder's symlinks resolved (the file
@@ -352,6 +366,16 @@ mod tests {
 
     /// The hashes Codex 0.171's `hooks/list` reported (`currentHash`) for
     /// recall's handlers with the command `recall hook codex`.
+    /// The trust keys of the events recall installs, and of any other.
+    #[test]
+    fn events_are_named_in_trust_keys_as_codex_names_them() {
+        for (event, snake, _) in CODEX_EVENTS {
+            assert_eq!(snake_case(event), *snake);
+        }
+        assert_eq!(snake_case("Stop"), "stop");
+        assert_eq!(snake_case("PostToolUse"), "post_tool_use");
+    }
+
     #[test]
     fn trusted_hashes_match_what_codex_computes() {
         let handler = |timeout: u64| json!({"type": "command", "command": "recall hook codex", "timeout": timeout});

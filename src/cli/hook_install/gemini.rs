@@ -121,29 +121,35 @@ pub(super) fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
 pub(super) fn gemini_removal(ctx: &Ctx, user: bool) -> Result<Change> {
     let path = gemini_settings_path(ctx, user)?;
     let raw = read_text(&path)?;
-    let text = raw.as_deref().unwrap_or("");
+    let text = raw.as_deref().unwrap_or("").trim_start_matches('\u{feff}');
     let what = "recall hooks and the recall MCP server";
-    let before = match serde_json::from_str::<Value>(text) {
-        _ if text.trim().is_empty() => json!({}),
-        Ok(v) => v,
-        Err(e) => {
-            let commented = serde_json::from_str::<Value>(&strip_json_comments(text)).is_ok();
-            return Err(e).with_context(|| match commented {
-                true => format!(
-                    "{} has comments, which rewriting it would drop; take out by hand the hooks named \"recall\" and mcpServers.recall",
-                    path.display()
-                ),
-                false => format!(
-                    "{} is not valid JSON; fix it or move it aside",
-                    path.display()
-                ),
-            });
-        }
+    let (before, commented) = match serde_json::from_str::<Value>(text) {
+        _ if text.trim().is_empty() => (json!({}), false),
+        Ok(v) => (v, false),
+        Err(e) => match serde_json::from_str::<Value>(&strip_json_comments(text)) {
+            Ok(v) => (v, true),
+            Err(_) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "{} is not valid JSON; fix it or move it aside",
+                        path.display()
+                    )
+                })
+            }
+        },
     };
+    let events = super::uninstall::events_of(&before);
+    let events: Vec<&str> = events.iter().map(String::as_str).collect();
     let (after, _) =
-        super::uninstall::unmerge_hooks(before.clone(), GEMINI_EVENTS, is_recall_gemini_hook)
+        super::uninstall::unmerge_hooks(before.clone(), &events, is_recall_gemini_hook)
             .with_context(|| format!("cannot edit {}", path.display()))?;
     let after = super::uninstall::without_mcp_server(after, "mcpServers");
+    if commented && after != before {
+        bail!(
+            "{} has comments, which rewriting it would drop; take out by hand the hooks that run `recall … hook gemini` and mcpServers.recall",
+            path.display()
+        );
+    }
     super::uninstall::removal(&path, what, raw, &before, &after)
 }
 

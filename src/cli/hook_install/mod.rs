@@ -453,12 +453,23 @@ fn write_with_backup(ctx: &Ctx, c: &Change) -> Result<()> {
         let ext = path
             .extension()
             .map_or(String::new(), |e| e.to_string_lossy().into_owned());
-        let backup = path.with_extension(format!("{ext}.bak-{}", ctx.now.as_second()));
+        // Never over another backup (an install and an uninstall in one
+        // second): the first holds the file as it was before recall.
+        let stamp = ctx.now.as_second();
+        let backup = (0..)
+            .map(|n| match n {
+                0 => path.with_extension(format!("{ext}.bak-{stamp}")),
+                n => path.with_extension(format!("{ext}.bak-{stamp}-{n}")),
+            })
+            .find(|b| !b.exists())
+            .context("no free backup name")?;
         std::fs::copy(path, &backup)
             .with_context(|| format!("cannot back up {}", path.display()))?;
         outln!("backed up {} to {}", path.display(), backup.display());
     }
-    if c.gone {
+    // A file nothing is left in goes, unless it was reached through a link
+    // (dotfiles): the linked file is the user's, and is emptied instead.
+    if c.gone && *path == c.path {
         return std::fs::remove_file(path)
             .with_context(|| format!("cannot remove {}", path.display()));
     }
@@ -536,10 +547,21 @@ fn runs_recall_hook(cmd: &str, launcher: &str) -> bool {
     let mut words = cmd
         .split_whitespace()
         .skip_while(|w| *w == "env" || (w.contains('=') && !w.starts_with('-')));
-    let recall = words
-        .next()
-        .is_some_and(|p| Path::new(p).file_name().is_some_and(|n| n == "recall"));
-    let rest: Vec<&str> = words.collect();
+    // By name, or by a path, quoted or not (`"$HOME/.cargo/bin/recall"`).
+    let recall = words.next().is_some_and(|p| {
+        let p = p.trim_matches(|c| c == '"' || c == '\'');
+        Path::new(p).file_name().is_some_and(|n| n == "recall")
+    });
+    // The command itself, before any redirection or `|| true` after it.
+    let rest: Vec<&str> = words
+        .take_while(|w| {
+            !matches!(*w, "||" | "&&" | "|" | ";" | "&")
+                && !w.starts_with('>')
+                && !w.starts_with("2>")
+                && !w.starts_with("1>")
+                && !w.starts_with("&>")
+        })
+        .collect();
     recall && rest.ends_with(&["hook", launcher])
 }
 
@@ -547,7 +569,7 @@ fn runs_recall_hook(cmd: &str, launcher: &str) -> bool {
 /// (`recall [--home H] hook <launcher>`), which it updates in place. One
 /// written by hand (by path, with variables) is kept as written.
 fn written_by_install(cmd: &str) -> bool {
-    cmd.starts_with("recall ")
+    cmd.starts_with("recall ") && !["|", ">", "&", ";"].iter().any(|op| cmd.contains(op))
 }
 
 /// The command the hooks run. A home other than the default (given with

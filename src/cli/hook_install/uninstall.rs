@@ -22,17 +22,30 @@ pub fn run(ctx: &Ctx, a: UninstallArgs) -> Result<u8> {
     if !a.claude_code && !a.codex && !a.gemini {
         bail!("say which launcher to uninstall from: --claude-code, --codex, --gemini, or several");
     }
+    // Each launcher on its own: one whose file cannot be edited (comments
+    // in Gemini CLI's settings) does not keep the others installed.
     let mut changes = Vec::new();
+    let mut failed = Vec::new();
+    let mut each = |name: &str, found: Result<Vec<Change>>| match found {
+        Ok(c) => changes.extend(c),
+        Err(e) => failed.push(format!("{name}: {e:#}")),
+    };
     if a.claude_code {
-        changes.extend(claude_changes(ctx, a.user)?);
+        each("Claude Code", claude_changes(ctx, a.user));
     }
     if a.gemini {
-        changes.push(gemini::gemini_removal(ctx, a.user)?);
+        each(
+            "Gemini CLI",
+            gemini::gemini_removal(ctx, a.user).map(|c| vec![c]),
+        );
     }
     if a.codex {
-        let home = crate::ingest::discover::default_codex_home(crate::cli::context::env)
-            .context("cannot find ~/.codex; set CODEX_HOME")?;
-        changes.extend(codex::codex_removals(&home)?);
+        each(
+            "Codex",
+            crate::ingest::discover::default_codex_home(crate::cli::context::env)
+                .context("cannot find ~/.codex; set CODEX_HOME")
+                .and_then(|home| codex::codex_removals(&home)),
+        );
     }
     for c in &changes {
         if !c.changed {
@@ -41,6 +54,9 @@ pub fn run(ctx: &Ctx, a: UninstallArgs) -> Result<u8> {
         }
         if a.dry_run {
             let name = c.path.display().to_string();
+            if c.gone {
+                outln!("would remove {name}: nothing but recall's entries is in it");
+            }
             let after = if c.gone { "" } else { c.after.as_str() };
             out!(
                 "{}",
@@ -54,10 +70,15 @@ pub fn run(ctx: &Ctx, a: UninstallArgs) -> Result<u8> {
             );
             continue;
         }
+        let linked = std::fs::symlink_metadata(&c.path).is_ok_and(|m| m.file_type().is_symlink());
         write_with_backup(ctx, c)?;
-        match c.gone {
-            true => outln!("removed {} (nothing else was in it)", c.path.display()),
-            false => outln!("removed {} from {}", c.what, c.path.display()),
+        match (c.gone, linked) {
+            (true, false) => outln!("removed {} (nothing else was in it)", c.path.display()),
+            (true, true) => outln!(
+                "emptied {} (nothing else was in it; a link, so the file it points at is kept)",
+                c.path.display()
+            ),
+            (false, _) => outln!("removed {} from {}", c.what, c.path.display()),
         }
     }
     if a.claude_code && a.user {
@@ -66,10 +87,17 @@ pub fn run(ctx: &Ctx, a: UninstallArgs) -> Result<u8> {
         );
     }
     if !a.dry_run && changes.iter().any(|c| c.changed) {
+        let home = std::path::absolute(ctx.home.root()).unwrap_or_else(|_| ctx.home.root().into());
         outln!(
             "the memory in {} is kept; `recall hook install` puts the hooks back",
-            ctx.home.root().display()
+            home.display()
         );
+    }
+    if !failed.is_empty() {
+        for f in &failed {
+            eprintln!("recall: not uninstalled from {f}");
+        }
+        return Ok(2);
     }
     Ok(0)
 }
@@ -82,7 +110,9 @@ fn claude_changes(ctx: &Ctx, user: bool) -> Result<Vec<Change>> {
     let hooks = format!("recall hooks ({})", EVENTS.join(", "));
     let permission = format!("permission for recall's MCP tools (\"{CLAUDE_ALLOW_MCP}\")");
     let mut out = vec![json_change(&path, &hooks, |v| {
-        let (v, _) = unmerge_hooks(v, EVENTS, is_recall_hook)?;
+        let events = events_of(&v);
+        let events: Vec<&str> = events.iter().map(String::as_str).collect();
+        let (v, _) = unmerge_hooks(v, &events, is_recall_hook)?;
         match user {
             true => Ok(disallow_claude_mcp(v)),
             false => Ok(v),
@@ -137,6 +167,15 @@ pub(super) fn removal(
         what: what.to_string(),
         gone: changed && after.as_object().is_some_and(serde_json::Map::is_empty),
     })
+}
+
+/// Every event `settings` has hooks for: recall's own hook may have been
+/// added by hand under another (`Stop`), and is taken out there too.
+pub(super) fn events_of(settings: &Value) -> Vec<String> {
+    settings["hooks"]
+        .as_object()
+        .map(|h| h.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// Where a handler of one event was, and where it is after an uninstall:

@@ -828,3 +828,72 @@ fn uninstall_takes_out_only_what_install_put_in() {
     assert!(!out.contains("the memory in"), "{out}");
     assert_eq!(std::fs::read(&config).unwrap(), bytes);
 }
+
+/// Regressions from a review of `hook uninstall`: through a linked
+/// settings file it deleted the user's dotfile and left a dangling link;
+/// recall hooks written by hand under another event, after redirections or
+/// by a quoted path survived while it said they were gone; and Gemini CLI
+/// settings with comments failed every launcher's uninstall even with
+/// nothing of recall in them.
+#[test]
+fn r_uninstall_keeps_linked_files_finds_hand_written_hooks_and_goes_launcher_by_launcher() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let dotfiles = env.tmp.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    let target = dotfiles.join("claude-settings.json");
+    std::fs::write(&target, "{}").unwrap();
+    std::os::unix::fs::symlink(&target, proj.join(".claude/settings.json")).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = in_project(&env, &proj);
+        c.env("HOME", env.tmp.path()).args(args);
+        c.output().unwrap()
+    };
+    assert_success(&run(&["hook", "install", "--claude-code", "--no-backfill"]));
+    // Hand-written ones beside install's.
+    let link = proj.join(".claude/settings.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&link).unwrap()).unwrap();
+    let hand = |cmd: &str| json!({"hooks": [{"type": "command", "command": cmd}]});
+    v["hooks"]["Stop"] = json!([
+        hand("recall hook claude-code 2>/dev/null || true"),
+        hand("\"$HOME/.cargo/bin/recall\" hook claude-code"),
+    ]);
+    std::fs::write(&link, serde_json::to_string(&v).unwrap()).unwrap();
+    // Gemini CLI settings with a comment and nothing of recall.
+    std::fs::create_dir_all(proj.join(".gemini")).unwrap();
+    let gemini = proj.join(".gemini/settings.json");
+    let commented = "{\n  // mine\n  \"theme\": \"dark\"\n}\n";
+    std::fs::write(&gemini, commented).unwrap();
+    let out = run(&["hook", "uninstall", "--claude-code", "--gemini"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_success(&out);
+    assert!(
+        said.contains(&format!("nothing of recall in {}", gemini.display())),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&gemini).unwrap(), commented);
+    // The link and the file it points at are both there, emptied of recall.
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let left: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(left, json!({}), "{said}");
+    assert!(said.contains("emptied"), "{said}");
+    // Installing again works through the link.
+    assert_success(&run(&["hook", "install", "--claude-code", "--no-backfill"]));
+    // A Gemini CLI file with comments and recall in it is left to the user,
+    // named, and the other launchers are uninstalled all the same.
+    let with_recall = "{\n  // mine\n  \"mcpServers\": {\"recall\": {\"command\": \"recall\", \"args\": [\"mcp\"]}}\n}\n";
+    std::fs::write(&gemini, with_recall).unwrap();
+    let out = run(&["hook", "uninstall", "--claude-code", "--gemini"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not uninstalled from Gemini CLI") && err.contains("has comments"),
+        "{err}"
+    );
+    let left: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(left, json!({}));
+}
