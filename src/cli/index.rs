@@ -137,8 +137,15 @@ pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
     })?;
     print_report(&report, a.json)?;
     if report.interrupted {
+        // With --full the files not yet read again look unchanged to a
+        // plain run; and --prune did not prune: the same command finishes.
         eprintln!(
-            "recall: index interrupted: what it wrote is kept (the counts above); `recall index` again does the rest"
+            "recall: index interrupted: what it wrote is kept (the counts above); run the same command again to do the rest{}",
+            match (a.full, a.prune) {
+                (true, _) => " (with --full it reads every file again)",
+                (false, true) => " (and prune)",
+                _ => "",
+            }
         );
         return Ok(INTERRUPTED);
     }

@@ -53,12 +53,24 @@ impl Memory {
         let dir = self.ensure_scope(Scope::Project)?;
         // Before anything is looked at: the files another run is indexing
         // are indexed once it ends, and found unchanged here.
-        let _run = dir.lock_index(&mut |lock| {
-            report_line(format!(
-                "waiting for another `recall index` of this project to end ({} is held); this run then does what is left",
-                lock.display()
-            ))
-        })?;
+        let stop = || run.stop.load(std::sync::atomic::Ordering::Relaxed);
+        let _run = dir.lock_index(
+            &mut |lock| {
+                report_line(format!(
+                    "waiting for another `recall index` of this project to end ({} is held); this run then does what is left",
+                    lock.display()
+                ))
+            },
+            &stop,
+        )?;
+        if stop() {
+            // Stopped while it waited: nothing was looked at.
+            return Ok(IndexReport {
+                files: files.len(),
+                interrupted: true,
+                ..IndexReport::default()
+            });
+        }
         let path = dir.index_path();
         let mut db = Db::open(&path, OpenMode::ReadWrite)?;
         let opts = self.ingest_options(kind, format);

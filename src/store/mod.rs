@@ -133,26 +133,62 @@ impl ScopeDir {
     /// files would each parse and write every changed file (the second about
     /// ten times slower than alone); the one that waits finds them indexed
     /// and has only what is left to do. `waiting` is told, once, before a
-    /// wait. `None` as for [`lock_records`](Self::lock_records).
-    pub fn lock_index(&self, waiting: &mut dyn FnMut(&Path)) -> Result<Option<ScopeLock>> {
-        self.hold("index.lock", waiting)
+    /// wait; `give_up` is asked every tenth of a second while it lasts (a
+    /// Ctrl-C must not wait for another run to end), and `Ok(None)` is
+    /// returned when it says so. `Ok(None)` too where the scope cannot be
+    /// written at all, as for [`lock_records`](Self::lock_records).
+    pub fn lock_index(
+        &self,
+        waiting: &mut dyn FnMut(&Path),
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<Option<ScopeLock>> {
+        let path = self.root.join("index.lock");
+        let Some(file) = self.lock_file(&path)? else {
+            return Ok(None);
+        };
+        let mut told = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(ScopeLock { _file: file })),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    if !std::mem::replace(&mut told, true) {
+                        waiting(&path);
+                    }
+                    if give_up() {
+                        return Ok(None);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(Error::io("cannot lock", path, e))
+                }
+            }
+        }
+    }
+
+    /// The lock file at `path`, opened (the scope's folder made); `None`
+    /// where nothing can be written.
+    fn lock_file(&self, path: &Path) -> Result<Option<std::fs::File>> {
+        let opened = create_private_dir(&self.root).and_then(|()| {
+            private_file()
+                .truncate(false)
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io("cannot open", path, e))
+        });
+        match opened {
+            Ok(f) => Ok(Some(f)),
+            Err(Error::Io { source, .. }) if read_only(&source) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Hold the advisory lock on `<scope>/name`, telling `waiting` before
     /// waiting for another holder.
     fn hold(&self, name: &str, waiting: &mut dyn FnMut(&Path)) -> Result<Option<ScopeLock>> {
         let path = self.root.join(name);
-        let opened = create_private_dir(&self.root).and_then(|()| {
-            private_file()
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(|e| Error::io("cannot open", &path, e))
-        });
-        let file = match opened {
-            Ok(f) => f,
-            Err(Error::Io { source, .. }) if read_only(&source) => return Ok(None),
-            Err(e) => return Err(e),
+        let Some(file) = self.lock_file(&path)? else {
+            return Ok(None);
         };
         match file.try_lock() {
             Ok(()) => {}

@@ -42,6 +42,30 @@ pub fn for_wchan(pid: u32, wchan: &str) {
     }
 }
 
+/// Wait until process `pid` holds `path` open: for a lock a process polls
+/// for (`index.lock`), opening it is the step before the wait.
+#[cfg(target_os = "linux")]
+pub fn for_open_file(pid: u32, path: &Path) {
+    let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let t0 = Instant::now();
+    loop {
+        let open = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == want));
+        if open {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "process {pid} never opened {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Wait until some process waits for the write lock of the index at `db`,
 /// which the caller holds (`BEGIN IMMEDIATE` on a connection of its own).
 ///

@@ -765,8 +765,9 @@ fn r_a_second_index_run_waits_for_the_first_and_redoes_nothing() {
             .unwrap()
     };
     let runs = [spawn(), spawn()];
+    let lock_path = env.project_dir().join("index.lock");
     for r in &runs {
-        crate::common::wait::for_wchan(r.id(), "locks_lock_inode_wait");
+        crate::common::wait::for_open_file(r.id(), &lock_path);
     }
     lock.unlock().unwrap();
     let mut indexed = 0;
@@ -827,7 +828,8 @@ fn r_an_interrupted_index_says_what_it_kept_and_the_next_run_does_the_rest() {
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("index: 40 files:"), "{err}");
     assert!(
-        err.contains("index interrupted: what it wrote is kept"),
+        err.contains("index interrupted: what it wrote is kept")
+            && err.contains("run the same command again"),
         "{err}"
     );
     let first: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -850,4 +852,43 @@ fn r_an_interrupted_index_says_what_it_kept_and_the_next_run_does_the_rest() {
         "{next}"
     );
     assert_eq!(next["interrupted"], false, "{next}");
+}
+
+/// Regression: Ctrl-C (or SIGTERM) while a run waited for another run's
+/// `index.lock` did nothing until the other run ended.
+#[cfg(target_os = "linux")]
+#[test]
+fn r_a_run_waiting_for_another_stops_on_ctrl_c() {
+    let env = Env::new();
+    env.run(&["index", "--prune"]);
+    let lock = std::fs::File::create(env.project_dir().join("index.lock")).unwrap();
+    lock.lock().unwrap();
+    let corpus = crate::common::testdata("demo/sessions");
+    let run = env
+        .std_cmd()
+        .args(["index", "--json", corpus.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = run.id() as i32;
+    // Stopped while this test holds the lock it waits for.
+    crate::common::wait::for_open_file(run.id(), &env.project_dir().join("index.lock"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    // Before the fix it waited for the lock this test holds: a failure,
+    // not a hang.
+    let mut run = run;
+    let ended = crate::common::wait::eventually(30, || run.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = run.kill();
+    }
+    assert!(ended, "the run went on waiting after SIGTERM");
+    let out = run.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("waiting for another `recall index`"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["indexed"], 0, "{v}");
+    drop(lock);
 }
