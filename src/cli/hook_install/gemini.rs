@@ -70,23 +70,7 @@ pub fn merge_gemini(
 /// rewrite would drop the comments, so the user adds what it shows.
 pub(super) fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
     let path = gemini_settings_path(ctx, a.user)?;
-    let raw = read_text(&path)?;
-    let text = raw.as_deref().unwrap_or("");
-    let (before, commented) = match serde_json::from_str::<Value>(text) {
-        _ if text.trim().is_empty() => (json!({}), false),
-        Ok(v) => (v, false),
-        Err(e) => match serde_json::from_str::<Value>(&strip_json_comments(text)) {
-            Ok(v) => (v, true),
-            Err(_) => {
-                return Err(e).with_context(|| {
-                    format!(
-                        "{} is not valid JSON; fix it or move it aside",
-                        path.display()
-                    )
-                })
-            }
-        },
-    };
+    let (raw, before, commented) = read_settings(&path)?;
     let after = merge_gemini(
         before.clone(),
         &gemini_hook_command(ctx),
@@ -115,15 +99,13 @@ pub(super) fn gemini_change(ctx: &Ctx, a: &InstallArgs) -> Result<Change> {
     })
 }
 
-/// `hook uninstall --gemini`: recall's hooks and MCP server taken out of
-/// Gemini CLI's `settings.json`. A file with comments is left to the user,
-/// as install leaves it: a rewrite would drop them.
-pub(super) fn gemini_removal(ctx: &Ctx, user: bool) -> Result<Change> {
-    let path = gemini_settings_path(ctx, user)?;
-    let raw = read_text(&path)?;
+/// Gemini CLI's `settings.json` at `path`: its text, its value (`{}` when
+/// absent or blank; a byte order mark left out) and whether it has
+/// comments (Gemini CLI allows them; a rewrite would drop them).
+fn read_settings(path: &std::path::Path) -> Result<(Option<String>, Value, bool)> {
+    let raw = read_text(path)?;
     let text = raw.as_deref().unwrap_or("").trim_start_matches('\u{feff}');
-    let what = "recall hooks and the recall MCP server";
-    let (before, commented) = match serde_json::from_str::<Value>(text) {
+    let (value, commented) = match serde_json::from_str::<Value>(text) {
         _ if text.trim().is_empty() => (json!({}), false),
         Ok(v) => (v, false),
         Err(e) => match serde_json::from_str::<Value>(&strip_json_comments(text)) {
@@ -138,6 +120,16 @@ pub(super) fn gemini_removal(ctx: &Ctx, user: bool) -> Result<Change> {
             }
         },
     };
+    Ok((raw, value, commented))
+}
+
+/// `hook uninstall --gemini`: recall's hooks and MCP server taken out of
+/// Gemini CLI's `settings.json`. A file with comments is left to the user,
+/// as install leaves it: a rewrite would drop them.
+pub(super) fn gemini_removal(ctx: &Ctx, user: bool) -> Result<Change> {
+    let path = gemini_settings_path(ctx, user)?;
+    let what = "recall hooks and the recall MCP server";
+    let (raw, before, commented) = read_settings(&path)?;
     let events = super::uninstall::events_of(&before);
     let events: Vec<&str> = events.iter().map(String::as_str).collect();
     let (after, _) =
