@@ -125,7 +125,13 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
         report.sessions, report.done, report.skipped, report.failed, report.records
     );
     if let Some(b) = nothing_due {
-        eprintln!("extract: nothing due: {}", why_nothing_due(&b, &options));
+        match &a.session {
+            // The session asked for, not the project's backlog.
+            Some(id) => eprintln!(
+                "extract: nothing due: session {id} was extracted and has not changed since, or another run is extracting it (`recall extract --status` shows it)"
+            ),
+            None => eprintln!("extract: nothing due: {}", why_nothing_due(&b, &options)),
+        }
     }
     if report.failed > 0 {
         eprintln!(

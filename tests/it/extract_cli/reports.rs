@@ -393,6 +393,18 @@ fn r_status_says_a_session_changed_since_extraction_is_pending() {
     assert_eq!(st["reason"], "changed since it was extracted", "{st}");
     let r = extract_with(&env, &[], &[]);
     assert_eq!(r["report"]["sessions"], 1, "{r}");
+    // Regression: `--session ID` of a session already done printed the
+    // project's backlog, not a word about the session asked for.
+    let out = env
+        .cmd()
+        .args(["extract", "--session", "grown"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nothing due: session grown was extracted and has not changed since"),
+        "{err}"
+    );
 }
 
 /// Regression: deleting an extracted record said nothing, and the fact came
