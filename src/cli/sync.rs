@@ -9,6 +9,7 @@ use anyhow::Result;
 use super::args::SyncArgs;
 use super::context::{env, Ctx};
 use crate::memory::{SyncInit, SyncOptions, SyncReport, SyncStatus};
+use crate::sync::ScopeReport;
 
 /// A line on stderr that is dropped when stderr cannot take it (its
 /// reader gone): `eprintln!` would panic there, and a watcher whose log
@@ -133,6 +134,11 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
                 for f in &r.failed {
                     eprintln!("recall sync (background): {}: {}", f.project, f.error);
                 }
+                for s in &r.scopes {
+                    if let Some(warning) = shared_name_warning(s) {
+                        eprintln!("recall sync (background): {warning}");
+                    }
+                }
             }
             Ok(None) => {}
         }
@@ -152,7 +158,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         // synced, and stderr named each item withheld.
         return Ok(match report {
             Some(r) if !r.failed.is_empty() => 2,
-            Some(r) if r.withheld() => WITHHELD,
+            Some(r) if r.needs_attention() => WITHHELD,
             _ => 0,
         });
     }
@@ -200,7 +206,8 @@ fn print_report(report: Option<&SyncReport>, json: bool, quiet_idle: bool) -> Re
             && s.refused.is_empty()
             && s.skipped.is_empty()
             && s.dropped == 0
-            && s.yielded == 0;
+            && s.yielded == 0
+            && s.shared_name.is_none();
         if quiet_idle && idle {
             continue;
         }
@@ -227,8 +234,20 @@ fn print_report(report: Option<&SyncReport>, json: bool, quiet_idle: bool) -> Re
         for why in &s.skipped {
             say!("sync: not taken: {why}");
         }
+        if let Some(warning) = shared_name_warning(s) {
+            say!("sync: {warning}");
+        }
     }
     Ok(())
+}
+
+/// What to say when another home pushed under this host's name.
+fn shared_name_warning(s: &ScopeReport) -> Option<String> {
+    let host = s.shared_name.as_deref()?;
+    Some(format!(
+        "{}: another home pushed as host '{host}' since this one last did: two homes of one name never pull each other's changes; give each its own `[sync] host` (or remove the setting: each home then gets an id of its own)",
+        s.project
+    ))
 }
 
 fn status(ctx: &Ctx, json: bool) -> Result<u8> {
@@ -260,6 +279,9 @@ fn print_status(r: &SyncStatus) -> Result<()> {
         r.last_sync.as_deref().unwrap_or("never")
     );
     outln!("  to push:    {}", r.pending);
+    if let Some(when) = &r.name_shared_seen {
+        outln!("  warning:    another home pushed under this host's name (last seen {when}); give each home its own `[sync] host`");
+    }
     match (&r.server, &r.error) {
         (Some(s), _) => {
             outln!("  hosts seen: {}", s.hosts);

@@ -62,6 +62,12 @@ impl SyncReport {
             .iter()
             .any(|s| !s.refused.is_empty() || !s.skipped.is_empty())
     }
+
+    /// Whether the run finished with something a person must act on:
+    /// items withheld, or another home syncing under this host's name.
+    pub fn needs_attention(&self) -> bool {
+        self.withheld() || self.scopes.iter().any(|s| s.shared_name.is_some())
+    }
 }
 
 /// One line of `recall sync --status`.
@@ -83,6 +89,9 @@ pub struct SyncStatus {
     pub tickets: bool,
     /// Why this scope is not synced, when it is not.
     pub note: Option<String>,
+    /// When a push last found another home pushing under this host's name
+    /// (RFC 3339); cleared by a push that finds none.
+    pub name_shared_seen: Option<String>,
 }
 
 /// A scope to sync: its folder and how it is shared.
@@ -389,14 +398,16 @@ impl Memory {
         }
         let mut out = Vec::new();
         for s in scopes {
-            let (pending, last, cursor) = match self.open_for_read(&s.dir, false)? {
+            let (pending, last, cursor, shared) = match self.open_for_read(&s.dir, false)? {
                 Some(db) => db.with_conn(|c| {
                     let mut n = local::pending_records(c)?.len();
                     n += local::pending_sources(c, &host, s.sessions, s.tickets)?.len();
-                    Ok((n, local::last_sync(c)?, local::cursor(c)?))
+                    let shared = local::shared_name(c, &host)?;
+                    Ok((n, local::last_sync(c)?, local::cursor(c)?, shared))
                 })?,
-                None => (0, None, 0),
+                None => (0, None, 0, None),
             };
+            let rfc3339 = |t: i64| jiff::Timestamp::from_second(t).ok().map(|t| t.to_string());
             let (server, error) = match &mut client {
                 Ok(c) => match sync::remote_status(c, &remote, &s.target, &host, cursor) {
                     Ok(st) => (Some(st), None),
@@ -408,15 +419,14 @@ impl Memory {
                 scope: s.label,
                 team: s.target,
                 remote: remote.masked().to_string(),
-                last_sync: last
-                    .and_then(|t| jiff::Timestamp::from_second(t).ok())
-                    .map(|t| t.to_string()),
+                last_sync: last.and_then(rfc3339),
                 pending,
                 server,
                 error,
                 sessions: s.sessions,
                 tickets: s.tickets,
                 note: None,
+                name_shared_seen: shared.and_then(rfc3339),
             });
         }
         if let Some(why) = unsynced {
@@ -431,6 +441,7 @@ impl Memory {
                 sessions: false,
                 tickets: false,
                 note: Some(why),
+                name_shared_seen: None,
             });
         }
         Ok(out)

@@ -85,6 +85,10 @@ pub struct ScopeReport {
     /// Records pushed as an agent's that the server kept a person's
     /// version of, which this host then took.
     pub yielded: usize,
+    /// This host's name, when another home was found pushing under it
+    /// since this scope's last push: two homes of one name never pull
+    /// each other's changes.
+    pub shared_name: Option<String>,
     pub cursor: i64,
     /// Passages in the sources pulled and pushed.
     pub passages_pulled: usize,

@@ -36,6 +36,15 @@ impl Kind {
 /// The `meta` key of a push noted and not yet settled (see [`journal_push`]).
 const PUSH_TOKEN: &str = "sync.push_token";
 
+/// The `meta` key of the token of this scope's last push the server took:
+/// the receipt the server should still hold for this host's name, unless
+/// another home pushed under the same name since (see [`receipt`]).
+const RECEIPT: &str = "sync.receipt";
+
+/// The `meta` key of the last time another home was seen pushing under
+/// this host's name, with that name (`<host>\t<unix seconds>`).
+const SHARED_NAME: &str = "sync.shared_name";
+
 /// A hash that matches no content: the item must be pushed again (a
 /// person's record kept against an agent's version from another host).
 pub const MUST_PUSH: &str = "!";
@@ -92,8 +101,8 @@ pub fn bind_project(conn: &mut Connection, project: &str) -> Result<bool> {
         tx.execute("DELETE FROM sync_state", [])?;
         tx.execute("DELETE FROM sync_pushing", [])?;
         tx.execute(
-            "DELETE FROM meta WHERE key IN ('sync.cursor', 'sync.noted', 'sync.horizon', ?1)",
-            [PUSH_TOKEN],
+            "DELETE FROM meta WHERE key IN ('sync.cursor', 'sync.noted', 'sync.horizon', ?1, ?2, ?3)",
+            [PUSH_TOKEN, RECEIPT, SHARED_NAME],
         )?;
     }
     set_meta(&tx, "sync.project", project)?;
@@ -218,12 +227,44 @@ pub fn push_token(conn: &Connection) -> Result<Option<String>> {
     meta(conn, PUSH_TOKEN)
 }
 
+/// The token of this scope's last push the server took, if any (kept
+/// since this version: a scope that last pushed before it has none).
+pub fn receipt(conn: &Connection) -> Result<Option<String>> {
+    meta(conn, RECEIPT)
+}
+
+/// Note whether a push found another home's receipt under this host's
+/// name (`Some((host, now))`) or its own (`None`).
+pub fn note_shared_name(conn: &Connection, seen: Option<(&str, i64)>) -> Result<()> {
+    match seen {
+        Some((host, now)) => set_meta(conn, SHARED_NAME, format!("{host}\t{now}")),
+        None => {
+            conn.prepare_cached("DELETE FROM meta WHERE key=?1")?
+                .execute([SHARED_NAME])?;
+            Ok(())
+        }
+    }
+}
+
+/// When another home was last seen pushing under `host`, the name this
+/// home syncs as now (unix seconds).
+pub fn shared_name(conn: &Connection, host: &str) -> Result<Option<i64>> {
+    Ok(meta(conn, SHARED_NAME)?.and_then(|v| {
+        let (name, when) = v.split_once('\t')?;
+        (name == host).then(|| when.parse().ok()).flatten()
+    }))
+}
+
 /// Settle the noted push: when the server `took` it, what it sent counts as
-/// exchanged; either way the note goes. Returns the items settled as sent.
+/// exchanged and its token becomes this scope's receipt; either way the
+/// note goes. Returns the items settled as sent.
 pub fn settle_push(conn: &mut Connection, took: bool) -> Result<usize> {
     let tx = begin_in_turn(conn)?;
     let mut sent = 0;
     if took {
+        if let Some(token) = meta(&tx, PUSH_TOKEN)? {
+            set_meta(&tx, RECEIPT, token)?;
+        }
         let items: Vec<(String, String, Option<String>)> = tx
             .prepare("SELECT kind, key, hash FROM sync_pushing")?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?

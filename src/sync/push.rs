@@ -198,14 +198,26 @@ fn send(
         .filter_map(Row::read)
         .collect()
     };
-    tx.execute(
-        "INSERT INTO recall_hosts(project, host, push_token) VALUES($1, $2, $3)
-         ON CONFLICT (project, host) DO UPDATE SET push_token = excluded.push_token",
-        &[&t.project, &me.host, &token],
-    )
-    .map_err(err)?;
+    // The receipt this host's name held before: this scope's own last
+    // one, unless another home pushed under the same name since.
+    let before: Option<String> = tx
+        .query_one(
+            "WITH before AS (SELECT push_token FROM recall_hosts WHERE project=$1 AND host=$2)
+             INSERT INTO recall_hosts(project, host, push_token) VALUES($1, $2, $3)
+             ON CONFLICT (project, host) DO UPDATE SET push_token = excluded.push_token
+             RETURNING (SELECT push_token FROM before)",
+            &[&t.project, &me.host, &token],
+        )
+        .map_err(err)?
+        .get(0);
     tx.commit().map_err(err)?;
     fail::fail_point!("sync-push-committed");
+    let mine = local::receipt(conn)?;
+    let shared = matches!((&mine, &before), (Some(m), Some(b)) if m != b);
+    local::note_shared_name(conn, shared.then_some((me.host, me.now)))?;
+    if shared {
+        report.shared_name = Some(me.host.to_string());
+    }
     local::settle_push(conn, true)?;
     report.pushed += batch.len() - persons.len();
     take_persons(conn, t, me, persons, report)

@@ -672,3 +672,80 @@ fn r_one_scope_that_fails_does_not_stop_the_others() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("starts with `user:`"), "{err}");
 }
+
+/// Regression: two homes given one `[sync] host` name (a config shared
+/// through dotfiles, a templated CI config) never pull each other's
+/// changes, since a host never pulls what its own name pushed, and
+/// nothing said so. A push now finds the other home's receipt under the
+/// name and says what to do (exit 3), and `--status` keeps the warning;
+/// a home that takes over a name no one else uses is not warned.
+#[test]
+fn r_two_homes_of_one_host_name_are_told() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b, c] = joined(&env, &pg, ["a", "b", "c"]);
+    let name = |h: &Host, host: &str| {
+        let cfg = h.home.join("config.toml");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        assert!(text.contains("[sync]\n"), "{text}");
+        let text = text.replace("[sync]\n", &format!("[sync]\nhost = \"{host}\"\n"));
+        std::fs::write(&cfg, text).unwrap();
+    };
+    name(&a, "dev");
+    name(&b, "dev");
+    a.add("a-1", "Releases are cut from the main branch");
+    a.sync();
+    a.add("a-2", "The staging cluster runs in eu-west-1");
+    a.sync();
+    // B's first push finds A's receipt, but B has none of its own yet: it
+    // may be a home that replaced A's, so nothing is said.
+    b.add("b-1", "Feature flags live in LaunchDarkly");
+    let out = b.out(&["sync"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A's next push finds B's receipt over its own.
+    a.add("a-3", "Database migrations run before the deploy");
+    let out = a.out(&["sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("another home pushed as host 'dev'") && err.contains("[sync] host"),
+        "{err}"
+    );
+    // What they each missed is the warning's reason.
+    assert!(a.body("b-1").is_none());
+    let status = a.run(&["sync", "--status"]);
+    assert!(
+        status.contains("warning:    another home pushed under this host's name"),
+        "{status}"
+    );
+    let json: Value = serde_json::from_str(&a.run(&["sync", "--status", "--json"])).unwrap();
+    assert!(json[0]["name_shared_seen"].is_string(), "{json}");
+    // C, under its own name, is not warned and gets everything.
+    c.add("c-1", "On-call rotates on Mondays");
+    let out = c.out(&["sync"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(c.body("a-3").is_some() && c.body("b-1").is_some());
+    // Renamed, A syncs cleanly: the warning was about the old name.
+    let cfg = a.home.join("config.toml");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("host = \"dev\"", "host = \"dev-a\"");
+    std::fs::write(&cfg, text).unwrap();
+    a.add("a-4", "Logs are kept for 30 days");
+    let out = a.out(&["sync"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = a.run(&["sync", "--status"]);
+    assert!(!status.contains("warning:"), "{status}");
+}
