@@ -643,14 +643,41 @@ fn remember_dirs(conn: &Connection, times: &[(String, i64)]) -> Result<()> {
     Ok(())
 }
 
+/// Up to this many records, the check before a query also stats each
+/// record file, so a file edited in place (an editor that saves in place,
+/// `cp`, a script) is seen by the next query and hook. A stat costs about
+/// 4 µs here (`hyperfine`, the prompt hook on 1,000 records: 8.5 → 13.1
+/// ms; on 5,000: 12.5 → 30.4 ms), so beyond this such edits wait for
+/// `recall reindex` (`recall doctor` counts them).
+pub const STAT_EACH_UP_TO: i64 = 1000;
+
 /// The cheap check run before a query: six `stat` calls compared with the
-/// mtimes stored at the last sync. In-place edits that keep the folder's
-/// mtime are caught by `recall reindex`.
+/// mtimes stored at the last sync, then, in a scope of up to
+/// [`STAT_EACH_UP_TO`] records, each file's size and mtime against its row.
 pub fn records_changed(conn: &Connection, dir: &ScopeDir) -> Result<bool> {
     let mut st = conn.prepare_cached("SELECT mtime FROM record_dirs WHERE path=?1")?;
     for d in watched_dirs(dir) {
         let stored: Option<i64> = st.query_row([folder(dir, &d)], |r| r.get(0)).optional()?;
         if stored.unwrap_or(0) != dir_mtime(&d) {
+            return Ok(true);
+        }
+    }
+    let count: i64 = conn
+        .prepare_cached("SELECT count(*) FROM records")?
+        .query_row([], |r| r.get(0))?;
+    if count > STAT_EACH_UP_TO {
+        return Ok(false);
+    }
+    let mut st = conn.prepare_cached("SELECT path, file_size, file_mtime FROM records")?;
+    let mut rows = st.query([])?;
+    while let Some(row) = rows.next()? {
+        let path: String = row.get(0)?;
+        // A file gone (the folder's time says so) or named by its redacted
+        // form cannot be stat'ed here: the full sync deals with both.
+        let Ok(m) = fs::metadata(dir.root.join(&path)) else {
+            continue;
+        };
+        if m.len() as i64 != row.get::<_, i64>(1)? || file_mtime_ns(&m) != row.get::<_, i64>(2)? {
             return Ok(true);
         }
     }

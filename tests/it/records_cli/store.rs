@@ -232,3 +232,44 @@ fn r26_doctor_waits_for_a_record_write_in_flight() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
 }
+
+/// Regression (review, stop 59): a record file rewritten in place (an
+/// editor that saves in place, `cp`, a script) keeps its folder's mtime,
+/// so queries and the prompt hook kept serving the old text, even a rule
+/// since reversed, until a manual `recall reindex`.
+#[test]
+fn r_a_record_edited_in_place_is_seen_by_the_next_query() {
+    let env = Env::new();
+    let id = env.add("decisions", "deploy branch", "Deploy from main now.");
+    assert!(env
+        .query_json("alpha", "deploy branch")
+        .to_string()
+        .contains("Deploy from main now"));
+    let path = env.project_dir().join(format!("records/decisions/{id}.md"));
+    let folder = path
+        .parent()
+        .unwrap()
+        .metadata()
+        .unwrap()
+        .modified()
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "Deploy from main now.",
+        "Never deploy from main: deploy from release.",
+    );
+    // In place: truncate and write the same file, as `cp` does.
+    std::fs::write(&path, text).unwrap();
+    assert_eq!(
+        path.parent()
+            .unwrap()
+            .metadata()
+            .unwrap()
+            .modified()
+            .unwrap(),
+        folder,
+        "the folder's mtime does not move"
+    );
+    let v = env.query_json("alpha", "deploy branch");
+    assert!(v.to_string().contains("Never deploy from main"), "{v}");
+    assert!(!v.to_string().contains("Deploy from main now"), "{v}");
+}
