@@ -622,7 +622,7 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
             None,
         ),
     };
-    record.body = c.text.trim().to_string();
+    record.body = Record::clean_body(&c.text);
     record.meta.category = c.category;
     record.meta.updated = o.now;
     record.meta.confidence = c.confidence.clamp(0.0, 1.0);

@@ -158,7 +158,7 @@ impl RecordStore<'_> {
         let key = &*screen_key(key, policy)?;
         match self.find_by_key(key)? {
             Some(mut found) => {
-                found.record.body = body.trim().to_string();
+                found.record.body = Record::clean_body(body);
                 found.record.meta.status = crate::records::Status::Active;
                 found.record.mark_edited_by_hand();
                 if let Some(c) = category {
@@ -278,7 +278,9 @@ impl Undo {
 /// an id and a file name: refused when it holds a secret, or redacted under
 /// [`SecretPolicy::Redact`].
 pub fn screen_key(key: &str, policy: SecretPolicy) -> Result<Cow<'_, str>> {
-    let (clean, found) = secrets::redact(key);
+    // "package manager " is the key "package manager": spaces at the ends
+    // are never meant, and kept they make a second record of one fact.
+    let (clean, found) = secrets::redact(key.trim());
     match found.first() {
         Some(first) if policy == SecretPolicy::Refuse => Err(refusal("key", first)),
         _ => Ok(clean),

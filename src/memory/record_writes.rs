@@ -86,7 +86,7 @@ impl Patch {
         if let Some(t) = self.text {
             if t.trim() != r.body {
                 refuse_generated(r, self.keep_generated)?;
-                r.body = t.trim().to_string();
+                r.body = Record::clean_body(&t);
                 r.mark_edited_by_hand();
             }
         }

@@ -49,7 +49,7 @@ fn field_line(yaml: &str, field: &str, first: usize) -> usize {
 /// a record pulled with a conflict is reported, never half-parsed.
 /// (Both an opening and a closing marker: a line of `=` alone is a
 /// Markdown heading underline.)
-fn conflict_marker(text: &str) -> Option<usize> {
+pub(super) fn conflict_marker(text: &str) -> Option<usize> {
     let marker = |l: &str, m: &str| l == m || l.strip_prefix(m).is_some_and(|r| r.starts_with(' '));
     let open = text.lines().position(|l| marker(l, "<<<<<<<"))?;
     text.lines()
@@ -107,7 +107,7 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
     let body_start = first + yaml.lines().count() + 1;
     let record = Record {
         meta,
-        body: body.trim().to_string(),
+        body: Record::clean_body(body),
     };
     validate(&record, limits).map_err(|(field, e)| {
         let line = if field == "body" {

@@ -260,6 +260,13 @@ impl Record {
     }
 
     /// A new record with defaults for everything but the essentials.
+    /// A record's text as stored: trimmed, with Windows line ends made
+    /// `\n` (a file saved with CRLF, text piped from a Windows tool), so
+    /// the text shown and injected holds no stray `\r`.
+    pub fn clean_body(body: &str) -> String {
+        body.trim().replace("\r\n", "\n")
+    }
+
     pub fn new(
         key: &str,
         category: Category,
@@ -288,7 +295,7 @@ impl Record {
                 origin: None,
                 extra: BTreeMap::new(),
             },
-            body: body.trim().to_string(),
+            body: Record::clean_body(body),
         }
     }
 

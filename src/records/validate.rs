@@ -95,6 +95,20 @@ pub(crate) fn validate_body(body: &str, limits: &Limits) -> Result<()> {
             "the record text is empty: a record needs a fact as its body",
         ));
     }
+    if let Some(c) = body
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(Error::invalid(format!(
+            "the record text contains the control character U+{:04X}: record files are text that people read and agents are given, so control characters other than tabs and line breaks are not allowed; remove it",
+            u32::from(c)
+        )));
+    }
+    if let Some(line) = super::file::conflict_marker(body) {
+        return Err(Error::invalid(format!(
+            "line {line} of the record text is a git merge conflict marker (<<<<<<< … >>>>>>>), which recall reads as an unresolved merge and would skip: indent the marker lines, or describe them in words"
+        )));
+    }
     let n = body.chars().count();
     if n > limits.max_body_chars {
         return Err(Error::invalid(format!(

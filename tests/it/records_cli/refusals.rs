@@ -140,3 +140,79 @@ fn body_cap_is_configurable() {
         .assert()
         .success();
 }
+
+/// Regression (reviews, stop 59): what a write accepted, the reader then
+/// refused or kept garbled. A text holding git conflict marker lines (a
+/// procedure about resolving conflicts) was written, and the next rebuild
+/// skipped it as an unresolved merge; a NUL byte went into the file as it
+/// was; CRLF text kept its `\r` in what queries and hooks print; and a key
+/// with a space at its end made a second record of one fact.
+#[test]
+fn r_a_write_refuses_what_the_reader_would_refuse_and_cleans_what_it_keeps() {
+    let env = Env::new();
+    let conflict = "Resolve a lock conflict like\n\n```\n<<<<<<< HEAD\nv = \"1\"\n=======\nv = \"2\"\n>>>>>>> main\n```\n";
+    env.cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "procedures",
+            "--key",
+            "lock",
+            conflict,
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("merge conflict marker"))
+        .stderr(predicate::str::contains("indent the marker lines"));
+    env.cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "nul",
+            "a\u{1}b",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("control character U+0001"));
+    assert!(!env.home().exists(), "a refused write created files");
+    // Indented, the same text is a record a rebuild keeps.
+    let indented = conflict
+        .replace("\n<", "\n    <")
+        .replace("\n=", "\n    =")
+        .replace("\n>", "\n    >");
+    env.add("procedures", "lock", &indented);
+    env.run(&["reindex", "--full"]);
+    assert!(env
+        .run(&["record", "get", "lock"])
+        .contains("    <<<<<<< HEAD"));
+    // CRLF in, LF out.
+    env.add("decisions", "crlf", "Line one.\r\nLine two.");
+    let v = env.query_json("alpha", "line two");
+    assert!(v.to_string().contains("Line one.\\nLine two."), "{v}");
+    assert!(!v.to_string().contains("\\r"), "{v}");
+    // One key, whatever spaces it is given with.
+    env.add("decisions", "package manager", "We use pnpm.");
+    env.add("decisions", "package manager ", "We use pnpm 9.");
+    let list = env.run(&["record", "list", "--format", "json"]);
+    let keys: Vec<serde_json::Value> = serde_json::from_str::<serde_json::Value>(&list)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].clone())
+        .collect();
+    assert_eq!(
+        keys.iter()
+            .filter(|k| k.as_str().unwrap().starts_with("package manager"))
+            .count(),
+        1,
+        "{list}"
+    );
+    assert!(env
+        .run(&["record", "get", "package manager"])
+        .contains("We use pnpm 9."));
+}
