@@ -19,8 +19,8 @@ pub use record_ops::{
     RecordStore, SecretPolicy,
 };
 pub use records::{
-    drift, files_with_secrets, records_changed, remove_record, sync_records, truncate_wal,
-    upsert_record, upsert_records, Drift, SyncReport,
+    drift, files_with_secrets, has_record_files, records_changed, remove_record, sync_records,
+    truncate_wal, upsert_record, upsert_records, Drift, SyncReport,
 };
 pub use shared::{
     export_source, has_source_at, import_source, prepare_import, remove_source_at, write_import,

@@ -130,6 +130,22 @@ fn scan(dir: &ScopeDir) -> (Vec<Seen>, Vec<String>) {
     (seen, errors)
 }
 
+/// Whether any of the five category folders holds a record file.
+pub fn has_record_files(dir: &ScopeDir) -> bool {
+    let root = dir.records_dir();
+    Category::ALL.iter().any(|c| {
+        fs::read_dir(root.join(c.as_str())).is_ok_and(|mut entries| {
+            entries.any(|e| {
+                e.is_ok_and(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    name.ends_with(".md") && !name.starts_with('.')
+                })
+            })
+        })
+    })
+}
+
 /// A path relative to the scope as `records.path` stores it.
 fn stored_rel(rel: String) -> String {
     match crate::secrets::redact_path(&rel) {

@@ -168,7 +168,9 @@ impl Memory {
 
     /// The current project (it may not exist on disk yet).
     pub fn project(&self) -> Result<Project> {
-        Project::resolve(&self.home, self.project_name.as_deref(), &self.cwd)
+        let p = Project::resolve(&self.home, self.project_name.as_deref(), &self.cwd)?;
+        repo_records::adopt(&p);
+        Ok(p)
     }
 
     /// A project that already exists in this home, by name or id; a
@@ -276,20 +278,26 @@ impl Memory {
     /// index yet, or an empty one.
     pub fn open_for_read(&self, dir: &ScopeDir, upgrade: bool) -> Result<Option<Db>> {
         let path = dir.index_path();
-        if !path.exists() {
+        if !path.exists() && !self.index_records(dir) {
             return Ok(None);
         }
-        let db = self.open_read(&path)?;
-        let version = db.with_conn(|c| {
-            Ok(c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?)
-        })?;
+        let mut db = self.open_read(&path)?;
+        let version = |db: &Db| {
+            db.with_conn(
+                |c| Ok(c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?),
+            )
+        };
         // A zero-length file (a crash or a full disk while it was created;
         // `Db::open` refuses a version 0 that holds tables) is an index
-        // with nothing in it yet: there is nothing to read, and a writer
-        // creates its tables.
-        if version == 0 {
-            return Ok(None);
+        // with nothing in it yet: a writer creates its tables.
+        if version(&db)? == 0 {
+            drop(db);
+            if !self.index_records(dir) {
+                return Ok(None);
+            }
+            db = self.open_read(&path)?;
         }
+        let version = version(&db)?;
         let old = upgrade && version < SCHEMA_VERSION;
         let changed = dir.records_dir().exists() && db.with_conn(|c| records_changed(c, dir))?;
         if (old || changed) && db.is_immutable() {
@@ -319,6 +327,26 @@ impl Memory {
             self.sync_if_idle(dir, &path);
         }
         Ok(Some(db))
+    }
+
+    /// The index is derived from the record files: a scope that has some
+    /// and no index (a fresh clone of a repository that keeps its records,
+    /// an index.db removed by hand or left empty by a crash) gets one now,
+    /// as `recall reindex` would build it. Whether it has one now.
+    fn index_records(&self, dir: &ScopeDir) -> bool {
+        if !crate::index::has_record_files(dir) {
+            return false;
+        }
+        match self.open_synced(dir) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(
+                    "{}: the record files are not indexed and cannot be now ({e}); run `recall reindex` where it can write",
+                    crate::store::shown_path(&dir.records_dir()).display()
+                );
+                false
+            }
+        }
     }
 
     /// The index at `path`, read-only: pooled when this memory has pools.

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::Memory;
 use crate::error::{Error, Result};
+use crate::store::Project;
 
 /// Where a project's records live.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +131,42 @@ impl Memory {
         let mut place = self.records_place()?;
         place.moved = moved;
         Ok(place)
+    }
+}
+
+/// A project whose home has no records folder yet, in a repository that
+/// keeps its records (`.recall/records`, committed by a teammate), reads
+/// and writes them there, as `recall project records --in-repo` would set
+/// it up: a fresh clone knows what the team wrote down. A home that has
+/// its own records folder is left as it is (`recall doctor` says the
+/// repository holds records it does not read). Never fails: the project
+/// is used as it is when the link cannot be made.
+pub(super) fn adopt(p: &Project) {
+    let Some(root) = p.info.root.as_deref() else {
+        return;
+    };
+    let home = p.dir.records_dir();
+    if home.symlink_metadata().is_ok() {
+        return;
+    }
+    let repo = repo_records_dir(root);
+    if !repo.is_dir() {
+        return;
+    }
+    let linked = crate::store::create_private_dir(&p.dir.root)
+        .and_then(|()| p.ensure())
+        .and_then(|()| symlink_dir(&repo, &home));
+    match linked {
+        Ok(()) => tracing::info!(
+            "{}: this repository keeps its records here; this project reads and writes them",
+            repo.display()
+        ),
+        // Another process linked it first.
+        Err(_) if is_link_to_repo(&home, Some(root)) => {}
+        Err(e) => tracing::warn!(
+            "{} holds this repository's records, and this project cannot read them ({e}); `recall project records --in-repo` tries again",
+            repo.display()
+        ),
     }
 }
 

@@ -592,3 +592,76 @@ fn r46_a_hand_written_record_is_named_where_it_was_written() {
         );
     }
 }
+
+/// Regression (reviews, stop 59): a teammate's fresh clone, with a home of
+/// its own, ignored the records committed under `.recall/records`: no hit,
+/// no hint, and `record add` wrote into the home. A project with no records
+/// folder of its own now reads and writes the repository's. And a scope
+/// with record files and no index (removed by hand, or left empty by a
+/// crash) gave the hooks nothing, not even a pinned record, with
+/// SessionStart saying there was no memory yet: the index is built from
+/// the files on first read.
+#[test]
+fn r_a_fresh_clone_reads_the_records_its_repository_keeps() {
+    let env = Env::new();
+    let repo = env.tmp.path().join("clone");
+    let shared = repo.join(".recall/records/decisions");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(
+        shared.join("pm-0a1b2c.md"),
+        "---\nid: pm-0a1b2c\nkey: package manager\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-11-01\nupdated: 2026-11-01\npinned: true\n---\n\nWe use pnpm, never npm.\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = in_repo(&env, &repo).args(args).output().unwrap();
+        assert_success(&out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run(&["query", "pnpm"]);
+    assert!(out.contains("We use «pnpm»"), "{out}");
+    assert!(run(&["project", "show"]).contains("(in the repository)"));
+    run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "ci",
+        "CI runs on the self-hosted pool.",
+    ]);
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 2);
+    // No index: the hook builds it from the files, and injects the pin.
+    let project = std::fs::read_dir(env.home().join("projects"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let session_start = |what: &str| {
+        let payload = serde_json::json!({
+            "session_id": "s1",
+            "cwd": repo,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        });
+        let out = in_repo(&env, &repo)
+            .args(["hook", "claude-code"])
+            .write_stdin(payload.to_string())
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(said.contains("We use pnpm, never npm."), "{what}: {said}");
+        assert!(!said.contains("no memory"), "{what}: {said}");
+    };
+    for f in ["index.db", "index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(project.join(f));
+    }
+    session_start("no index");
+    for f in ["index.db", "index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(project.join(f));
+    }
+    std::fs::write(project.join("index.db"), b"").unwrap();
+    session_start("an empty index");
+}
