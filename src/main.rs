@@ -78,7 +78,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("recall: {e:#}");
+            let _ = writeln!(std::io::stderr(), "recall: {e:#}");
             ExitCode::from(2)
         }
     }

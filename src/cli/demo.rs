@@ -73,7 +73,7 @@ fn index_demo_sources(ctx: &Ctx, corpus: &Path) -> Result<IndexReport> {
         }
         let inputs = expand(&[dir])?;
         let r = ctx.index(&inputs, Some(kind), None, &run, &mut |l| {
-            eprintln!("recall: {l}")
+            say!("recall: {l}")
         })?;
         report.chunks += r.chunks;
         report.tickets += r.tickets;
@@ -103,10 +103,10 @@ pub fn run(a: DemoArgs) -> Result<u8> {
         total.absorb(ctx.reindex(dir, true, false)?.report);
     }
     for e in &total.errors {
-        eprintln!("recall: skipped {e}");
+        say!("recall: skipped {e}");
     }
     let indexed = index_demo_sources(&ctx, &corpus)?;
-    eprintln!(
+    say!(
         "demo: indexed {} records, {} session chunks and {} tickets from {} into {}",
         total.added,
         indexed.chunks,
@@ -138,7 +138,7 @@ pub fn run(a: DemoArgs) -> Result<u8> {
     }
     if a.keep {
         let kept = tmp.keep();
-        eprintln!("demo: store kept at {}", kept.join("home").display());
+        say!("demo: store kept at {}", kept.join("home").display());
     }
     Ok(0)
 }

@@ -34,7 +34,7 @@ pub fn man(dir: Option<&Path>) -> Result<u8> {
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             clap_mangen::generate_to(cmd, dir)
                 .with_context(|| format!("cannot write man pages into {}", dir.display()))?;
-            eprintln!("wrote man pages into {}", dir.display());
+            say!("wrote man pages into {}", dir.display());
         }
     }
     Ok(0)

@@ -120,21 +120,25 @@ pub fn run(ctx: &Ctx, a: ExtractArgs) -> Result<u8> {
         }
     }
     let verb = if a.dry_run { "would write" } else { "wrote" };
-    eprintln!(
+    say!(
         "extract: {} sessions: {} done, {} skipped, {} failed; {verb} {} records",
-        report.sessions, report.done, report.skipped, report.failed, report.records
+        report.sessions,
+        report.done,
+        report.skipped,
+        report.failed,
+        report.records
     );
     if let Some(b) = nothing_due {
         match &a.session {
             // The session asked for, not the project's backlog.
-            Some(id) => eprintln!(
+            Some(id) => say!(
                 "extract: nothing due: session {id} was extracted and has not changed since, or another run is extracting it (`recall extract --status` shows it)"
             ),
-            None => eprintln!("extract: nothing due: {}", why_nothing_due(&b, &options)),
+            None => say!("extract: nothing due: {}", why_nothing_due(&b, &options)),
         }
     }
     if report.failed > 0 {
-        eprintln!(
+        say!(
             "recall: {} sessions failed (the reasons above, and in `recall extract --status`); the next runs try each again, {} times in all, and `recall extract --session ID` at any time",
             report.failed,
             run::ATTEMPTS
@@ -211,7 +215,7 @@ fn print_status(rows: &[ExtractStatus], json: bool) -> Result<u8> {
 pub fn summary(ctx: &Ctx, a: SummaryArgs) -> Result<u8> {
     if a.write {
         let path = ctx.write_summary(a.max_tokens)?;
-        eprintln!("wrote {}", path.display());
+        say!("wrote {}", path.display());
     } else {
         out!("{}", ctx.summary(a.max_tokens)?);
     }

@@ -99,7 +99,7 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
     std::thread::spawn(move || {
         std::thread::sleep(deadline);
         if !watchdog.swap(true, Ordering::SeqCst) {
-            eprintln!(
+            say!(
                 "recall hook {launcher}: deadline of {} ms passed; no context added",
                 deadline.as_millis()
             );
@@ -110,13 +110,13 @@ pub fn run(global: &GlobalArgs, a: HookArgs, launcher: &'static str) -> u8 {
     let out = std::panic::catch_unwind(|| handle(global, launcher, deadline))
         .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (panic)")));
     if answered.swap(true, Ordering::SeqCst) {
-        // The watchdog answered and is ending the process.
-        loop {
-            std::thread::park();
-        }
+        // The watchdog answered and is ending the process; should it not
+        // (it cannot fail to now, but a hook must never hang), this does.
+        std::thread::sleep(Duration::from_secs(1));
+        std::process::exit(0);
     }
     let out = out.unwrap_or_else(|e| {
-        eprintln!("recall hook {launcher}: {e:#}");
+        say!("recall hook {launcher}: {e:#}");
         None
     });
     print_answer(launcher, out);
@@ -143,7 +143,7 @@ pub fn unparsed(launcher: &'static str, error: &impl std::fmt::Display) -> u8 {
     // clap's first line says what is wrong; the rest is usage.
     let what = error.lines().next().unwrap_or_default();
     let what = what.strip_prefix("error: ").unwrap_or(what);
-    eprintln!("recall hook {launcher}: no context added: {what} (`recall hook {launcher} --help`)");
+    say!("recall hook {launcher}: no context added: {what} (`recall hook {launcher} --help`)");
     print_answer(launcher, None);
     0
 }
@@ -393,6 +393,21 @@ fn index_transcript(
     let Some(path) = &p.transcript_path else {
         anyhow::bail!("the payload has no transcript_path to index");
     };
+    // A relative path is the launcher's, from the session's folder; and
+    // whatever the payload says, what is handed on is one file, never a
+    // folder to walk or an option of `index` (`--prune`).
+    let path = match (path.is_relative(), &p.cwd) {
+        (true, Some(cwd)) => cwd.join(path),
+        _ => path.clone(),
+    };
+    let path = &std::path::absolute(&path)
+        .with_context(|| format!("cannot resolve the transcript path {}", path.display()))?;
+    if !path.is_file() {
+        anyhow::bail!(
+            "the payload's transcript_path {} is not a file; nothing indexed",
+            path.display()
+        );
+    }
     ctx.ensure_scope(crate::store::Scope::Project)?;
     let project = ctx.project()?.info.id;
     let logs = ctx.home.root().join("logs");
@@ -405,9 +420,9 @@ fn index_transcript(
     // the arguments travel as positional parameters, never pasted into the
     // script.
     let mut script = match extract {
-        None => r#""$0" --home "$1" --project "$2" index --kind session "$3""#,
+        None => r#""$0" --home "$1" --project "$2" index --kind session -- "$3""#,
         Some(_) => concat!(
-            r#""$0" --home "$1" --project "$2" index --kind session "$3" && "#,
+            r#""$0" --home "$1" --project "$2" index --kind session -- "$3" && "#,
             r#""$0" --home "$1" --project "$2" extract --session "$4""#
         ),
     }
@@ -421,11 +436,15 @@ fn index_transcript(
             r#" && { "$0" --home "$1" sync --background </dev/null >/dev/null 2>>"$1/logs/sync.log" & }"#,
         );
     }
+    // Every path it is given is absolute: it runs from the home, so a
+    // hook started in a folder since removed still indexes.
+    let home = std::path::absolute(ctx.home.root()).context("cannot resolve the home")?;
     let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c")
+    cmd.current_dir(&home)
+        .arg("-c")
         .arg(script)
         .arg(exe)
-        .arg(ctx.home.root())
+        .arg(&home)
         .arg(&project)
         .arg(path)
         .arg(extract.unwrap_or_default())
@@ -445,7 +464,7 @@ fn index_transcript(
         let _ = tx.send(child.wait());
     });
     let Ok(status) = rx.recv_timeout(budget) else {
-        eprintln!(
+        say!(
             "recall hook {launcher}: indexing {} continues in the background (pid {pid}; log {})",
             path.display(),
             log_path.display()

@@ -40,7 +40,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
                 .flat_map(|r| claude_code_transcripts(&home, r))
                 .collect();
             if found.is_empty() {
-                eprintln!(
+                say!(
                     "recall: no Claude Code transcripts of {} in {} (its folder for this project); run Claude Code in the project first, or pass --claude-home",
                     root.display(),
                     home.join("projects").join(claude_project_dir_name(&root)).display()
@@ -57,7 +57,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
                 .flat_map(|r| codex_rollouts(&home, r))
                 .collect();
             if found.is_empty() {
-                eprintln!(
+                say!(
                     "recall: no Codex rollouts with a cwd in {} under {}; run Codex in the project first, or pass --codex-home",
                     root.display(),
                     home.join("sessions").display()
@@ -71,7 +71,7 @@ fn sources(ctx: &Ctx, a: &IndexArgs) -> Result<Vec<Input>> {
                 .context("cannot find ~/.gemini; pass --gemini-home")?;
             let found: Vec<_> = roots.iter().flat_map(|r| gemini_chats(&home, r)).collect();
             if found.is_empty() {
-                eprintln!(
+                say!(
                     "recall: no Gemini CLI chats of {} under {}; run Gemini CLI in the project first, or pass --gemini-home",
                     root.display(),
                     home.join("tmp").display()
@@ -133,13 +133,13 @@ pub fn run(ctx: &Ctx, a: IndexArgs) -> Result<u8> {
         stop: stop_on_signals()?,
     };
     let report = ctx.index(&files, kind, format, &run, &mut |line| {
-        eprintln!("recall: {line}")
+        say!("recall: {line}")
     })?;
     print_report(&report, a.json)?;
     if report.interrupted {
         // With --full the files not yet read again look unchanged to a
         // plain run; and --prune did not prune: the same command finishes.
-        eprintln!(
+        say!(
             "recall: index interrupted: what it wrote is kept (the counts above); run the same command again to do the rest{}",
             match (a.full, a.prune) {
                 (true, _) => " (with --full it reads every file again)",
@@ -179,6 +179,6 @@ fn print_report(r: &IndexReport, json: bool) -> Result<()> {
     if json {
         outln!("{}", serde_json::json!({"version": 1, "summary": r}));
     }
-    eprintln!("{}", r.summary());
+    say!("{}", r.summary());
     Ok(())
 }

@@ -10,6 +10,17 @@ macro_rules! outln {
     }};
 }
 
+/// A line on stderr that is dropped when stderr cannot take it (its
+/// reader gone): `eprintln!` would panic there, so a hook would exit 101
+/// (or, on its watchdog thread, never exit) and a watcher whose log pipe
+/// closed would crash instead of syncing on.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 /// `print!` that returns the write error; see [`outln!`].
 macro_rules! out {
     ($($t:tt)*) => {{
@@ -39,7 +50,7 @@ mod sync;
 
 pub use args::Cli;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Parser;
 
 use args::Command;
@@ -61,13 +72,31 @@ pub fn run() -> Result<u8> {
             }
         }
     };
+    // A hook never fails, whatever went wrong before it ran: Claude Code
+    // reads exit 2 from a prompt hook as "block this prompt".
+    let hook = match &cli.command {
+        Some(Command::Hook(args::HookCmd::ClaudeCode(_))) => Some("claude-code"),
+        Some(Command::Hook(args::HookCmd::Codex(_))) => Some("codex"),
+        Some(Command::Hook(args::HookCmd::Gemini(_))) => Some("gemini"),
+        _ => None,
+    };
     // Removed when `run` returns, whatever the command did.
     let _ephemeral = match cli.global.ephemeral {
         true => {
-            let dir = tempfile::Builder::new()
+            let dir = match tempfile::Builder::new()
                 .prefix("recall-ephemeral-")
                 .tempdir()
-                .context("cannot create a temporary home for --ephemeral")?;
+            {
+                Ok(dir) => dir,
+                Err(e) => {
+                    let e = anyhow::Error::new(e)
+                        .context("cannot create a temporary home for --ephemeral");
+                    return match hook {
+                        Some(launcher) => Ok(hook::unparsed(launcher, &format!("{e:#}"))),
+                        None => Err(e),
+                    };
+                }
+            };
             tracing::debug!("--ephemeral: home {}", dir.path().display());
             cli.global.home = Some(dir.path().to_path_buf());
             Some(dir)
@@ -77,10 +106,14 @@ pub fn run() -> Result<u8> {
     let misplaced = cli.query.flags_given();
     if let (Some(cmd), Some(flag)) = (&cli.command, misplaced.first()) {
         let name = command_name(cmd);
-        anyhow::bail!(
+        let e = format!(
             "{flag} before the subcommand belongs to a bare query and would be ignored by `{name}`; \
              put it after the subcommand (`recall {name} ... {flag} ...`) if `{name}` takes it"
         );
+        return match hook {
+            Some(launcher) => Ok(hook::unparsed(launcher, &e)),
+            None => Err(anyhow::anyhow!(e)),
+        };
     }
     match cli.command {
         Some(Command::Demo(a)) => return demo::run(a),
@@ -117,7 +150,7 @@ pub fn run() -> Result<u8> {
         .filter(|p| !p.dir.root.exists());
     let code = dispatch(ctx, cli.command, cli.query);
     if let Some(p) = named_new.filter(|p| p.dir.root.exists()) {
-        eprintln!(
+        say!(
             "recall: created project '{}' ({}): no project of that name was in this home; `recall project list` lists them",
             p.info.name,
             p.dir.root.display()

@@ -16,7 +16,7 @@ pub fn run(ctx: &Ctx, cmd: ProjectCmd) -> Result<u8> {
             if json {
                 outln!("{}", serde_json::to_string_pretty(&all)?);
             } else if all.is_empty() {
-                eprintln!("no projects in {}", ctx.home.root().display());
+                say!("no projects in {}", ctx.home.root().display());
             } else {
                 for p in &all {
                     outln!("{}", line(p));

@@ -92,13 +92,13 @@ pub fn run(ctx: &Ctx, a: QueryArgs) -> Result<u8> {
         found.note_hits(ctx.now.as_second());
     }
     if let Some(note) = &found.note {
-        eprintln!("recall: {note}");
+        say!("recall: {note}");
     }
     if let Some(why) = &found.no_hits {
-        eprintln!("recall: {why}");
+        say!("recall: {why}");
     }
     if shown_none {
-        eprintln!(
+        say!(
             "recall: nothing fits in {} tokens: the best hit's text alone is about {}, and the prompt adds a header and each hit's title and source; raise --max-tokens",
             a.max_tokens.unwrap_or(PROMPT_TOKENS),
             crate::text::estimate_tokens(&found.response.hits[0].text)

@@ -182,7 +182,7 @@ fn delete(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
     // Nothing of a deleted record is kept, not even its key, so nothing
     // stops its session from giving the fact again.
     if gone.record.meta.source == crate::records::Source::Auto {
-        eprintln!(
+        say!(
             "recall: extraction writes this fact again if its session changes and still states it; to keep an extracted fact out for good, archive it (`recall record archive {}`): an archived record stays out of recall when extraction finds the fact again",
             gone.record.meta.key
         );
@@ -227,7 +227,7 @@ fn list_records(ctx: &Ctx, scope: Option<&str>, filter: &ListFilter) -> Result<V
 
 fn print_table(rows: &[Listed]) -> Result<()> {
     if rows.is_empty() {
-        eprintln!("no records");
+        say!("no records");
         return Ok(());
     }
     let idw = rows

@@ -25,14 +25,14 @@ pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
                 let id = dir.root.file_name().unwrap_or_default().to_string_lossy();
                 let line =
                     format!("{e:#} (for this project: `recall reindex --full --project {id}`)");
-                eprintln!("recall: {line}");
+                say!("recall: {line}");
                 total.errors.push(line);
                 continue;
             }
             Err(e) => return Err(e),
         };
         for e in &report.errors {
-            eprintln!("recall: skipped {e}");
+            say!("recall: skipped {e}");
         }
         total.absorb(report);
     }
@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, a: ReindexArgs) -> Result<u8> {
             json!({"version": 1, "scopes": dirs.len(), "summary": total})
         );
     } else {
-        eprintln!(
+        say!(
             "reindex: scanned {}, added {}, updated {}, removed {}, unchanged {}, errors {}",
             total.scanned,
             total.added,
@@ -64,7 +64,7 @@ fn reindex_scope(ctx: &Ctx, dir: &ScopeDir, full: bool, bar: bool) -> Result<Syn
             .as_deref()
             .map(|d| format!(" ({d})"))
             .unwrap_or_default();
-        eprintln!(
+        say!(
             "recall: the index at {} was damaged{why}; moved it aside to {} and rebuilt it from the record files; run `recall index` to add sessions and tickets again (and `recall sync` for team memory)",
             dir.index_path().display(),
             aside.display()

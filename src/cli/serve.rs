@@ -42,9 +42,9 @@ pub fn run(ctx: Ctx, a: ServeArgs) -> Result<u8> {
                 true => String::new(),
                 false => format!(", or http://{host}:{port}/ from another machine"),
             };
-            eprintln!("recall serve: open http://127.0.0.1:{port}/ on this machine{other}");
+            say!("recall serve: open http://127.0.0.1:{port}/ on this machine{other}");
         }
-        eprintln!("recall serve: home {home}; Ctrl-C stops");
+        say!("recall serve: home {home}; Ctrl-C stops");
     })?;
     Ok(0)
 }

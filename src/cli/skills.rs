@@ -24,7 +24,7 @@ pub fn run(ctx: &Ctx, a: SkillsArgs) -> Result<u8> {
         return Ok(u8::from(proposals.is_empty()));
     }
     if proposals.is_empty() {
-        eprintln!(
+        say!(
             "recall: no procedures in this project to make skills from; add some with `recall record add --category procedures`"
         );
         return Ok(1);
@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, a: SkillsArgs) -> Result<u8> {
         outln!("  {}", p.skill.description);
         outln!("  from {}", p.sources.join(", "));
     }
-    eprintln!("recall: write one with `recall record promote NAME` (--dry-run shows it first)");
+    say!("recall: write one with `recall record promote NAME` (--dry-run shows it first)");
     Ok(0)
 }
 

@@ -11,16 +11,6 @@ use super::context::{env, Ctx};
 use crate::memory::{SyncInit, SyncOptions, SyncReport, SyncStatus};
 use crate::sync::ScopeReport;
 
-/// A line on stderr that is dropped when stderr cannot take it (its
-/// reader gone): `eprintln!` would panic there, and a watcher whose log
-/// pipe closed would crash instead of syncing on.
-macro_rules! say {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($t)*);
-    }};
-}
-
 /// The exit code of a sync that withheld something (docs/output.md).
 const WITHHELD: u8 = 3;
 
@@ -66,22 +56,22 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         } = ctx.sync_init(url, &env)?;
         let remote = ctx.sync_remote(&env)?;
         match before {
-            0 => eprintln!(
+            0 => say!(
                 "sync: created the recall tables (schema {after}) on {}",
                 remote.masked()
             ),
-            b if b < after => eprintln!(
+            b if b < after => say!(
                 "sync: upgraded {} from schema {b} to {after}",
                 remote.masked()
             ),
-            _ => eprintln!("sync: {} is ready (schema {after})", remote.masked()),
+            _ => say!("sync: {} is ready (schema {after})", remote.masked()),
         }
-        eprintln!(
+        say!(
             "sync: remote kept in {}",
             ctx.home.root().join("config.toml").display()
         );
         if !can_push && !pull_only {
-            eprintln!(
+            say!(
                 "sync: this role may read the recall tables but not write them: pull only (run `recall sync --pull-only` from this host)"
             );
             pull_only = true;
@@ -89,7 +79,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     }
     if a.share || a.init.is_some() {
         match ctx.share(a.team.as_deref(), !a.no_sessions, !a.no_tickets) {
-            Ok(s) => eprintln!(
+            Ok(s) => say!(
                 "sync: sharing this project as team {} (records{}{})",
                 s.team,
                 if s.sessions { ", sessions" } else { "" },
@@ -99,14 +89,14 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
             // remote (the owner creating the tables from anywhere);
             // `--share` alone must say why it did nothing.
             Err(e) if a.init.is_some() => {
-                eprintln!("sync: this project is not shared: {e}");
+                say!("sync: this project is not shared: {e}");
                 if !ctx.shares_a_project()? {
                     // The person's own scope needs no project: it syncs.
                     if !ctx.config.sync.user_scope {
-                        eprintln!("sync: nothing to sync from this home yet; run `recall sync --share` in a project");
+                        say!("sync: nothing to sync from this home yet; run `recall sync --share` in a project");
                         return Ok(0);
                     }
-                    eprintln!("sync: no project is shared from this home yet (`recall sync --share` in a project shares it); your own scope syncs now");
+                    say!("sync: no project is shared from this home yet (`recall sync --share` in a project shares it); your own scope syncs now");
                     user_scope_only = true;
                 }
             }
@@ -115,7 +105,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         if a.share && a.init.is_none() {
             // Shared here; nothing reaches the team until a remote is set.
             if let Err(e) = ctx.sync_remote(&env) {
-                eprintln!("sync: nothing is sent yet: {e}");
+                say!("sync: nothing is sent yet: {e}");
             }
             return Ok(0);
         }
@@ -129,14 +119,14 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
         // queries, and never an error the agent would see.
         super::context::be_nice(&ctx.config);
         match ctx.sync(&opts, false, &env) {
-            Err(e) => eprintln!("recall sync (background): {e:#}"),
+            Err(e) => say!("recall sync (background): {e:#}"),
             Ok(Some(r)) => {
                 for f in &r.failed {
-                    eprintln!("recall sync (background): {}: {}", f.project, f.error);
+                    say!("recall sync (background): {}: {}", f.project, f.error);
                 }
                 for s in &r.scopes {
                     if let Some(warning) = shared_name_warning(s) {
-                        eprintln!("recall sync (background): {warning}");
+                        say!("recall sync (background): {warning}");
                     }
                 }
             }
@@ -147,7 +137,7 @@ pub fn run(ctx: &Ctx, a: SyncArgs) -> Result<u8> {
     if !a.watch {
         let report = match ctx.sync(&opts, true, &env) {
             Err(e) if user_scope_only => {
-                eprintln!("sync: {e}");
+                say!("sync: {e}");
                 return Ok(0);
             }
             r => r?,

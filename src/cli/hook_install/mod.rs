@@ -222,7 +222,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
             changes.push(local);
         }
         if a.user {
-            eprintln!(
+            say!(
                 "recall: Claude Code keeps user-scope MCP servers in its own state file; add recall there with `claude mcp add --scope user recall -- {}`",
                 mcp_args(ctx).join(" ")
             );
@@ -386,7 +386,7 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
         ..crate::index::RunOptions::default()
     };
     let report = ctx.index(&inputs, Some(Kind::Session), None, &run, &mut |line| {
-        eprintln!("recall: {line}")
+        say!("recall: {line}")
     })?;
     outln!("{}", report.summary());
     offer_old_extraction(ctx)

@@ -82,7 +82,7 @@ pub fn run(ctx: &Ctx, a: UninstallArgs) -> Result<u8> {
         }
     }
     if a.claude_code && a.user {
-        eprintln!(
+        say!(
             "recall: Claude Code keeps user-scope MCP servers in its own state file; `claude mcp remove --scope user recall` takes recall out of it"
         );
     }
@@ -95,7 +95,7 @@ pub fn run(ctx: &Ctx, a: UninstallArgs) -> Result<u8> {
     }
     if !failed.is_empty() {
         for f in &failed {
-            eprintln!("recall: not uninstalled from {f}");
+            say!("recall: not uninstalled from {f}");
         }
         return Ok(2);
     }

@@ -3,6 +3,8 @@
 //! valid or empty output and a message on stderr. And an index from an
 //! older schema, read as it is.
 
+use std::time::Duration;
+
 use super::{
     hook, in_project, make_project, ok, payload, populated, recall, recall_with, run_hook,
     store_dir, LAUNCHERS,
@@ -377,4 +379,78 @@ fn hook_arguments_that_do_not_parse_exit_0_with_a_message() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: recall hook claude-code"));
+}
+
+/// Regression (review, stop 59): a query flag given before `hook` (a
+/// launcher's command line edited by hand: `recall --limit 5 hook …`) made
+/// the hook exit 2, which Claude Code reads as "block this prompt", and an
+/// `--ephemeral` home that could not be made did the same. And with stderr
+/// a pipe whose reader had gone, the hook's first message panicked: exit
+/// 101 on an error, and past the deadline a process that never ended.
+#[test]
+fn r_nothing_before_the_hook_or_on_its_stderr_makes_it_fail_or_hang() {
+    let env = Env::new();
+    let proj = populated(&env);
+    let prompt = payload(
+        "UserPromptSubmit",
+        &proj,
+        json!({"prompt": "checkout requests time out again - is the redis pool exhausted?"}),
+    );
+    for launcher in LAUNCHERS.into_iter().chain(["gemini"]) {
+        let nothing = if launcher == "gemini" { "{}\n" } else { "" };
+        let mut c = recall(&env);
+        c.args(["--limit", "5"]);
+        let r = run_hook(c, launcher, prompt.to_string(), &[]);
+        assert_eq!((r.code, r.out.as_str()), (0, nothing), "{r:?}");
+        assert!(r.err.contains("--limit before the subcommand"), "{r:?}");
+        let mut c = recall(&env);
+        c.arg("--ephemeral")
+            .env("TMPDIR", env.tmp.path().join("nowhere"));
+        let r = run_hook(c, launcher, prompt.to_string(), &[]);
+        assert_eq!((r.code, r.out.as_str()), (0, nothing), "{r:?}");
+        assert!(r.err.contains("--ephemeral"), "{r:?}");
+    }
+    // stderr closed by its reader: an error to report (not a payload), and
+    // a deadline passed (stdin left open).
+    let closed_stderr = |stdin: Option<&str>| {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("recall"))
+            .env_remove("RECALL_HOME")
+            .env_remove("RECALL_HOOK_DEADLINE_MS")
+            .arg("--home")
+            .arg(env.home())
+            .args(["hook", "gemini", "--deadline-ms", "300"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let mut held = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            use std::io::Write as _;
+            held.write_all(text.as_bytes()).unwrap();
+            drop(held);
+        } else {
+            std::mem::forget(held);
+        }
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                child.kill().unwrap();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+        (status.and_then(|s| s.code()), out)
+    };
+    assert_eq!(
+        closed_stderr(Some("not a payload")),
+        (Some(0), "{}\n".into())
+    );
+    assert_eq!(closed_stderr(None), (Some(0), "{}\n".into()));
 }

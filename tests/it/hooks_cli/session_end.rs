@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use super::{hook, in_project, payload, populated, query_sessions, recall, run_hook, store_dir};
+use super::{
+    hook, in_project, ok, payload, populated, query_sessions, recall, run_hook, store_dir,
+};
 use crate::common::wait::{for_writer_waiting, until};
 use crate::common::Env;
 use serde_json::json;
@@ -303,4 +305,89 @@ fn pre_compact_indexes_and_extracts_this_session() {
         listed.contains("pnpm"),
         "extracted before compaction: {listed}"
     );
+}
+
+/// Regression (review, stop 59): the payload's `transcript_path` reached
+/// the child `recall index` as it was, so `--prune` ran as an option (and
+/// dropped a session whose file was gone) and a folder (`/etc`) was walked;
+/// and the child ran in the hook's folder, so a hook started in a folder
+/// since removed indexed nothing. Now only a file is indexed, a relative
+/// path is the session folder's, and the child runs from the home.
+#[test]
+fn r_session_end_indexes_one_file_whatever_the_payload_and_folder() {
+    let env = Env::new();
+    let proj = populated(&env);
+    // A session whose file is gone: `index --prune` would drop it.
+    let fig = env.tmp.path().join("fig.jsonl");
+    std::fs::write(
+        &fig,
+        cc_line(
+            "u8",
+            None,
+            "user",
+            "The fig importer needs a retry",
+            &proj,
+            "2020-10-01T10:00:00Z",
+        ),
+    )
+    .unwrap();
+    ok(in_project(&env, &proj).arg("index").arg(&fig));
+    std::fs::remove_file(&fig).unwrap();
+    assert!(!query_sessions(&env, &proj, "fig importer").is_empty());
+    for path in ["--prune", "--help"] {
+        let r = hook(
+            &env,
+            "claude-code",
+            &payload("SessionEnd", &proj, json!({"transcript_path": path})),
+        );
+        assert_eq!((r.code, r.out.as_str()), (0, ""), "{r:?}");
+        assert!(r.err.contains("is not a file; nothing indexed"), "{r:?}");
+    }
+    let folder = env.tmp.path().join("transcripts");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("other.jsonl"),
+        cc_line(
+            "u9",
+            None,
+            "user",
+            "The quince exporter drops rows",
+            &proj,
+            "2020-10-01T10:00:00Z",
+        ),
+    )
+    .unwrap();
+    let r = hook(
+        &env,
+        "claude-code",
+        &payload("SessionEnd", &proj, json!({"transcript_path": folder})),
+    );
+    assert!(r.err.contains("is not a file"), "{r:?}");
+    assert!(query_sessions(&env, &proj, "quince").is_empty());
+    // Nothing was pruned.
+    assert!(!query_sessions(&env, &proj, "fig importer").is_empty());
+    // Relative to the session's folder, from a hook whose folder is gone.
+    std::fs::rename(folder.join("other.jsonl"), proj.join("quince.jsonl")).unwrap();
+    let gone = env.tmp.path().join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    let mut c = assert_cmd::Command::new("sh");
+    c.arg("-c")
+        .arg(r#"cd "$1" && rmdir "$1" && h="$2" && shift 2 && exec "$0" --home "$h" "$@""#)
+        .arg(assert_cmd::cargo::cargo_bin("recall"))
+        .arg(&gone)
+        .arg(env.home())
+        .env_remove("RECALL_HOME")
+        .env_remove("RECALL_HOOK_DEADLINE_MS");
+    let p = payload(
+        "SessionEnd",
+        &proj,
+        json!({"transcript_path": "quince.jsonl"}),
+    );
+    let r = run_hook(c, "claude-code", p.to_string(), &[]);
+    assert_eq!(
+        (r.code, r.out.as_str(), r.err.as_str()),
+        (0, "", ""),
+        "{r:?}"
+    );
+    assert!(!query_sessions(&env, &proj, "quince").is_empty());
 }
