@@ -105,6 +105,19 @@ impl RecordStore<'_> {
     ) -> Result<Located> {
         screen_secrets(&mut record, policy)?;
         validate(&record, &self.limits).map_err(|(_, e)| e)?;
+        // Every command takes an id or a key, the id first: a key that is
+        // another record's id would send each of them to that record.
+        let holder: Option<String> = self
+            .conn
+            .prepare_cached("SELECT key FROM records WHERE id = ?1 AND id <> ?2")?
+            .query_row([&record.meta.key, &record.meta.id], |r| r.get(0))
+            .optional()?;
+        if let Some(other) = holder {
+            return Err(Error::invalid(format!(
+                "the key '{}' is the id of the record '{other}', so a command given it would reach that record: choose another key",
+                record.meta.key
+            )));
+        }
         let path = record_path(self.dir, record.meta.category, &record.meta.id);
         let text = render_record(&record)?;
         let moved = previous.filter(|p| **p != path);
@@ -158,14 +171,20 @@ impl RecordStore<'_> {
         let key = &*screen_key(key, policy)?;
         match self.find_by_key(key)? {
             Some(mut found) => {
+                let before = found.record.clone();
                 found.record.body = Record::clean_body(body);
                 found.record.meta.status = crate::records::Status::Active;
                 found.record.mark_edited_by_hand();
                 if let Some(c) = category {
                     found.record.meta.category = c;
                 }
-                found.record.meta.updated = now;
                 edit(&mut found.record);
+                // The same fact stated again changes nothing: the file (a
+                // committed one, perhaps) is left as it is, `updated` too.
+                if found.record == before {
+                    return Ok((found, false));
+                }
+                found.record.meta.updated = now;
                 let loc = self.save(found.record, Some(&found.path), policy)?;
                 Ok((loc, false))
             }

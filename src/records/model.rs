@@ -259,7 +259,6 @@ impl Record {
         }
     }
 
-    /// A new record with defaults for everything but the essentials.
     /// A record's text as stored: trimmed, with Windows line ends made
     /// `\n` (a file saved with CRLF, text piped from a Windows tool), so
     /// the text shown and injected holds no stray `\r`.
@@ -267,6 +266,7 @@ impl Record {
         body.trim().replace("\r\n", "\n")
     }
 
+    /// A new record with defaults for everything but the essentials.
     pub fn new(
         key: &str,
         category: Category,

@@ -216,3 +216,44 @@ fn r_a_write_refuses_what_the_reader_would_refuse_and_cleans_what_it_keeps() {
         .run(&["record", "get", "package manager"])
         .contains("We use pnpm 9."));
 }
+
+/// Regression (review, stop 59): a record keyed with another record's id
+/// was written, and then every command (`get`, `delete`, a PATCH through
+/// the REST API) given that key reached the other record, since ids are
+/// looked up first. And the same fact stated again rewrote its file with a
+/// new `updated` (churn in a committed record, and a false recency).
+#[test]
+fn r_a_key_that_is_another_records_id_is_refused_and_a_restated_fact_changes_nothing() {
+    let env = Env::new();
+    let id = env.add("decisions", "deploy", "Deploys go through make ship-it.");
+    env.cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            &id,
+            "Another fact.",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "the key '{id}' is the id of the record 'deploy'"
+        )));
+    let path = env.project_dir().join(format!("records/decisions/{id}.md"));
+    let before = std::fs::read(&path).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.add("decisions", "deploy", "Deploys go through make ship-it.");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "restated, the file is as it was"
+    );
+    env.add(
+        "decisions",
+        "deploy",
+        "Deploys go through make ship-it, from main.",
+    );
+    assert_ne!(std::fs::read(&path).unwrap(), before);
+}
