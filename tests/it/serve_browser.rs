@@ -765,3 +765,56 @@ fn r46_panel_moves_a_memory_between_a_project_and_yours() {
         c.close().await.unwrap();
     });
 }
+
+/// Regression (review, stop 59): on a server with a token, the first
+/// listing of projects is refused until the token is entered, and the
+/// panel took the empty answer for "no projects": it chose your own
+/// memory, wrote `?scope=user` into the URL, and once the token was in,
+/// opened that instead of the project asked for (or the folder's).
+#[test]
+fn r_the_panel_opens_the_project_asked_for_once_its_token_is_in() {
+    if !browser_installed() {
+        return;
+    }
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    env.cmd_in("zeta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "z",
+            "Zeta's fact.",
+        ])
+        .assert()
+        .success();
+    let token = "0123456789abcdef0123";
+    let server = Server::start(&env, &["--token", token]);
+    let driver = Driver::start();
+    let profile = env.tmp.path().join("chromium-profile");
+    let url = server.url.clone();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = browser(&driver, &profile).await;
+        for (asked, key) in [("?project=zeta", "z"), ("", "use-pnpm")] {
+            // A fresh tab's session storage holds no token yet.
+            c.goto(&format!("{url}/{asked}")).await.unwrap();
+            c.execute("sessionStorage.clear(); return null;", vec![])
+                .await
+                .unwrap();
+            c.goto(&format!("{url}/{asked}")).await.unwrap();
+            wait_for(&c, "#token-dialog[open]").await;
+            type_into(&c, "#token", token).await;
+            click(&c, "#token-form button[type='submit']").await;
+            wait_for(&c, &format!("li[data-key='{key}']")).await;
+            let now = c.current_url().await.unwrap();
+            assert!(!now.as_str().contains("scope=user"), "{asked}: {now}");
+        }
+        c.close().await.unwrap();
+    });
+}

@@ -122,11 +122,15 @@ function scopeLabel(p) {
 async function loadScopes() {
   const sel = $("#scope");
   for (const o of [...sel.options]) if (o.value !== "user") o.remove();
-  let projects = [];
+  let projects;
   try {
     projects = await api("GET", "/api/projects");
   } catch (e) {
+    // Nothing is chosen on a refusal (a token to enter, a server down):
+    // choosing would write a scope into the URL, and the answer given once
+    // the token is in would open that instead of what was asked for.
     say(`Could not list projects: ${e.message}`, true);
+    return;
   }
   for (const p of projects) {
     const o = el("option", { value: `project:${p.id}`, text: scopeLabel(p) });
