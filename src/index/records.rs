@@ -713,6 +713,9 @@ pub struct Drift {
     /// file, the key, the indexed record's file). A reindex cannot index
     /// them; one of the two needs another key.
     pub same_key: Vec<(String, String, String)>,
+    /// The same for an id another record's file holds: (the file, the id,
+    /// the indexed record's file).
+    pub same_id: Vec<(String, String, String)>,
 }
 
 impl Drift {
@@ -736,6 +739,7 @@ pub fn drift(conn: &Connection, dir: &ScopeDir, limits: &Limits) -> Result<Drift
     };
     let valid = |s: &Seen| read(s).is_some();
     let mut holder = conn.prepare("SELECT path FROM records WHERE key = ?1")?;
+    let mut id_holder = conn.prepare("SELECT path FROM records WHERE id = ?1")?;
     for s in &seen {
         match rows.get(&s.rel) {
             None => {
@@ -743,9 +747,16 @@ pub fn drift(conn: &Connection, dir: &ScopeDir, limits: &Limits) -> Result<Drift
                 let other: Option<String> = holder
                     .query_row([&r.meta.key], |row| row.get(0))
                     .optional()?;
-                match other.filter(|o| o != &s.rel) {
-                    Some(o) => d.same_key.push((s.rel.clone(), r.meta.key, o)),
-                    None => d.unindexed.push(s.rel.clone()),
+                let same_id: Option<String> = id_holder
+                    .query_row([&r.meta.id], |row| row.get(0))
+                    .optional()?;
+                match (
+                    other.filter(|o| o != &s.rel),
+                    same_id.filter(|o| o != &s.rel),
+                ) {
+                    (Some(o), _) => d.same_key.push((s.rel.clone(), r.meta.key, o)),
+                    (None, Some(o)) => d.same_id.push((s.rel.clone(), r.meta.id, o)),
+                    (None, None) => d.unindexed.push(s.rel.clone()),
                 }
             }
             Some(r) if (r.size != s.size || r.mtime != s.mtime) && valid(s) => {

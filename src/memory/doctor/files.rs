@@ -35,24 +35,53 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
     // Named where a person edits them (see `store::shown_path`).
     let records = crate::store::shown_path(&dir.records_dir());
     for e in walkdir::WalkDir::new(&records)
-        .max_depth(2)
+        .max_depth(3)
         .into_iter()
         .flatten()
     {
-        // A record recall cannot read (a hand edit gone wrong, a pull
-        // that conflicts) is skipped by every read: say which and why.
         let name = e.file_name().to_string_lossy();
-        if e.file_type().is_file() && name.ends_with(".md") && !is_temp_name(&name) {
-            if let Ok(text) = std::fs::read_to_string(e.path()) {
-                if let Err(err) = crate::records::parse_record(&text, e.path(), limits) {
-                    out.push(Finding {
-                        what: format!("{err}"),
-                        fix: format!(
-                            "fix {} (then `recall reindex`), or remove it",
-                            e.path().display()
-                        ),
-                    });
-                }
+        let markdown = name.ends_with(".md") || name.ends_with(".markdown");
+        let written =
+            e.file_type().is_file() && markdown && !is_temp_name(&name) && !name.starts_with('.');
+        if written && !in_a_category_folder(&records, e.path()) {
+            // Written by hand where recall does not look: never read, so
+            // say so (a README beside the folders is the person's own).
+            if !(e.depth() == 1 && name.eq_ignore_ascii_case("readme.md")) {
+                out.push(Finding {
+                    what: format!(
+                        "{} is not read: records are read from {}/<category>/<name>.md, the category one of decisions, procedures, principles, incidents, preferences",
+                        e.path().display(),
+                        records.display()
+                    ),
+                    fix: format!(
+                        "move it into its category's folder under {} (as a .md file), or remove it",
+                        records.display()
+                    ),
+                });
+            }
+        } else if written {
+            // A record recall cannot read (a hand edit gone wrong, a pull
+            // that conflicts) is skipped by every read: say which and why.
+            let err = match std::fs::read(e.path()) {
+                Err(_) => None,
+                Ok(bytes) => match String::from_utf8(bytes) {
+                    Ok(text) => crate::records::parse_record(&text, e.path(), limits)
+                        .err()
+                        .map(|err| err.to_string()),
+                    Err(_) => Some(format!(
+                        "{}: not UTF-8 text, so it is not read",
+                        e.path().display()
+                    )),
+                },
+            };
+            if let Some(what) = err {
+                out.push(Finding {
+                    what,
+                    fix: format!(
+                        "fix {} (saved as UTF-8; then `recall reindex`), or remove it",
+                        e.path().display()
+                    ),
+                });
             }
         }
         // A write in progress is not damage: only a file no writer holds
@@ -67,6 +96,20 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
             });
         }
     }
+}
+
+/// Whether `path` is `<records>/<category>/<name>.md`, where records are
+/// read from.
+fn in_a_category_folder(records: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(records) else {
+        return false;
+    };
+    let parts: Vec<_> = rel.components().collect();
+    parts.len() == 2
+        && path.extension().is_some_and(|x| x == "md")
+        && crate::records::Category::ALL
+            .iter()
+            .any(|c| parts[0].as_os_str() == c.as_str())
 }
 
 /// Record folders 0700 and record files 0600: records are the memory

@@ -148,6 +148,16 @@ fn check_open_index(
             fix: "give one of them another key (its `key:` line), or remove the one that is not wanted, then run `recall reindex`".into(),
         });
     }
+    for (file, id, holder) in &d.same_id {
+        out.push(Finding {
+            what: format!(
+                "{}: id '{id}' is already the id of {}, so this file is not indexed",
+                dir.root.join(file).display(),
+                dir.root.join(holder).display()
+            ),
+            fix: "give one of them another id (its `id:` line, and the file the same name), or remove the one that is not wanted, then run `recall reindex`".into(),
+        });
+    }
     if !d.is_clean() {
         // Which files, so a person can tell an edit of their own from
         // something else (the first few of each kind).

@@ -273,3 +273,54 @@ fn r_a_record_edited_in_place_is_seen_by_the_next_query() {
     assert!(v.to_string().contains("Never deploy from main"), "{v}");
     assert!(!v.to_string().contains("Deploy from main now"), "{v}");
 }
+
+/// Regression (review, stop 59): `doctor` said "all checks passed" for
+/// record files recall never reads (beside the category folders, in a
+/// folder of another name or case, one level down, `.markdown`) and for a
+/// file that is not UTF-8, which every read skipped; and for a file whose
+/// id another file holds it said "not indexed: run `recall reindex`",
+/// which skipped it again.
+#[test]
+fn r_doctor_names_every_record_file_recall_does_not_read() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A record so the scope exists.");
+    let records = env.project_dir().join("records");
+    let file = |id: &str, key: &str| {
+        format!("---\nid: {id}\nkey: {key}\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-11-01\nupdated: 2026-11-01\n---\n\nA fact about {key}.\n")
+    };
+    let out_of_place = [
+        "a.md",
+        "Decisions/b.md",
+        "decisions/sub/c.md",
+        "notes/d.md",
+        "decisions/e.markdown",
+    ];
+    for rel in out_of_place {
+        let path = records.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, file("x", "x")).unwrap();
+    }
+    std::fs::write(records.join("README.md"), "# What these are\n").unwrap();
+    let mut latin1 = file("latin1", "cafe").into_bytes();
+    latin1.extend(b"Caf\xe9\n");
+    std::fs::write(records.join("decisions/latin1.md"), latin1).unwrap();
+    std::fs::write(records.join("decisions/dupa.md"), file("dupid", "first")).unwrap();
+    env.cmd().args(["query", "anything"]).output().unwrap();
+    std::fs::write(records.join("decisions/dupb.md"), file("dupid", "second")).unwrap();
+    env.cmd().args(["query", "anything"]).output().unwrap();
+    let (code, out) = env.doctor();
+    assert_eq!(code, Some(1), "{out}");
+    for rel in out_of_place {
+        assert!(out.contains(&format!("{rel} is not read")), "{rel}: {out}");
+    }
+    assert!(!out.contains("README.md is not read"), "{out}");
+    assert!(out.contains("latin1.md: not UTF-8 text"), "{out}");
+    assert!(
+        out.contains("dupb.md: id 'dupid' is already the id of") && out.contains("dupa.md"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("not indexed: records/decisions/dupb.md"),
+        "{out}"
+    );
+}
