@@ -16,22 +16,24 @@ pub fn record_path(dir: &ScopeDir, category: Category, id: &str) -> PathBuf {
 }
 
 /// The frontmatter text, the body, and the 1-based file line where the YAML
-/// starts.
-fn split(text: &str) -> Option<(&str, &str, usize)> {
+/// starts; or what is wrong with the delimiters. A delimiter may have
+/// spaces after it, and the frontmatter may end with YAML's `...`.
+fn split(text: &str) -> std::result::Result<(&str, &str, usize), &'static str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    if first.trim_end() != "---" {
+        return Err("missing frontmatter: a record file starts with a line '---', then YAML, then a closing '---'");
+    }
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
+        if matches!(line.trim_end(), "---" | "...") {
             let yaml = &rest[..offset];
             let body = &rest[offset + line.len()..];
-            return Some((yaml, body, 2));
+            return Ok((yaml, body, 2));
         }
         offset += line.len();
     }
-    None
+    Err("the frontmatter is never closed: add a line '---' after its last field, then the record's text")
 }
 
 /// 1-based file line of the `field:` entry in the frontmatter, if present.
@@ -71,13 +73,7 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
             "merge conflict markers (<<<<<<<, =======, >>>>>>>): keep one version, remove the marker lines, then commit; the record is skipped until then".into(),
         ));
     }
-    let (yaml, body, first) = split(text).ok_or_else(|| {
-        err(
-            1,
-            "missing frontmatter: a record file starts with a line '---', then YAML, then a closing '---'"
-                .into(),
-        )
-    })?;
+    let (yaml, body, first) = split(text).map_err(|why| err(1, why.into()))?;
     let meta: Frontmatter = serde_yaml_ng::from_str(yaml).map_err(|e| {
         let line = e
             .location()
@@ -95,7 +91,10 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
             .unwrap_or_default();
         // A file written by hand without one of the fields recall writes:
         // say which fields a record needs and where one is shown whole.
-        let needs = if text.starts_with("missing field") {
+        let tab_indent = yaml.lines().any(|l| l.starts_with('\t'));
+        let needs = if tab_indent && !text.contains("tab") {
+            "; YAML indents with spaces, not tabs: replace the tab"
+        } else if text.starts_with("missing field") {
             "; a record file needs `id`, `key`, `category`, `scope`, `source`, \
              `created` and `updated` (docs/output.md, \"Record files\", shows one; \
              `recall record add` writes them all)"
@@ -177,6 +176,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("a date such as 2026-11-01"), "{e}");
+    }
+
+    /// Regression (review, stop 59): frontmatter as people type it by hand
+    /// was refused, or refused with the wrong reason: `pinned: yes` (YAML
+    /// 1.1's spelling) skipped the record, a delimiter with a space after
+    /// it was "missing frontmatter", as was one never closed, and a tab
+    /// was "a character that cannot start any token".
+    #[test]
+    fn r_frontmatter_as_people_type_it() {
+        let file = |open: &str, pinned: &str, close: &str| {
+            format!("{open}\nid: a-1\nkey: a\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-11-01\nupdated: 2026-11-01\npinned: {pinned}\n{close}\n\nWe use pnpm.\n")
+        };
+        let parse = |t: &str| parse_record(t, Path::new("a.md"), &Limits::default());
+        for (pinned, want) in [
+            ("yes", true),
+            ("On", true),
+            ("no", false),
+            ("true", true),
+            ("false", false),
+        ] {
+            assert_eq!(
+                parse(&file("---", pinned, "---")).unwrap().meta.pinned,
+                want,
+                "{pinned}"
+            );
+        }
+        let e = parse(&file("---", "maybe", "---")).unwrap_err().to_string();
+        assert!(e.contains("expected true or false"), "{e}");
+        assert!(parse(&file("--- ", "yes", "---  ")).is_ok());
+        assert!(parse(&file("---", "yes", "...")).is_ok());
+        let e = parse(&file("---", "yes", "")).unwrap_err().to_string();
+        assert!(e.contains("the frontmatter is never closed"), "{e}");
+        let e = parse(&file("---", "yes", "---").replace("key: a", "\tkey: a"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tab"), "{e}");
+        let e = parse(&file("---", "yes", "---").replace("key: a", "key: a\naliases:\n\t- b"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tab"), "{e}");
     }
 
     fn sample() -> Record {

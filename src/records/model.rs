@@ -126,6 +126,30 @@ fn importance<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u8,
     d.deserialize_u64(Whole)
 }
 
+/// `pinned`: `true` or `false`, and, since people write YAML's older
+/// spellings by hand, `yes`/`no` and `on`/`off` (YAML 1.2, which the
+/// parser reads, takes those for text, and the record would be skipped).
+fn yes_no<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<bool, D::Error> {
+    struct YesNo;
+    impl serde::de::Visitor<'_> for YesNo {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("true or false")
+        }
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> std::result::Result<bool, E> {
+            Ok(v)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<bool, E> {
+            match v.to_ascii_lowercase().as_str() {
+                "yes" | "y" | "on" => Ok(true),
+                "no" | "n" | "off" => Ok(false),
+                _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+            }
+        }
+    }
+    d.deserialize_any(YesNo)
+}
+
 /// `confidence`, likewise: a number from 0 to 1.
 fn confidence<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     struct Share;
@@ -203,7 +227,7 @@ pub struct Frontmatter {
     pub created: Timestamp,
     #[serde(deserialize_with = "when")]
     pub updated: Timestamp,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "yes_no")]
     pub pinned: bool,
     #[serde(default = "default_importance", deserialize_with = "importance")]
     pub importance: u8,
