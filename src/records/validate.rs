@@ -61,6 +61,9 @@ pub fn validate(r: &Record, limits: &Limits) -> Result<(), (&'static str, Error)
             )),
         ));
     }
+    for (field, words) in [("keywords", &m.keywords), ("aliases", &m.aliases)] {
+        check_words(field, words).map_err(|e| (field, e))?;
+    }
     if m.importance > 100 {
         return Err((
             "importance",
@@ -89,6 +92,40 @@ pub(crate) fn is_hidden_char(c: char) -> bool {
 }
 
 /// The body must be non-empty and short.
+/// The most keywords (and the most aliases) a record has.
+pub const MAX_WORDS: usize = 32;
+/// The longest keyword or alias, in characters.
+pub const MAX_WORD_CHARS: usize = 100;
+
+/// Keywords and aliases are short words that help a record be found: a
+/// few, each on one line. Without a bound they were a way around the
+/// body's (5,000 keywords made a 44 KB file).
+fn check_words(field: &str, words: &[String]) -> Result<()> {
+    if words.len() > MAX_WORDS {
+        return Err(Error::invalid(format!(
+            "{} {field}; the limit is {MAX_WORDS}: keep the few that help the record be found",
+            words.len()
+        )));
+    }
+    for w in words {
+        let n = w.chars().count();
+        if w.trim().is_empty() || n > MAX_WORD_CHARS {
+            return Err(Error::invalid(format!(
+                "each of the {field} is 1 to {MAX_WORD_CHARS} characters; '{}' is {n}",
+                w.chars().take(40).collect::<String>()
+            )));
+        }
+        if let Some(c) = w.chars().find(|c| c.is_control() || is_hidden_char(*c)) {
+            return Err(Error::invalid(format!(
+                "the {field} '{}' contains U+{:04X}: each is one line of visible text",
+                w.escape_debug(),
+                u32::from(c)
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn validate_body(body: &str, limits: &Limits) -> Result<()> {
     if body.trim().is_empty() {
         return Err(Error::invalid(

@@ -187,7 +187,26 @@ async fn json_body<T: DeserializeOwned>(
             "invalid JSON body: it must be a JSON object of fields, such as {\"key\": \"db\", \"value\": \"We use SQLite.\"}",
         ));
     }
-    serde_json::from_value(value).map_err(|e| Fail::bad(format!("invalid JSON body: {e}")))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        let what = in_words(&e.inner().to_string());
+        match field.as_str() {
+            "." | "" => Fail::bad(format!("invalid JSON body: {what}")),
+            _ => Fail::bad(format!("invalid JSON body: field `{field}`: {what}")),
+        }
+    })
+}
+
+/// serde's words for the types a body's fields take, as a person writes
+/// them in JSON.
+fn in_words(message: &str) -> String {
+    message
+        .replace("expected i64", "expected a whole number")
+        .replace("expected u64", "expected a whole number")
+        .replace("expected u8", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected a list")
+        .replace("expected a boolean", "expected true or false")
 }
 
 #[derive(Debug, Deserialize)]

@@ -998,3 +998,45 @@ fn one_damaged_project_index_hides_no_other_project() {
         .assert()
         .success();
 }
+
+/// Regression (review, stop 59): a body field of the wrong type was "invalid
+/// type: integer `1`, expected a string", naming no field, in Rust's words
+/// (`expected i64`); and keywords had no bound, a way around the value's
+/// (5,000 of them made a 44 KB file) and into the file with line breaks.
+#[test]
+fn r_a_bad_field_is_named_and_keywords_are_bounded() {
+    let (_env, server) = setup();
+    for (body, want) in [
+        (
+            json!({"key": 1, "value": "b"}),
+            "field `key`: invalid type: integer `1`, expected a string",
+        ),
+        (
+            json!({"key": "k", "value": "b", "importance": 50.5}),
+            "field `importance`",
+        ),
+        (
+            json!({"key": "k", "value": "b", "keywords": "x"}),
+            "field `keywords`: invalid type: string \"x\", expected a list",
+        ),
+    ] {
+        let (status, v) = server.call("POST", MEM, Some(&body));
+        assert_eq!(status, 400, "{v}");
+        let e = err(&v);
+        assert!(e.contains(want), "{body}: {e}");
+        assert!(!e.contains("i64"), "{e}");
+    }
+    let many: Vec<String> = (0..33).map(|i| format!("kw{i}")).collect();
+    for (keywords, want) in [
+        (json!(many), "33 keywords; the limit is 32"),
+        (json!(["a\nb"]), "contains U+000A"),
+        (json!(["x".repeat(101)]), "1 to 100 characters"),
+    ] {
+        let body = json!({"key": "kw", "value": "A fact.", "keywords": keywords});
+        let (status, v) = server.call("POST", MEM, Some(&body));
+        assert_eq!(status, 400, "{v}");
+        assert!(err(&v).contains(want), "{v}");
+    }
+    let (status, v) = server.call("GET", &format!("{MEM}/kw"), None);
+    assert_eq!(status, 404, "nothing was written: {v}");
+}
