@@ -739,6 +739,23 @@ fn interval(s: &str) -> Result<f64, String> {
     }
 }
 
+/// An address to listen on: an IP and a port. A host name is refused with
+/// the address it most likely means (`localhost:7077` is 127.0.0.1:7077),
+/// since a name can stand for several addresses, loopback or not.
+fn listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    s.parse().map_err(|_| {
+        let port = s.rsplit_once(':').map_or("7077", |(_, p)| p);
+        match s.split(':').next() {
+            Some(host) if host.eq_ignore_ascii_case("localhost") => format!(
+                "'{s}' is a host name; give an IP and a port, such as 127.0.0.1:{port} (or [::1]:{port})"
+            ),
+            _ => format!(
+                "'{s}' is not an IP and a port, such as 127.0.0.1:7077, [::1]:7077 or 0.0.0.0:7077 (with --token)"
+            ),
+        }
+    })
+}
+
 fn importance(s: &str) -> Result<u8, String> {
     whole(s, 0, 100).map(|n| n as u8)
 }
@@ -802,7 +819,7 @@ pub struct SyncArgs {
 )]
 pub struct ServeArgs {
     /// Address to listen on; anything but loopback needs --token
-    #[arg(long, default_value = "127.0.0.1:7077", value_name = "IP:PORT")]
+    #[arg(long, default_value = "127.0.0.1:7077", value_name = "IP:PORT", value_parser = listen_addr)]
     pub addr: std::net::SocketAddr,
     /// Bearer token every /api call must carry (at least 16 characters)
     #[arg(long, env = "RECALL_TOKEN", hide_env_values = true, value_name = "T")]

@@ -527,6 +527,21 @@ fn a_public_address_without_a_token_is_refused() {
     assert!(e.contains("--token"), "{e}");
 }
 
+/// Regression (review, stop 59): `--addr localhost:7077` was refused as
+/// "invalid socket address syntax", with no word of what to give.
+#[test]
+fn r_a_host_name_for_addr_is_refused_with_the_address_meant() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args(["serve", "--addr", "localhost:7077"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("such as 127.0.0.1:7077"), "{e}");
+}
+
 #[test]
 fn sigterm_stops_cleanly() {
     let (_env, s) = setup();
