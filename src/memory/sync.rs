@@ -220,6 +220,16 @@ impl Memory {
 
     /// The user scope, shared as the person the server knows the login to
     /// be (never `$USER`: schema/pg/0005_people.sql).
+    /// The person this home's user scope was last synced as, if ever.
+    fn last_synced_person(&self) -> Result<Option<String>> {
+        let dir = self.home.user();
+        let Some(db) = self.open_for_read(&dir, false)? else {
+            return Ok(None);
+        };
+        let bound = db.with_conn(|c| local::bound_project(c))?;
+        Ok(bound.and_then(|p| p.strip_prefix("user:").map(str::to_string)))
+    }
+
     fn user_scope(&self, person: &str) -> Shared {
         Shared {
             label: "user".into(),
@@ -394,6 +404,13 @@ impl Memory {
         match who.as_ref().map(|w| (w, w.person.as_deref())) {
             Some((_, Some(p))) => scopes.push(self.user_scope(p)),
             Some((w, None)) => unsynced = Some(no_person(w, &remote)),
+            // The server does not answer: the person's scope is still
+            // listed, as it was last synced, with what waits to be pushed.
+            None if self.config.sync.user_scope && client.is_err() => {
+                if let Some(person) = self.last_synced_person()? {
+                    scopes.push(self.user_scope(&person));
+                }
+            }
             None => {}
         }
         let mut out = Vec::new();

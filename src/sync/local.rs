@@ -85,6 +85,11 @@ pub fn set_noted(conn: &Connection, cursor: i64) -> Result<()> {
     set_meta(conn, "sync.noted", cursor)
 }
 
+/// The name on the server this scope was last synced under, if ever.
+pub fn bound_project(conn: &Connection) -> Result<Option<String>> {
+    meta(conn, "sync.project")
+}
+
 /// Bind this scope to its name on the server. A scope synced before under
 /// another name (a user scope whose person changed, a project shared as
 /// another team) starts over: its position and what it exchanged belong

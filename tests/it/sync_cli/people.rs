@@ -193,3 +193,23 @@ fn r_init_without_a_shared_project_still_syncs_the_persons_scope() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
+
+/// Regression: with the server down, `sync --status` left out the person's
+/// own scope (who the login is comes from the server), so what waited to
+/// be pushed there was not shown at all. It is listed as last synced.
+#[test]
+fn r_status_lists_the_persons_scope_with_the_server_down() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    Host::new(&env, "owner").init(&pg);
+    let carol = host(&env, &pg, "carol", "carol", "carol");
+    add_user(&carol, "tone", "Carol likes short answers");
+    carol.sync();
+    add_user(&carol, "editor", "Carol edits in Helix");
+    pg.stop();
+    let st = carol.run(&["sync", "--status"]);
+    assert!(st.contains("user (team user:carol)"), "{st}");
+    let user = st.split("user (team").nth(1).unwrap();
+    assert!(user.contains("to push:    1"), "{st}");
+    assert!(user.contains("server:     unreachable"), "{st}");
+}
