@@ -275,6 +275,7 @@ pub fn prepare_import(path: &str, host: &str, doc: SourceDoc) -> Result<Import> 
         cont: Continuation {
             lines: 0,
             session_id: session.as_ref().map(|s: &SessionOut| s.meta.id.clone()),
+            codex: None,
         },
         parser_version: 0,
         session,

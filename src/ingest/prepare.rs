@@ -69,6 +69,9 @@ pub struct Continuation {
     pub lines: usize,
     /// The session id the source's rows use.
     pub session_id: Option<String>,
+    /// What a Codex rollout's parser leaves for the lines appended later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codex: Option<super::codex::Carry>,
 }
 
 /// Options of the ingest step.
@@ -487,6 +490,7 @@ fn prepare_whole(job: &Job, bytes: &[u8], format: Format, opts: &IngestOptions) 
             out.cont = Continuation {
                 lines: count_lines(&bytes[..consumed]),
                 session_id: Some(parsed.meta.id.clone()),
+                codex: None,
             };
             out.offset = consumed as i64;
             out.hash = blake3::hash(&bytes[..consumed]).to_hex().to_string();

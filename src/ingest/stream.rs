@@ -144,7 +144,7 @@ pub(super) fn prepare_stream(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        carry: match carry(job, format, opts, append) {
+        carry: match carry(job, format, opts, append, &cont) {
             Ok(c) => c,
             Err(e) => {
                 emit(failed(job, format!("cannot read: {e}")));
@@ -196,7 +196,13 @@ pub(super) fn prepare_stream(
 /// The carry of the first part. A Claude Code file read in more than one
 /// part (or from where a run stopped) gets the outlook of the whole file;
 /// one read in one part needs none: its parser sees all of it.
-fn carry(job: &Job, format: Format, opts: &IngestOptions, append: bool) -> std::io::Result<Carry> {
+fn carry(
+    job: &Job,
+    format: Format,
+    opts: &IngestOptions,
+    append: bool,
+    cont: &Continuation,
+) -> std::io::Result<Carry> {
     Ok(match format {
         Format::ClaudeCode => {
             let size = job.size.max(0) as u64;
@@ -206,7 +212,11 @@ fn carry(job: &Job, format: Format, opts: &IngestOptions, append: bool) -> std::
                 false => Some(outlook(&job.path, size)?),
             })
         }
-        Format::Codex => Carry::Codex(codex::Carry::default()),
+        // An append continues the parser where the last run left it.
+        Format::Codex => Carry::Codex(match append {
+            true => cont.codex.clone().unwrap_or_default(),
+            false => codex::Carry::default(),
+        }),
         _ => Carry::Neutral,
     })
 }
@@ -279,6 +289,9 @@ impl Run<'_> {
         self.messages += new_messages;
         self.cont.lines += lines;
         self.cont.session_id = session_id;
+        if let Carry::Codex(c) = &self.carry {
+            self.cont.codex = Some(c.clone());
+        }
         out.problems.extend(damaged.into_iter().map(|mut p| {
             p.line += first_line - 1;
             p

@@ -19,6 +19,17 @@ use crate::ingest::model::{Message, Role, SessionMeta};
 use crate::ingest::transcript::{self, Transcript, DETAIL_CAP, TITLE_CAP};
 use crate::ingest::{recalled, values};
 
+/// Remove `mark` from `marks`; whether it was there.
+fn take(marks: &mut Vec<String>, mark: &str) -> bool {
+    match marks.iter().position(|m| m == mark) {
+        Some(i) => {
+            marks.remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
 /// User text starting with one of these is injected context, not typed.
 const INJECTED_PREFIXES: [&str; 4] = [
     "<environment_context>",
@@ -73,6 +84,10 @@ pub(super) struct Builder<'k, 'o, 'c> {
     assistant_texts: HashSet<String>,
     /// What the parts before this one left, updated as lines are read.
     carry: &'c mut Carry,
+    /// What the run before this input stored and a line of its first step
+    /// may repeat (see [`Carry`]): such a repeat is not stored again.
+    inherited_user: Vec<String>,
+    inherited_agent: Vec<String>,
     meta: MetaAcc,
 }
 
@@ -85,6 +100,17 @@ impl<'a> Transcript<'a> for Builder<'_, '_, '_> {
             self.meta.first_ts = ts;
         }
         let kind = item.kind.get();
+        let payload_kind = match &item.payload {
+            Some(ObjOr::Obj(p)) => p.kind.get(),
+            _ => None,
+        };
+        if super::is_step(kind, payload_kind) {
+            // A repeat comes before the next step: nothing pending is.
+            self.inherited_user.clear();
+            self.inherited_agent.clear();
+            self.carry.pending_user.clear();
+            self.carry.pending_agent.clear();
+        }
         let p = match &item.payload {
             Some(ObjOr::Obj(p)) => p,
             Some(ObjOr::NotObject(k)) => {
@@ -121,6 +147,17 @@ impl<'a> Transcript<'a> for Builder<'_, '_, '_> {
             meta,
             ..
         } = self;
+        // Pending are only texts stored here: a response item's user text
+        // is not once an event was read, nor an agent message a response
+        // item repeated.
+        if carry.had_user_event {
+            carry.pending_user.clear();
+        }
+        if !carry.pending_agent.is_empty() {
+            let repeated: HashSet<String> =
+                assistant_texts.iter().map(|t| Carry::mark(t)).collect();
+            carry.pending_agent.retain(|m| !repeated.contains(m));
+        }
         let messages: Vec<Message> = units
             .into_iter()
             .filter(|u| match u.origin {
@@ -150,7 +187,11 @@ impl<'a> Transcript<'a> for Builder<'_, '_, '_> {
 
 impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
     pub(super) fn new(opts: &'o Options, key: &'k str, carry: &'c mut Carry) -> Self {
+        let inherited_user = std::mem::take(&mut carry.pending_user);
+        let inherited_agent = std::mem::take(&mut carry.pending_agent);
         Builder {
+            inherited_user,
+            inherited_agent,
             opts,
             key,
             units: Vec::new(),
@@ -257,6 +298,12 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
         let text = text.trim();
         match p.role.get() {
             Some("assistant") if !text.is_empty() => {
+                let mark = Carry::mark(text);
+                // The agent message it repeats was stored by the run before.
+                if take(&mut self.inherited_agent, &mark) {
+                    return;
+                }
+                take(&mut self.carry.pending_agent, &mark);
                 self.assistant_texts.insert(text.to_owned());
                 let id =
                     p.id.non_blank()
@@ -264,6 +311,9 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
                 self.push_unit(id, Role::Assistant, text.to_owned(), ts, Origin::Normal);
             }
             Some("user") if !is_injected(text) => {
+                if !self.carry.had_user_event {
+                    self.carry.pending_user.push(Carry::mark(text));
+                }
                 let id =
                     p.id.non_blank()
                         .map_or_else(|| self.synth_id(n), str::to_owned);
@@ -302,9 +352,21 @@ impl<'k, 'o, 'c> Builder<'k, 'o, 'c> {
     /// (deduplicated in [`Builder::finish`]).
     fn text_event(&mut self, n: usize, p: &Item<'_>, ts: Option<i64>, role: Role) {
         let text = p.message.get().unwrap_or_default().trim();
+        let mark = Carry::mark(text);
         let (drop, origin) = match role {
-            Role::User => (is_injected(text), Origin::Normal),
-            _ => (text.is_empty(), Origin::AgentMessageEvent),
+            // The response item it repeats was stored by the run before
+            // (read here, that item is dropped in `finish` instead).
+            Role::User => {
+                let repeat = take(&mut self.inherited_user, &mark);
+                take(&mut self.carry.pending_user, &mark);
+                (is_injected(text) || repeat, Origin::Normal)
+            }
+            _ => {
+                if !text.is_empty() {
+                    self.carry.pending_agent.push(mark);
+                }
+                (text.is_empty(), Origin::AgentMessageEvent)
+            }
         };
         if !drop {
             let id = self.synth_id(n);

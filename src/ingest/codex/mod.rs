@@ -224,12 +224,42 @@ pub fn parse_part(
     transcript::parse(input, first_line, Builder::new(opts, stem_key(stem), carry))
 }
 
-/// What a part of a rollout leaves for the parts after it.
-#[derive(Debug, Clone, Copy, Default)]
+/// What a part of a rollout leaves for the parts after it, and, kept in
+/// the source's state, for the run that reads what is appended to it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Carry {
     /// A `user_message` event was read: `response_item` user messages are
     /// then never used (see the module doc).
+    #[serde(default)]
     pub had_user_event: bool,
+    /// Hashes of text stored since the last step that a line still to come
+    /// may repeat (Codex writes a prompt as a `response_item` and then a
+    /// `user_message`, and a reply as an `agent_message` and then a
+    /// `response_item`): user text taken from a response item before any
+    /// event, and agent messages no response item has repeated yet. A run
+    /// that stopped between the two (a hook mid-turn) leaves them here, so
+    /// the next run's repeat is not stored a second time. A repeat comes
+    /// before the next step starts, so a step clears them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_user: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_agent: Vec<String>,
+}
+
+impl Carry {
+    /// The hash a pending text is kept as (short: it only tells a repeat
+    /// from another text of one step).
+    fn mark(text: &str) -> String {
+        blake3::hash(text.as_bytes()).to_hex()[..16].to_string()
+    }
+}
+
+/// Whether a line of type `kind` (payload type `payload`) starts a step.
+fn is_step(kind: Option<&str>, payload: Option<&str>) -> bool {
+    matches!(
+        (kind, payload),
+        (Some("turn_context"), _) | (Some("response_item"), Some("reasoning"))
+    )
 }
 
 /// Whether a file read in parts may start a part at `line`: a
@@ -257,10 +287,7 @@ pub fn starts_step(line: &[u8]) -> bool {
         Some(ObjOr::Obj(p)) => p.kind.get(),
         _ => None,
     };
-    matches!(
-        (head.kind.get(), payload),
-        (Some("turn_context"), _) | (Some("response_item"), Some("reasoning"))
-    )
+    is_step(head.kind.get(), payload)
 }
 
 /// Cheap content sniff on the first few KB: does this look like a Codex

@@ -363,6 +363,73 @@ fn parts_carry_the_user_event() {
     assert_eq!(whole.messages.len(), 1);
 }
 
+/// Regression (review, stop 59): a run that stopped between the two lines
+/// Codex writes for one prompt (`response_item` user, then `user_message`)
+/// or one reply (`agent_message`, then `response_item`), as a hook's index
+/// mid-turn does, made the next run's append store the second a second
+/// time. The carry, kept in the source's state between runs, now tells the
+/// append what to leave out: cut anywhere, two runs store each prompt and
+/// reply once, as a whole read does.
+#[test]
+fn r_two_runs_cut_anywhere_store_each_message_once() {
+    let lines = [
+        meta_line(),
+        ri_msg("user", "<environment_context>cwd</environment_context>"),
+        ri_msg("user", "what is this repository about?"),
+        user_msg("what is this repository about?"),
+        line("turn_context", json!({"cwd": "/p"})),
+        line("response_item", json!({"type": "reasoning"})),
+        call("c1", "shell", json!({"command": ["ls"]})),
+        output("c1", "README.md"),
+        agent_msg("It is a CLI."),
+        ri_msg("assistant", "It is a CLI."),
+        user_msg("and its tests?"),
+        ri_msg("user", "and its tests?"),
+        line("turn_context", json!({"cwd": "/p"})),
+        agent_msg("Run cargo test."),
+        ri_msg("assistant", "Run cargo test."),
+        user_msg("thanks"),
+        line("turn_context", json!({"cwd": "/p"})),
+        agent_msg("Done."),
+        ri_msg("assistant", "Done."),
+        user_msg("and again"),
+        line("turn_context", json!({"cwd": "/p"})),
+        agent_msg("Done."),
+        ri_msg("assistant", "Done."),
+    ];
+    // Prompts and replies (a call cut from its output is stored as two
+    // tool messages, a call and an orphan output, which repeats nothing).
+    let roles_and_texts = |m: &[Message]| -> Vec<(Role, String)> {
+        m.iter()
+            .filter(|m| m.role != Role::Tool)
+            .map(|m| (m.role, m.text.clone()))
+            .collect()
+    };
+    let whole = roles_and_texts(&run(&file(&lines)).messages);
+    assert_eq!(
+        whole.iter().filter(|(_, t)| t == "Done.").count(),
+        2,
+        "{whole:?}"
+    );
+    let o = Options::default();
+    for cut in 1..lines.len() {
+        let mut carry = Carry::default();
+        let head = parse_part(file(&lines[..cut]).as_bytes(), 1, STEM, &o, &mut carry);
+        // Kept in the source's state between the runs.
+        let kept = serde_json::to_string(&carry).unwrap();
+        let mut carry: Carry = serde_json::from_str(&kept).unwrap();
+        let tail = parse_part(
+            file(&lines[cut..]).as_bytes(),
+            cut + 1,
+            STEM,
+            &o,
+            &mut carry,
+        );
+        let both: Vec<Message> = head.messages.into_iter().chain(tail.messages).collect();
+        assert_eq!(roles_and_texts(&both), whole, "cut before line {}", cut + 1);
+    }
+}
+
 #[test]
 fn subagent_parent_from_source() {
     let input = file(&[line(
