@@ -638,14 +638,22 @@ pub(super) fn finish_session(
     for subject in &mut meta.did {
         redactions += redact_in_place(subject);
     }
+    // A message's text is redacted before it is cut into passages: each
+    // passage's spans are byte offsets into its text, which a redaction
+    // made afterwards would move (the hits of one message then failed to
+    // merge, and showed it twice), and a secret cut between two passages
+    // is whole here.
     for m in &mut parsed.messages {
         if let Some(n) = m.name.as_mut() {
             redactions += redact_in_place(n);
         }
+        redactions += redact_in_place(&mut m.text);
     }
     let chunks = chunk_messages(&parsed.messages, base, &opts.chunk)
         .into_iter()
         .map(|mut chunk| {
+            // What a passage's label and text make together, should that
+            // be a secret the message alone was not.
             redactions += redact_in_place(&mut chunk.text);
             let aux = aux_terms(&chunk.text);
             ChunkOut { chunk, aux }

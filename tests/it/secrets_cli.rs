@@ -798,3 +798,42 @@ fn r37_values_the_scanner_skipped_are_refused() {
     let found = files_holding(&plants, &env.home());
     assert!(found.is_empty(), "files under the home: {found:#?}");
 }
+
+/// Regression (review, stop 59): passages were cut from a message before
+/// its secrets were redacted, so a passage's spans (byte offsets into its
+/// text) no longer matched it once a secret of another length stood in
+/// for the key. The hits of one message then failed to merge: a query
+/// showed the messages twice, the repeats without `message_ids`.
+#[test]
+fn r_a_redacted_secret_leaves_one_hit_per_message() {
+    let env = Env::new();
+    let key = format!("AKIA{}", alnum(11, 16).to_uppercase());
+    let line = |text: &str| {
+        serde_json::json!({"type": "user", "uuid": format!("u-{}", text.len()), "sessionId": "s-6",
+            "timestamp": "2026-01-01T00:00:00Z", "cwd": "/p",
+            "message": {"role": "user", "content": text}})
+        .to_string()
+    };
+    let path = env.tmp.path().join("a.jsonl");
+    std::fs::write(
+        &path,
+        [
+            line(&format!("{key} spanprobe éééé")),
+            line("second spanprobe message"),
+            line(&format!("{key} spanprobe 日本語 again")),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    env.index(&path);
+    let v = env.query_json("alpha", "spanprobe");
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{v}");
+    assert_eq!(
+        hits[0]["source"]["message_ids"].as_array().unwrap().len(),
+        3,
+        "{v}"
+    );
+    assert!(!v.to_string().contains(&key), "{v}");
+}
