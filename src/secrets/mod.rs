@@ -58,7 +58,7 @@ use assignments::detect_assignments;
 use commands::detect_commands;
 use config_files::detect_config_files;
 use private_keys::detect_private_keys;
-use prose::detect_prose_passwords;
+use prose::{detect_prose_aws_secrets, detect_prose_passwords};
 use tokens::{detect_discord_tokens, detect_telegram_tokens, detect_tokens};
 use urls::detect_url_passwords;
 
@@ -172,7 +172,7 @@ fn rank(kind: &'static str) -> u8 {
 type Detector = fn(&str, &mut Vec<Span>);
 
 /// All detectors; each appends its candidates in any order.
-const DETECTORS: [Detector; 9] = [
+const DETECTORS: [Detector; 10] = [
     detect_tokens,
     detect_discord_tokens,
     detect_telegram_tokens,
@@ -182,6 +182,7 @@ const DETECTORS: [Detector; 9] = [
     detect_url_passwords,
     detect_assignments,
     detect_prose_passwords,
+    detect_prose_aws_secrets,
 ];
 
 /// Runs the detectors (stopping after the first hit when `first_only`) and

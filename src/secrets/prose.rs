@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::values::{has_digit, has_mixed_case, value_looks_secret};
-use super::{Span, PASSWORD_IN_TEXT};
+use super::{Span, AWS_SECRET_KEY, PASSWORD_IN_TEXT};
 
 /// The word a stated password follows; its literals anchor the search.
 static WORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -63,6 +63,86 @@ pub(super) fn detect_prose_passwords(text: &str, out: &mut Vec<Span>) {
     }
 }
 
+/// `secret key`, `secret access key` or `secret`, before an AWS secret key
+/// stated in a sentence (`AWS secret key: …`, `… and secret …`).
+static SECRET_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bsecret(?:[ _-]+access)?(?:[ _-]+key)?\b").expect("a valid constant regex")
+});
+
+/// An AWS access key id, after which its secret key is often given.
+static ACCESS_KEY_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)").expect("a valid constant regex")
+});
+
+/// How far after an access key id its secret key is looked for.
+const PAIRED_WITHIN: usize = 120;
+
+/// An AWS secret access key stated in a sentence rather than assigned
+/// (`assignments.rs` has `aws_secret_access_key = …`): the 40 characters
+/// of one after `secret key`, `secret access key` or `secret`, or within a
+/// few words after an access key id (`deploy with AKIA… and wJalr…`).
+///
+/// Precision policy: exactly 40 characters of AWS's alphabet (letters,
+/// digits, `/`, `+`) standing alone, with a digit and mixed case, as
+/// every AWS secret key has and words, hashes and paths of that length
+/// rarely all do.
+pub(super) fn detect_prose_aws_secrets(text: &str, out: &mut Vec<Span>) {
+    for word in SECRET_WORD.find_iter(text) {
+        let rest = &text[word.end()..];
+        let Some(link) = LINK.find(rest) else {
+            continue;
+        };
+        let start = word.end() + link.end();
+        if let Some(end) = aws_secret_at(text, start) {
+            out.push(Span {
+                start,
+                end,
+                kind: AWS_SECRET_KEY,
+            });
+        }
+    }
+    for id in ACCESS_KEY_ID.find_iter(text) {
+        let window = id.end()..(id.end() + PAIRED_WITHIN).min(text.len());
+        let mut at = window.start;
+        while at < window.end {
+            if !text.is_char_boundary(at) {
+                at += 1;
+                continue;
+            }
+            let before = text.as_bytes().get(at.wrapping_sub(1)).copied();
+            if !before.is_some_and(is_aws_secret_byte) {
+                if let Some(end) = aws_secret_at(text, at) {
+                    // Found after `secret` too, it is one secret.
+                    if !out.iter().any(|s| s.start == at && s.end == end) {
+                        out.push(Span {
+                            start: at,
+                            end,
+                            kind: AWS_SECRET_KEY,
+                        });
+                    }
+                    break;
+                }
+            }
+            at += 1;
+        }
+    }
+}
+
+fn is_aws_secret_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'/' || b == b'+'
+}
+
+/// The end of an AWS secret key starting at `start`, if one does.
+fn aws_secret_at(text: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let len = bytes[start..]
+        .iter()
+        .take_while(|b| is_aws_secret_byte(**b))
+        .count();
+    let value = &text[start..start + len];
+    (len == 40 && has_digit(value) && has_mixed_case(value)).then_some(start + len)
+}
+
 /// Is `value` visibly made up, not a word with a number in it: mixed case,
 /// a symbol, or letters and digits interleaved (at least three changes
 /// between the two, as in `p4ssw0rd`)?
@@ -86,6 +166,40 @@ mod tests {
         let mut spans = Vec::new();
         detect_prose_passwords(text, &mut spans);
         spans.iter().map(|s| &text[s.start..s.end]).collect()
+    }
+
+    fn aws(text: &str) -> Vec<&str> {
+        let mut spans = Vec::new();
+        detect_prose_aws_secrets(text, &mut spans);
+        spans.iter().map(|s| &text[s.start..s.end]).collect()
+    }
+
+    /// Regression (review, stop 59): an AWS secret key given in a sentence
+    /// (`AWS secret key: …`, or after its access key id) was stored and
+    /// shown as it was; only assignments were found.
+    #[test]
+    fn r_an_aws_secret_key_stated_in_a_sentence_is_found() {
+        let key = "Kq7vTz2mW9xYpL3nR8sB4dF6gH1jK0lQ5wE2rT7b";
+        let example = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        for text in [
+            format!("AWS secret key: {key} probe"),
+            format!("the secret access key is {key}."),
+            format!("please deploy with AKIAIOSFODNN7EXAMPLE and secret {example}"),
+            format!("creds AKIAQWERTYUIOPASDFGH / {key}"),
+        ] {
+            let want = if text.contains(example) { example } else { key };
+            assert_eq!(aws(&text), [want], "{text}");
+        }
+        // Forty characters that are not one: a hash (no mixed case), a
+        // path, a longer token, and words after "secret".
+        for text in [
+            "secret key: 3f786850e387550fdab836ed7e6dc881de23001b".to_string(),
+            "the secret is in src/secrets/prose.rs and friends".to_string(),
+            format!("secret {key}X"),
+            "AKIAIOSFODNN7EXAMPLE is the documented example id".to_string(),
+        ] {
+            assert!(aws(&text).is_empty(), "{text}");
+        }
     }
 
     /// Regression: a password in a sentence was stored by `remember`,
