@@ -128,24 +128,44 @@ impl Memory {
         Err(self.not_found(dirs, id_or_key))
     }
 
-    /// The error for a record none of `dirs` holds. A record file named
-    /// after the id that does not parse (a hand edit gone wrong, a pull
-    /// that conflicts) is left out of every read: its error says why, so
-    /// `get` does not just say there is no such record.
+    /// The error for a record none of `dirs` holds. A record file that
+    /// does not parse (a hand edit gone wrong, a pull that conflicts) is
+    /// left out of every read: when it is named after `id_or_key`, or its
+    /// `id:` or `key:` line says it, its error says why, so `get` does not
+    /// just say there is no such record.
     fn not_found(&self, dirs: &[ScopeDir], id_or_key: &str) -> Error {
         let limits = self.limits();
-        let broken = dirs
-            .iter()
-            .flat_map(|d| {
-                Category::ALL
-                    .iter()
-                    .map(move |&c| crate::records::record_path(d, c, id_or_key))
+        let names = |line: &str, field: &str| {
+            line.strip_prefix(field)
+                .and_then(|r| r.trim_start().strip_prefix(':'))
+                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id_or_key)
+        };
+        let files = dirs.iter().flat_map(|d| {
+            Category::ALL.iter().flat_map(move |&c| {
+                let dir = d.records_dir().join(c.as_str());
+                let named = crate::records::record_path(d, c, id_or_key);
+                // The file named after it first, then every other.
+                std::iter::once(named.clone()).chain(
+                    std::fs::read_dir(dir)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| e.path())
+                        .filter(move |p| *p != named && p.extension().is_some_and(|x| x == "md")),
+                )
             })
-            .filter(|p| p.is_file())
-            .find_map(|p| {
-                let text = std::fs::read_to_string(&p).ok()?;
-                crate::records::parse_record(&text, &p, &limits).err()
-            });
+        });
+        let broken = files.filter(|p| p.is_file()).find_map(|p| {
+            let text = std::fs::read_to_string(&p).ok()?;
+            let named = p.file_stem().is_some_and(|s| s == id_or_key)
+                || text
+                    .lines()
+                    .take_while(|l| !l.is_empty())
+                    .any(|l| names(l, "id") || names(l, "key"));
+            named
+                .then(|| crate::records::parse_record(&text, &p, &limits).err())
+                .flatten()
+        });
         match broken {
             Some(e) => Error::NotFound(format!(
                 "record '{id_or_key}' is not read, its file is not a valid record: {e}; fix the file, or remove it"

@@ -324,3 +324,29 @@ fn r_doctor_names_every_record_file_recall_does_not_read() {
         "{out}"
     );
 }
+
+/// Regression (docs review, stop 59): `record get` of a record whose file
+/// recall cannot read said why only when given the file's name; by the id
+/// its `id:` line gives (the file named otherwise, as a person names it)
+/// it said "no record".
+#[test]
+fn r_get_by_the_id_of_an_unreadable_file_says_why() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A record so the scope exists.");
+    let path = env.project_dir().join("records/decisions/bad.md");
+    std::fs::write(
+        &path,
+        "---\nid: bad-1\nkey: bad\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-11-01\nupdated: 2026-11-01\nimportance: 150\n---\n\nA fact.\n",
+    )
+    .unwrap();
+    for asked in ["bad-1", "bad"] {
+        let out = env.cmd().args(["record", "get", asked]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("is not read, its file is not a valid record")
+                && err.contains("importance 150"),
+            "{asked}: {err}"
+        );
+    }
+}
