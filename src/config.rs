@@ -351,19 +351,6 @@ impl Config {
                 format!("is {every}; it must be from 0.1 to 86400 seconds, as --interval"),
             ));
         }
-        if let Some(o) = self
-            .index
-            .overlap_words
-            .filter(|o| *o >= self.index.chunk_words)
-        {
-            out.push((
-                "index.overlap_words",
-                format!(
-                    "is {o}; it must be less than index.chunk_words ({}) (it is ignored: passages no longer overlap)",
-                    self.index.chunk_words
-                ),
-            ));
-        }
         if self.index.nice > 19 {
             out.push((
                 "index.nice",
@@ -575,17 +562,27 @@ mod tests {
         Config::load(&p, |_| None)
     }
 
+    /// Regression (docs review, stop 59): keys kept only so older files load
+    /// are ignored whatever their value; `overlap_words` at or above
+    /// `chunk_words` stopped every command.
+    #[test]
+    fn r_keys_kept_for_older_files_load_whatever_their_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        std::fs::write(
+            &p,
+            "[index]\noverlap_words = 200\n[recall.tuning]\nmax_terms = 3\n[sync]\nauthor = \"someone\"\n",
+        )
+        .unwrap();
+        Config::load(&p, |_| None).unwrap();
+    }
+
     /// Regression (issue probe: these were all accepted silently): each bad
     /// value is refused with the file, its line and the valid range.
     #[test]
     fn r_out_of_range_values_are_refused_with_file_line_and_range() {
         let cases = [
             ("[index]\nchunk_words = 0\n", 2, "at least 10"),
-            (
-                "[index]\nchunk_words = 100\noverlap_words = 200\n",
-                3,
-                "less than index.chunk_words",
-            ),
             ("\n[recall.tuning]\ncandidates = 0\n", 3, "at least 1"),
             ("[recall.tuning]\nmax_jaccard = nan\n", 2, "from 0 to 1"),
             (

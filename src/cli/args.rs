@@ -16,8 +16,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "recall", version, subcommand_negates_reqs = true)]
 #[command(
-    after_help = "Exit codes: 0 success (or hits found), 1 no hits, 2 error, \
-3 a batch finished but some files failed.\nDocs: README.md and docs/"
+    after_help = "Exit codes: 0 success (or hits found), 1 no hits (doctor: problems found), \
+2 error, 3 a batch finished but some items failed, 130 interrupted (Ctrl-C).\n\
+Docs: README.md and docs/"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -597,7 +598,7 @@ pub struct UninstallArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct HookArgs {
-    /// Give up and print nothing after this many milliseconds
+    /// Give up and print nothing after this many milliseconds [default: 2000]
     #[arg(long, env = "RECALL_HOOK_DEADLINE_MS", value_name = "MS")]
     pub deadline_ms: Option<u64>,
 }
