@@ -226,7 +226,7 @@ impl Memory {
         let Some(db) = self.open_for_read(&dir, false)? else {
             return Ok(None);
         };
-        let bound = db.with_conn(|c| local::bound_project(c))?;
+        let bound = db.with_conn(local::bound_project)?;
         Ok(bound.and_then(|p| p.strip_prefix("user:").map(str::to_string)))
     }
 
