@@ -669,7 +669,7 @@ pub const STAT_EACH_UP_TO: i64 = 1000;
 
 /// The cheap check run before a query: six `stat` calls compared with the
 /// mtimes stored at the last sync, then, in a scope of up to
-/// [`STAT_EACH_UP_TO`] records, each file's size and mtime against its row.
+/// `STAT_EACH_UP_TO` records, each file's size and mtime against its row.
 pub fn records_changed(conn: &Connection, dir: &ScopeDir) -> Result<bool> {
     let mut st = conn.prepare_cached("SELECT mtime FROM record_dirs WHERE path=?1")?;
     for d in watched_dirs(dir) {
