@@ -207,6 +207,16 @@ pub(crate) fn index_sources_with(
         let shown = || crate::secrets::redact_path(&p.to_string_lossy()).into_owned();
         let meta = match std::fs::metadata(p) {
             Ok(m) => m,
+            // Named to be pruned, and gone: what was indexed from it is
+            // removed below, which is what was asked, not a failure.
+            Err(e)
+                if run.prune
+                    && e.kind() == std::io::ErrorKind::NotFound
+                    && stored.contains_key(crate::secrets::redact_path(&key).as_ref()) =>
+            {
+                report.files -= 1;
+                continue;
+            }
             Err(e) => {
                 report.failed += 1;
                 report_line(format!("{}: cannot read: {e}", shown()));

@@ -726,8 +726,20 @@ fn prepare_tickets(
 /// `sources.path` stores as [`secrets::redact_path`] gives it (the path
 /// itself unless it holds a secret).
 pub fn source_key(path: &Path) -> String {
+    // A file gone (named to `--prune` it) is keyed by its folder's real
+    // path, as it was while it was there.
+    let gone = || {
+        let name = path.file_name()?;
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::canonicalize(folder).ok().map(|f| f.join(name))
+    };
     std::fs::canonicalize(path)
-        .unwrap_or_else(|_| path.to_path_buf())
+        .ok()
+        .or_else(gone)
+        .unwrap_or_else(|| path.to_path_buf())
         .to_string_lossy()
         .into_owned()
 }

@@ -892,3 +892,38 @@ fn r_a_run_waiting_for_another_stops_on_ctrl_c() {
     assert_eq!(v["summary"]["indexed"], 0, "{v}");
     drop(lock);
 }
+
+/// Regression (review, stop 59): `index --prune FILE` of a transcript since
+/// deleted removed what was indexed from it, as asked, and also counted it
+/// as failed ("cannot read"), exiting 3. A file never indexed and gone is
+/// still a failure.
+#[test]
+fn r_pruning_a_deleted_file_is_not_a_failure() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("flaky-reload.jsonl");
+    std::fs::copy(
+        crate::common::testdata("demo/sessions/flaky-reload.jsonl"),
+        &file,
+    )
+    .unwrap();
+    env.index(&dir);
+    std::fs::remove_file(&file).unwrap();
+    let out = env
+        .cmd()
+        .current_dir(&dir)
+        .args(["index", "--prune", "flaky-reload.jsonl"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("1 removed, 0 failed"), "{said}");
+    let out = env
+        .cmd()
+        .args(["index", "--prune"])
+        .arg(dir.join("never-was.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+}
