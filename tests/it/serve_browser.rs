@@ -389,6 +389,26 @@ fn r26_panel_warns_before_overwriting_and_restores_archived() {
 }
 
 /// The text of the first element `css` matches.
+/// A home with two projects: `alpha` (the folder's, with `use-pnpm`) and
+/// `zeta` (with `z`), added after it.
+fn two_projects() -> Env {
+    let env = Env::new();
+    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
+    env.cmd_in("zeta")
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "z",
+            "Zeta's fact.",
+        ])
+        .assert()
+        .success();
+    env
+}
+
 async fn text_of(c: &Client, css: &str) -> String {
     wait_for(c, css).await.text().await.unwrap()
 }
@@ -405,20 +425,7 @@ fn panel_rough_edges_as_a_user_found_them() {
     if !browser_installed() {
         return;
     }
-    let env = Env::new();
-    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
-    env.cmd_in("zeta")
-        .args([
-            "record",
-            "add",
-            "--category",
-            "decisions",
-            "--key",
-            "z",
-            "Zeta's fact.",
-        ])
-        .assert()
-        .success();
+    let env = two_projects();
     let mut server = Server::start(&env, &[]);
     let long_key = "k".repeat(255);
     let mem = "/api/projects/alpha/memories";
@@ -776,20 +783,7 @@ fn r_the_panel_opens_the_project_asked_for_once_its_token_is_in() {
     if !browser_installed() {
         return;
     }
-    let env = Env::new();
-    env.add("decisions", "use-pnpm", "We use pnpm, never npm.");
-    env.cmd_in("zeta")
-        .args([
-            "record",
-            "add",
-            "--category",
-            "decisions",
-            "--key",
-            "z",
-            "Zeta's fact.",
-        ])
-        .assert()
-        .success();
+    let env = two_projects();
     let token = "0123456789abcdef0123";
     let server = Server::start(&env, &["--token", token]);
     let driver = Driver::start();

@@ -138,25 +138,26 @@ fn check_open_index(
     check_term_stats(c, &path, out)?;
     let d = drift(c, dir, limits)?;
     snapshot.finish()?;
-    for (file, key, holder) in &d.same_key {
-        out.push(Finding {
-            what: format!(
-                "{}: key '{key}' is already the key of {}, so this file is not indexed",
-                dir.root.join(file).display(),
-                dir.root.join(holder).display()
-            ),
-            fix: "give one of them another key (its `key:` line), or remove the one that is not wanted, then run `recall reindex`".into(),
-        });
-    }
-    for (file, id, holder) in &d.same_id {
-        out.push(Finding {
-            what: format!(
-                "{}: id '{id}' is already the id of {}, so this file is not indexed",
-                dir.root.join(file).display(),
-                dir.root.join(holder).display()
-            ),
-            fix: "give one of them another id (its `id:` line, and the file the same name), or remove the one that is not wanted, then run `recall reindex`".into(),
-        });
+    // A file whose key or id another file holds: a reindex skips it again.
+    let taken = [
+        ("key", "its `key:` line", &d.same_key),
+        (
+            "id",
+            "its `id:` line, and the file the same name",
+            &d.same_id,
+        ),
+    ];
+    for (field, line, clashes) in taken {
+        for (file, value, holder) in clashes {
+            out.push(Finding {
+                what: format!(
+                    "{}: {field} '{value}' is already the {field} of {}, so this file is not indexed",
+                    dir.root.join(file).display(),
+                    dir.root.join(holder).display()
+                ),
+                fix: format!("give one of them another {field} ({line}), or remove the one that is not wanted, then run `recall reindex`"),
+            });
+        }
     }
     if !d.is_clean() {
         // Which files, so a person can tell an edit of their own from
