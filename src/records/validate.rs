@@ -91,7 +91,6 @@ pub(crate) fn is_hidden_char(c: char) -> bool {
         )
 }
 
-/// The body must be non-empty and short.
 /// The most keywords (and the most aliases) a record has.
 pub const MAX_WORDS: usize = 32;
 /// The longest keyword or alias, in characters.
@@ -109,9 +108,9 @@ fn check_words(field: &str, words: &[String]) -> Result<()> {
     }
     for w in words {
         let n = w.chars().count();
-        if w.trim().is_empty() || n > MAX_WORD_CHARS {
+        if n > MAX_WORD_CHARS {
             return Err(Error::invalid(format!(
-                "each of the {field} is 1 to {MAX_WORD_CHARS} characters; '{}' is {n}",
+                "each of the {field} is at most {MAX_WORD_CHARS} characters; '{}…' is {n}",
                 w.chars().take(40).collect::<String>()
             )));
         }
@@ -126,6 +125,7 @@ fn check_words(field: &str, words: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The body must be non-empty and short.
 pub(crate) fn validate_body(body: &str, limits: &Limits) -> Result<()> {
     if body.trim().is_empty() {
         return Err(Error::invalid(

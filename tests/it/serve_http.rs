@@ -1045,7 +1045,7 @@ fn r_a_bad_field_is_named_and_keywords_are_bounded() {
     for (keywords, want) in [
         (json!(many), "33 keywords; the limit is 32"),
         (json!(["a\nb"]), "contains U+000A"),
-        (json!(["x".repeat(101)]), "1 to 100 characters"),
+        (json!(["x".repeat(101)]), "at most 100 characters"),
     ] {
         let body = json!({"key": "kw", "value": "A fact.", "keywords": keywords});
         let (status, v) = server.call("POST", MEM, Some(&body));
