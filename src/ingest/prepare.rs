@@ -649,12 +649,11 @@ pub(super) fn finish_session(
         }
         redactions += redact_in_place(&mut m.text);
     }
+    // Passages are cut from the redacted text (and labelled with the
+    // redacted names): scanning them again would find nothing new.
     let chunks = chunk_messages(&parsed.messages, base, &opts.chunk)
         .into_iter()
-        .map(|mut chunk| {
-            // What a passage's label and text make together, should that
-            // be a secret the message alone was not.
-            redactions += redact_in_place(&mut chunk.text);
+        .map(|chunk| {
             let aux = aux_terms(&chunk.text);
             ChunkOut { chunk, aux }
         })
