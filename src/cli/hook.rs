@@ -49,10 +49,13 @@ pub const MAX_CONTEXT_CHARS: usize = 10_000;
 /// to 147 MB).
 pub const MAX_PROMPT_CHARS: usize = 64 * 1024;
 
+/// The largest hook payload read; a larger one adds no context.
+const MAX_PAYLOAD_BYTES: u64 = 16 << 20;
+
 /// The fields recall reads from a hook payload.
 #[derive(Debug, Default, Deserialize)]
 pub struct Payload {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "id_text")]
     pub session_id: Option<String>,
     #[serde(default, deserialize_with = "non_empty_path")]
     pub transcript_path: Option<PathBuf>,
@@ -67,6 +70,21 @@ pub struct Payload {
     /// PreCompact / PreCompress: `manual` (the user's `/compact`) or `auto`.
     #[serde(default)]
     pub trigger: Option<String>,
+}
+
+/// A session id as text, written as a string or a number: a launcher or a
+/// wrapper that sends `"session_id": 42` still gets its prompt's context.
+fn id_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(serde_json::Number),
+    }
+    Ok(Option::<Id>::deserialize(d)?.map(|id| match id {
+        Id::Text(t) => t,
+        Id::Number(n) => n.to_string(),
+    }))
 }
 
 /// A path that is absent, `null` or `""` is no path (Gemini CLI sends `""`
@@ -163,12 +181,24 @@ fn print_answer(launcher: &str, out: Option<String>) {
 
 fn read_payload() -> Result<Payload> {
     let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(16 << 20)
+    let mut stdin = std::io::stdin().lock();
+    (&mut stdin)
+        .take(MAX_PAYLOAD_BYTES + 1)
         .read_to_end(&mut bytes)
         .context("cannot read stdin")?;
-    serde_json::from_slice(&bytes)
+    if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
+        // Read the rest, so the launcher's write does not fail on a closed
+        // pipe; what it holds is not parsed.
+        let _ = std::io::copy(&mut stdin, &mut std::io::sink());
+        anyhow::bail!(
+            "the payload on stdin is over {} MiB (a pasted dump?); no context added",
+            MAX_PAYLOAD_BYTES >> 20
+        );
+    }
+    // A prompt holding half of a UTF-16 pair (an emoji cut short) is sent
+    // as a lone `\ud83d`, which serde_json refuses: mend it, not lose the
+    // whole payload.
+    serde_json::from_slice(&crate::ingest::surrogate::mend(&bytes))
         .context("stdin is not a hook payload (JSON with hook_event_name)")
 }
 

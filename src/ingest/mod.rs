@@ -28,6 +28,7 @@ pub mod prepare;
 pub mod recalled;
 mod segment;
 mod stream;
+pub mod surrogate;
 pub mod ticket;
 pub(crate) mod transcript;
 pub(crate) mod values;

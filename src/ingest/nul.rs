@@ -14,6 +14,18 @@ use std::borrow::Cow;
 
 use super::model::Problem;
 
+/// `input` as the parsers read it: [`blank_nul_lines`], then, for JSON,
+/// lone UTF-16 surrogate escapes mended
+/// ([`surrogate::mend`](super::surrogate::mend); in a text file `\ud800`
+/// is text). Both keep every byte offset.
+pub fn readable(input: &[u8], tail: bool, json: bool) -> (Cow<'_, [u8]>, Vec<Problem>) {
+    let (clean, problems) = blank_nul_lines(input, tail);
+    if !json {
+        return (clean, problems);
+    }
+    (super::surrogate::mend_cow(clean), problems)
+}
+
 /// The problem reported for a line with NUL bytes.
 pub const NUL_LINE: &str =
     "NUL bytes in the line (left by a crash or a full disk); skipped, the rest of the file is indexed";

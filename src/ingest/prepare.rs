@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::chunk::{chunk_messages, Chunk, ChunkOptions};
 use super::detect::{detect, Format, Kind};
 use super::model::{Launcher, ParsedSession, Problem, Role, SessionMeta, Ticket};
-use super::nul::blank_nul_lines;
+use super::nul::readable;
 use super::segment::SEGMENT_BYTES;
 use super::{chatlog, claude_code, codex, gemini, neutral, noise, ticket, transcript};
 use crate::secrets;
@@ -327,7 +327,7 @@ fn choose_format(
     if super::detect::is_binary(head) {
         return Err((outcome, "binary file, not a transcript or ticket"));
     }
-    let (head, _) = blank_nul_lines(head, true);
+    let (head, _) = readable(head, true, true);
     // What a file the user named lacks, by the kind asked for: never the
     // flag they already gave.
     let why = match opts.kind {
@@ -458,9 +458,10 @@ fn read_head(file: &mut File, head: &mut Vec<u8>) -> std::io::Result<bool> {
 /// A source read whole (tickets, chat logs, a neutral document): parsed in
 /// one piece, replacing what was stored.
 fn prepare_whole(job: &Job, bytes: &[u8], format: Format, opts: &IngestOptions) -> Prepared {
-    // Lines with NUL bytes are reported and read as blank; offsets and
-    // hashes stay those of the file.
-    let (clean, damaged) = blank_nul_lines(bytes, true);
+    // Lines with NUL bytes are reported and read as blank, and a JSON
+    // file's lone surrogates mended; offsets and hashes stay those of the
+    // file.
+    let (clean, damaged) = readable(bytes, true, format.is_json());
     let stem = job
         .path
         .file_stem()
@@ -518,11 +519,12 @@ pub fn parse_file(
     opts: &IngestOptions,
 ) -> std::io::Result<ParsedSession> {
     let bytes = std::fs::read(path)?;
+    let (clean, _) = readable(&bytes, true, format.is_json());
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    parse_session(format, &bytes, 1, &stem, opts)
+    parse_session(format, &clean, 1, &stem, opts)
         .map(|(parsed, _)| parsed)
         .map_err(|p| std::io::Error::new(std::io::ErrorKind::InvalidData, p.message))
 }

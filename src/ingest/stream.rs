@@ -33,7 +33,7 @@ use super::detect::Format;
 use super::lines::{line_too_long, PartProblems};
 use super::model::{ParsedSession, Problem};
 use super::neutral;
-use super::nul::blank_nul_lines;
+use super::nul::readable;
 use super::prepare::{
     failed, finish_session, parser_version, redact_ids, Action, Continuation, IngestOptions, Job,
     Part, Prefix, Prepared,
@@ -88,7 +88,7 @@ fn each_block(path: &Path, size: u64, f: &mut dyn FnMut(&[u8])) -> std::io::Resu
     let mut blocks = Segments::new(File::open(path)?, size, Format::Neutral, OUTLOOK_BLOCK);
     while let Some(b) = blocks.next()? {
         let (n, last) = (b.bytes.len(), b.last);
-        f(&blank_nul_lines(b.bytes, false).0);
+        f(&readable(b.bytes, false, true).0);
         blocks.consume(n);
         if last {
             break;
@@ -251,9 +251,10 @@ impl Run<'_> {
     /// source state) and how many bytes the parser consumed.
     fn part_of(&mut self, bytes: &[u8], too_long: Option<usize>) -> (Prepared, usize) {
         let first_line = self.cont.lines + 1;
-        // Lines with NUL bytes are reported and read as blank; offsets and
+        // Lines with NUL bytes are reported and read as blank, and lone
+        // surrogates mended (every streamed format is JSON); offsets and
         // hashes stay those of the file.
-        let (clean, damaged) = blank_nul_lines(bytes, false);
+        let (clean, damaged) = readable(bytes, false, true);
         let mut parsed = self.carry.parse(&clean, first_line, &self.stem, self.opts);
         let ids = redact_ids(&mut parsed);
         let consumed = parsed.consumed;

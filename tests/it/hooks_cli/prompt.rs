@@ -392,3 +392,33 @@ fn r48_a_copy_of_the_asking_session_is_not_its_evidence() {
     let own = ask(asking);
     assert!(!own.contains("fixture-reader"), "{own}");
 }
+
+/// Regression (stop 60): a payload serde_json refused lost the prompt's
+/// context. JavaScript strings may hold half of a UTF-16 pair (an emoji cut
+/// short), which `JSON.stringify` writes as a lone `\ud83d`; and a wrapper
+/// may send the session id as a number. Both now get the context; a
+/// payload over 16 MiB says so, and exits 0.
+#[test]
+fn r_a_cut_emoji_or_a_numeric_session_id_keeps_the_context() {
+    let env = Env::new();
+    let proj = populated(&env);
+    for (n, launcher) in LAUNCHERS.into_iter().enumerate() {
+        let mut p = payload(
+            "UserPromptSubmit",
+            &proj,
+            json!({"prompt": "how do I cut a release? CUT"}),
+        );
+        // Each launcher's own session: one is not given a hit twice.
+        p["session_id"] = json!(4242 + n);
+        let text = p.to_string().replace("CUT", "\\ud83d");
+        let r = run_hook(recall(&env), launcher, text, &[]);
+        let ctx = r.context("UserPromptSubmit");
+        assert!(ctx.contains("how to cut a release"), "{launcher}: {ctx}");
+        assert!(r.err.is_empty(), "{launcher}: {r:?}");
+    }
+    let mut big = payload("UserPromptSubmit", &proj, json!({"prompt": "release"})).to_string();
+    big.insert_str(1, &format!("\"pad\":\"{}\",", "x".repeat(16 << 20)));
+    let r = run_hook(recall(&env), "claude-code", big, &[]);
+    assert_eq!((r.code, r.out.as_str()), (0, ""), "{}", r.err);
+    assert!(r.err.contains("over 16 MiB"), "{}", r.err);
+}

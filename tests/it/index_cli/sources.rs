@@ -301,6 +301,45 @@ fn r26_a_nul_line_is_reported_and_the_rest_of_the_file_indexed() {
     assert!(!hits["hits"].as_array().unwrap().is_empty(), "{hits}");
 }
 
+/// Regression (stop 60): a transcript line holding half of a UTF-16 pair
+/// (`"\ud83d"`: an emoji cut short, which JavaScript's `JSON.stringify`
+/// writes as a lone escape) was refused by serde_json, so the message was
+/// lost as a bad line. It is read with U+FFFD in place of the half, in a
+/// streamed transcript and in a JSON document read whole; in a text file
+/// the same six characters are text and stay.
+#[test]
+fn r_a_cut_emoji_keeps_its_message() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut = |t: String| t.replace("CUT", "\\ud83d");
+    let mut claude = cut(claude_line("u1", "the heron ledger balances CUT"));
+    claude += &claude_line("u2", "a second line");
+    std::fs::write(dir.join("s1.jsonl"), claude).unwrap();
+    let doc = serde_json::json!({"messages": [
+        {"role": "user", "content": "the kestrel queue drains CUT"},
+        {"role": "assistant", "content": "it drains nightly"},
+    ]});
+    std::fs::write(dir.join("doc.json"), cut(doc.to_string())).unwrap();
+    std::fs::write(
+        dir.join("chat.md"),
+        "## User\nthe plover parser reads \\ud83d as text\n\n## Assistant\nit does\n",
+    )
+    .unwrap();
+    let (s, stderr) = index_json(&env, &dir);
+    assert_eq!(s["indexed"].as_u64(), Some(3), "{s} {stderr}");
+    assert!(!stderr.contains("invalid JSON"), "{stderr}");
+    for (q, want) in [
+        ("heron ledger", "balances \u{fffd}"),
+        ("kestrel queue", "drains \u{fffd}"),
+        ("plover parser", "reads \\ud83d as text"),
+    ] {
+        let hits = env.query_json("alpha", q);
+        let text = hits["hits"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains(want), "{q}: {hits}");
+    }
+}
+
 /// Regression (issue 26 item 14): a file a folder walk skips is named in
 /// the output with the reason, never skipped silently.
 #[test]
