@@ -18,13 +18,20 @@
 //! "key": "short title", "text": "the fact", "confidence": 0.8,
 //! "evidence": ["message id", ...]}]}`.
 //!
-//! The program runs under `sh -c` with a timeout; a timeout, a non-zero
-//! exit or unreadable output is an error for that session only. What it
+//! The program runs under `sh -c` with a timeout, in a process group of
+//! its own: a timeout ends the whole group (the program and what it
+//! started, such as a model's CLI), and so does recall's end by Ctrl-C or
+//! SIGTERM. What the program leaves running in the background when it
+//! exits is ended too, since it would hold the output pipe open. A
+//! timeout, a non-zero exit or unreadable output is an error for that
+//! session only. What it
 //! says back (its stderr, a rejected fact's key and reason) is stored and
 //! shown, so it is redacted first.
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -98,9 +105,11 @@ pub(super) fn run_program(
     timeout: Duration,
     sh: &mut Command,
 ) -> Result<Vec<u8>> {
+    end_with_recall();
     let mut child = sh
         .arg("-c")
         .arg(cmd)
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -135,6 +144,7 @@ pub(super) fn run_program(
         }
         buf
     });
+    let group = Group::of(&child);
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child
@@ -144,7 +154,7 @@ pub(super) fn run_program(
             break s;
         }
         if start.elapsed() > timeout {
-            let _ = child.kill();
+            drop(group);
             let _ = child.wait();
             return Err(Error::invalid(format!(
                 "the extractor command timed out after {}s",
@@ -153,6 +163,8 @@ pub(super) fn run_program(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    // What it left running (`cmd &`) would hold stdout open for ever.
+    drop(group);
     let _ = writer.join();
     let stdout = reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
@@ -167,6 +179,59 @@ pub(super) fn run_program(
         )));
     }
     Ok(stdout)
+}
+
+/// The running extractor's process group, ended when dropped: on a
+/// timeout, an error, or when the program has exited.
+struct Group(libc::pid_t);
+
+impl Group {
+    fn of(child: &std::process::Child) -> Group {
+        let group = child.id() as libc::pid_t;
+        RUNNING.store(group, Ordering::SeqCst);
+        Group(group)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        end_group(self.0);
+        RUNNING.store(0, Ordering::SeqCst);
+    }
+}
+
+/// Kill every process of the extractor's group.
+fn end_group(group: libc::pid_t) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no
+    // memory is touched. A group already gone is ESRCH, which is fine.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+}
+
+/// The process group of the extractor running now (0: none), for the
+/// signal handler [`end_with_recall`] installs.
+static RUNNING: AtomicI32 = AtomicI32::new(0);
+
+/// Make Ctrl-C, SIGTERM and SIGHUP end the running extractor's group, then
+/// recall as they would have (once per process). In a group of its own,
+/// the extractor no longer gets the terminal's Ctrl-C itself.
+fn end_with_recall() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            let action = move || {
+                let group = RUNNING.load(Ordering::SeqCst);
+                if group > 0 {
+                    end_group(group);
+                }
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+            };
+            // SAFETY: the action only loads an atomic, calls kill(2) and
+            // re-raises the signal with its default action, all
+            // async-signal-safe (`emulate_default_handler` is made for
+            // signal handlers).
+            let _ = unsafe { signal_hook::low_level::register(signal, action) };
+        }
+    });
 }
 
 /// Turn the program's stdout into candidates. Output that is not a facts

@@ -330,3 +330,70 @@ fn r_the_request_to_an_extractor_holds_no_secret() {
     assert!(request.contains("CI settings"), "{request}");
     assert!(!request.contains(&secret), "{request}");
 }
+
+/// Whether the process whose pid `file` holds is still running (not gone,
+/// not a zombie).
+fn alive(file: &std::path::Path) -> bool {
+    let pid = std::fs::read_to_string(file).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+    // `pid (comm) S ...`: the state follows the command's closing bracket.
+    stat.is_ok_and(|s| {
+        s.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// Regression (review, stop 60): only the extractor's `sh` was killed. A
+/// timeout left the program it ran going (a model's CLI spending quota);
+/// a process it left in the background held stdout, so extract waited for
+/// it past any timeout; and Ctrl-C ended recall but not the extractor. The
+/// extractor now runs in a process group of its own, ended in all three.
+#[test]
+fn r_the_extractors_process_group_ends_with_it() {
+    use crate::common::wait::until;
+    use std::os::unix::process::ExitStatusExt as _;
+    let env = env();
+    indexed_session(&env, "s1");
+    let pids = env.tmp.path().join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+
+    // A timeout ends what the extractor started.
+    let pid = pids.join("timeout");
+    let cmd = format!("sleep 1000 & echo $! > '{}'; wait", pid.display());
+    let r = extract_with(&env, &["--extractor-cmd", &cmd, "--timeout", "1"], &[]);
+    assert_eq!(outcome(&r, "s1")["state"], "failed", "{r}");
+    until(10, "the timed-out extractor's child ends", || !alive(&pid));
+
+    // What it leaves in the background is ended when it exits, not waited
+    // for: the subshell would touch the mark after 20 s.
+    let mark = pids.join("mark");
+    let cmd = format!(
+        "(sleep 20; touch '{}') & echo '{{\"facts\": []}}'",
+        mark.display()
+    );
+    let r = extract_with(&env, &["--extractor-cmd", &cmd], &[]);
+    assert_eq!(outcome(&r, "s1")["state"], "done", "{r}");
+    assert!(!mark.exists(), "extract waited for the background process");
+
+    // Ctrl-C ends the extractor with recall, and recall as before.
+    indexed_session(&env, "s2");
+    let pid = pids.join("interrupt");
+    let cmd = format!("sleep 1000 & echo $! > '{}'; wait", pid.display());
+    let mut run = env
+        .std_cmd()
+        .args(["extract", "--json", "--extractor-cmd", &cmd])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    until(30, "the extractor starts", || {
+        std::fs::read_to_string(&pid).is_ok_and(|p| !p.trim().is_empty())
+    });
+    // SAFETY: kill(2) on a child this test started.
+    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
+    let status = run.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    until(10, "the interrupted extractor's child ends", || {
+        !alive(&pid)
+    });
+}
