@@ -12,18 +12,22 @@ static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::
 /// dashes and cut to at most `max` characters.
 pub fn slug(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max));
-    let mut dash = false;
+    let (mut dash, mut chars) = (false, 0);
     for c in s.chars() {
         if c.is_alphanumeric() {
-            if dash && !out.is_empty() {
+            if dash && chars > 0 {
                 out.push('-');
+                chars += 1;
             }
             dash = false;
-            out.extend(c.to_lowercase());
+            for l in c.to_lowercase() {
+                out.push(l);
+                chars += 1;
+            }
         } else {
             dash = true;
         }
-        if out.chars().count() >= max {
+        if chars >= max {
             break;
         }
     }

@@ -44,15 +44,42 @@ pub const MAX_FACT_CHARS: usize = 500;
 pub const MAX_WINDOW_MESSAGE_CHARS: usize = 2_000;
 
 /// `auto:<slug>`: the title with its secrets redacted, lowercased, every
-/// run of non-alphanumerics collapsed to one dash, dashes trimmed, slug cut
-/// to 60 characters; `auto:untitled` when nothing alphanumeric is left.
+/// run of non-alphanumerics collapsed to one dash, dashes trimmed (see
+/// [`key_slug`] for a long one); `auto:untitled` when nothing
+/// alphanumeric is left.
 pub fn auto_key(title: &str) -> String {
-    let s = redacted_slug(title, MAX_SLUG_CHARS);
+    let s = key_slug(title);
     if s.is_empty() {
         "auto:untitled".to_string()
     } else {
         format!("auto:{s}")
     }
+}
+
+/// The slug of a key's title or a fact's text, its secrets redacted, at
+/// most [`MAX_SLUG_CHARS`]. A longer one is cut and ends in a hash of the
+/// whole (up to [`SLUG_HASHED_CHARS`]): two facts that share their first
+/// 60 characters are two records, not one written over the other.
+pub fn key_slug(text: &str) -> String {
+    let whole = redacted_slug(text, SLUG_HASHED_CHARS);
+    if whole.chars().count() <= MAX_SLUG_CHARS {
+        return whole;
+    }
+    let hash = blake3::hash(whole.as_bytes()).to_hex();
+    let head: String = whole.chars().take(MAX_SLUG_CHARS - 9).collect();
+    format!("{}-{}", head.trim_end_matches('-'), &hash[..8])
+}
+
+/// How much of a long slug its hash covers: facts that agree this far are
+/// one fact.
+pub const SLUG_HASHED_CHARS: usize = 1000;
+
+/// The slug a long key had before [`key_slug`] hashed it (cut at
+/// [`MAX_SLUG_CHARS`]), when it differs: how records written then are
+/// found.
+pub fn cut_slug(text: &str) -> Option<String> {
+    let cut = redacted_slug(text, MAX_SLUG_CHARS);
+    (cut != key_slug(text)).then_some(cut)
 }
 
 /// How a dropped candidate is reported (`<key>: <why>`), its key redacted:
@@ -466,15 +493,29 @@ mod tests {
         assert_eq!(auto_key("???"), "auto:untitled");
         let long = auto_key(&"abcdefghij ".repeat(10));
         let slug_part = long.trim_start_matches("auto:");
-        assert!(slug_part.chars().count() <= MAX_SLUG_CHARS);
-        assert_eq!(
-            slug_part,
-            "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcde"
+        assert_eq!(slug_part.chars().count(), MAX_SLUG_CHARS);
+        assert!(
+            slug_part.starts_with("abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefg-"),
+            "{slug_part}"
         );
+        let x = auto_key(&"x".repeat(100));
+        assert!(x.starts_with(&format!("auto:{}-", "x".repeat(51))), "{x}");
         assert_eq!(
-            auto_key(&"x".repeat(100)),
+            auto_key(&"x".repeat(60)),
             format!("auto:{}", "x".repeat(60))
         );
+        // Regression (review, stop 60): keys alike for 60 characters were one
+        // record, the second fact written over the first.
+        let tz =
+            "running the integration tests against the staging database from a laptop with docker";
+        let no_docker = tz.replace("with docker", "without docker");
+        assert_ne!(auto_key(tz), auto_key(&no_docker));
+        assert_eq!(auto_key(tz), auto_key(&tz.to_uppercase()));
+        assert_eq!(
+            cut_slug(tz).as_deref(),
+            Some("running-the-integration-tests-against-the-staging-database-f")
+        );
+        assert_eq!(cut_slug("use pnpm"), None);
     }
 
     #[test]

@@ -15,11 +15,12 @@ use super::guard::{
     self, auto_key, select_windows, worth_extracting, MAX_FACTS_PER_SESSION, MAX_INPUT_CHARS,
 };
 use super::rules::{self, Candidate};
+use crate::dedupe::WordSet;
 use crate::error::Result;
 use crate::index::{RecordStore, SecretPolicy};
 use crate::ingest::model::Message;
 use crate::ingest::{parse_file, Format, IngestOptions};
-use crate::records::{Category, Limits, Origin, Record, Source};
+use crate::records::{Category, Limits, Origin, Record, Source, Status as RecordStatus};
 use crate::store::{Scope, ScopeDir};
 
 /// Which extractor to run.
@@ -622,6 +623,16 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
             None,
         ),
     };
+    if record.meta.status == RecordStatus::Archived {
+        // A person archived this key's fact: a repeat of it stays archived
+        // (the guard only saw the most recent records); another fact under
+        // the key is news, and is recalled.
+        let (old, new) = (WordSet::new(&record.body), WordSet::new(&c.text));
+        if old.jaccard(&new) > guard::MAX_JACCARD {
+            return Ok(Some("repeats an archived record".into()));
+        }
+        record.meta.status = RecordStatus::Active;
+    }
     record.body = Record::clean_body(&c.text);
     record.meta.category = c.category;
     record.meta.updated = o.now;

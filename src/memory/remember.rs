@@ -15,10 +15,10 @@ use jiff::Timestamp;
 use regex::Regex;
 
 use crate::error::{Error, Result};
-use crate::extract::guard::MAX_SLUG_CHARS;
+use crate::extract::guard::{cut_slug, key_slug};
 use crate::extract::rules::re;
 use crate::index::{screen_key, Located, RecordStore, SecretPolicy};
-use crate::records::{Category, Source};
+use crate::records::{Category, Record, Source};
 use crate::store::Scope;
 
 /// What to remember.
@@ -35,7 +35,7 @@ pub struct Fact<'a> {
 /// The key a fact gets without one: `agent:<slug of its text>`, the text's
 /// secrets redacted before it is slugged.
 pub fn agent_key(text: &str) -> String {
-    let s = crate::secrets::redacted_slug(text, MAX_SLUG_CHARS);
+    let s = key_slug(text);
     if s.is_empty() {
         "agent:untitled".into()
     } else {
@@ -163,11 +163,21 @@ static PROCEDURE: LazyLock<Regex> = LazyLock::new(|| {
 /// Store `fact` in `store` (upsert by key). Returns where it lives and
 /// whether it was created.
 pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<(Located, bool)> {
-    let key = match fact.key {
+    let mut key = match fact.key {
         Some(k) => screen_key(k, fact.secrets)?.into_owned(),
         None => agent_key(fact.text),
     };
-    let existing = store.find(&key)?;
+    let mut existing = store.find(&key)?;
+    if let (None, None, Some(cut)) = (fact.key, &existing, cut_slug(fact.text)) {
+        // The same long text remembered before keys of long texts were
+        // hashed is that record, not a second one.
+        let old = format!("agent:{cut}");
+        if let Some(found) = store.find(&old)? {
+            if found.record.body == Record::clean_body(fact.text) {
+                (key, existing) = (old, Some(found));
+            }
+        }
+    }
     // An update without a category keeps the record's own (issue 26 item
     // 18); only a new record is classified.
     let category = fact

@@ -149,7 +149,7 @@ pub(crate) fn validate_body(body: &str, limits: &Limits) -> Result<()> {
     let n = body.chars().count();
     if n > limits.max_body_chars {
         return Err(Error::invalid(format!(
-            "the record text is {n} characters long; the limit is {} (records are short facts: split it, or raise `max_body_chars` in config.toml)",
+            "the record text is {n} characters long; the limit is {} (records are short facts: split it, or raise `max_body_chars` under `[records]` in config.toml)",
             limits.max_body_chars
         )));
     }

@@ -3,7 +3,7 @@
 //! (concurrent adds of one key included), `record edit` and its failures,
 //! and `recall remember`.
 
-use crate::common::{record_files, snapshot, Env};
+use crate::common::{record_files, record_text, snapshot, Env};
 use predicates::prelude::*;
 
 #[test]
@@ -374,6 +374,43 @@ fn remember_classifies_upserts_and_guards() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("belongs to a record a person wrote"), "{err}");
     assert!(env.run(&["record", "get", "deploys"]).contains("Tuesdays"));
+}
+
+/// Regression (review, stop 60): `remember` keys a fact by its text's
+/// first 60 characters, so a second fact that began the same way was
+/// written over the first. A long text's key now ends in a hash of it; the
+/// same text remembered again is still one record, found by the key it had
+/// before the hash.
+#[test]
+fn r_long_facts_alike_at_the_start_are_two_records() {
+    let env = Env::new();
+    let stem = "When running the integration tests against the staging database,";
+    let tz = format!("{stem} set TZ=UTC first.");
+    let serial = format!("{stem} never run them in parallel.");
+    env.run(&["remember", &tz]);
+    env.run(&["remember", &serial]);
+    let again = env.run(&["remember", &tz]);
+    assert!(again.starts_with("updated agent:"), "{again}");
+    let listed = env.run(&["record", "list", "--format", "json"]);
+    assert_eq!(listed.matches("\"key\"").count(), 2, "{listed}");
+    assert!(
+        listed.contains("TZ=UTC") && listed.contains("in parallel"),
+        "{listed}"
+    );
+
+    // A record stored under the cut key, as before: the same text updates it.
+    let env = Env::new();
+    let cut = "agent:when-running-the-integration-tests-against-the-staging-datab";
+    let dir = env.project_dir().join("records/decisions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text =
+        record_text("old-1", cut, "decisions", &tz).replace("source: manual", "source: agent");
+    std::fs::write(dir.join("old-1.md"), text).unwrap();
+    env.run(&["reindex"]);
+    let again = env.run(&["remember", &tz]);
+    assert!(again.starts_with(&format!("updated {cut}")), "{again}");
+    let listed = env.run(&["record", "list", "--format", "json"]);
+    assert_eq!(listed.matches("\"key\"").count(), 1, "{listed}");
 }
 
 /// Regression (issue #26: a failed `record edit` kept its text, secret
