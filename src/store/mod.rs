@@ -39,7 +39,8 @@ pub use migrate::{
     SESSION_COUNT_SCHEMA, SESSION_DID_SCHEMA, SESSION_WORK_SCHEMA, VECTOR_EPOCHS_SCHEMA,
 };
 pub use project::{
-    canonical_root, check_name, checkout_roots, project_id, Project, ProjectInfo, Sharing,
+    canonical_root, check_name, checkout_roots, checkout_top, project_id, Project, ProjectInfo,
+    Sharing,
 };
 pub use readers::ReadPools;
 pub use terms::{

@@ -286,14 +286,22 @@ fn read_info(dir: &ScopeDir) -> Result<Option<ProjectInfo>> {
 /// project as its main checkout, whose top-level this returns: parallel
 /// agents each in a worktree share one memory.
 pub fn canonical_root(cwd: &Path) -> Result<PathBuf> {
+    let top = checkout_top(cwd)?;
+    let git = top.join(".git");
+    if git.is_file() {
+        return Ok(main_checkout(&git).unwrap_or(top));
+    }
+    Ok(top)
+}
+
+/// The git top-level containing `cwd` (a linked worktree's own folder, not
+/// its main checkout's), or `cwd` itself, canonicalized: the folder whose
+/// settings a launcher started in `cwd` reads.
+pub fn checkout_top(cwd: &Path) -> Result<PathBuf> {
     let canon = fs::canonicalize(cwd).map_err(|e| Error::io("cannot resolve", cwd, e))?;
     let mut dir: &Path = &canon;
     loop {
-        let git = dir.join(".git");
-        if git.is_file() {
-            return Ok(main_checkout(&git).unwrap_or_else(|| dir.to_path_buf()));
-        }
-        if git.exists() {
+        if dir.join(".git").exists() {
             return Ok(dir.to_path_buf());
         }
         match dir.parent() {

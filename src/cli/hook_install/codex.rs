@@ -56,12 +56,7 @@ pub(super) fn codex_changes(ctx: &Ctx, home: &Path, allow_mcp: bool) -> Result<V
     let config_path = home.join("config.toml");
     let config_raw = read_text(&config_path)?;
     let config = merge_codex_toml(config_raw.as_deref().unwrap_or(""), ctx, allow_mcp, &trust)
-        .with_context(|| {
-            format!(
-                "{} is not valid TOML; fix it or move it aside",
-                config_path.display()
-            )
-        })?;
+        .with_context(|| format!("cannot merge into {}", config_path.display()))?;
     Ok(vec![
         Change {
             changed: after != before,
@@ -116,12 +111,8 @@ pub(super) fn codex_removals(home: &Path) -> Result<Vec<Change>> {
     let config = match &config_raw {
         None => None,
         Some(text) => Some(
-            untrust_codex_toml(text, &canonical, &moves).with_context(|| {
-                format!(
-                    "{} is not valid TOML; fix it or move it aside",
-                    config_path.display()
-                )
-            })?,
+            untrust_codex_toml(text, &canonical, &moves)
+                .with_context(|| format!("cannot merge into {}", config_path.display()))?,
         ),
     };
     let hooks = super::uninstall::removal(&hooks_path, "recall hooks", raw, &before, &after)?;
@@ -146,7 +137,7 @@ fn untrust_codex_toml(
     file: &Path,
     moves: &[super::uninstall::Moved],
 ) -> Result<String> {
-    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    let mut doc = parse_toml(text)?;
     if let Some(servers) = doc
         .get_mut("mcp_servers")
         .and_then(|t| t.as_table_like_mut())
@@ -216,12 +207,25 @@ fn snake_case(event: &str) -> String {
 /// `path` made absolute with its folder's symlinks resolved (the file
 /// itself may not exist yet).
 fn canonical_file(path: &Path) -> Result<PathBuf> {
-    let dir = path.parent().context("hooks.json has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let dir = dir
+    // The nearest folder that exists, resolved, and the rest as named: a
+    // `--dry-run` creates nothing.
+    let mut base = path.parent().context("hooks.json has no folder")?;
+    let mut rest = vec![path.file_name().context("hooks.json has no name")?];
+    while !base.exists() {
+        rest.push(base.file_name().context("no folder of the path exists")?);
+        base = base.parent().context("no folder of the path exists")?;
+    }
+    let mut out = base
         .canonicalize()
-        .with_context(|| format!("cannot resolve {}", dir.display()))?;
-    Ok(dir.join(path.file_name().context("hooks.json has no name")?))
+        .with_context(|| format!("cannot resolve {}", base.display()))?;
+    out.extend(rest.iter().rev());
+    Ok(out)
+}
+
+/// `text` as a TOML document, or what is wrong and what to do.
+fn parse_toml(text: &str) -> Result<toml_edit::DocumentMut> {
+    text.parse()
+        .map_err(|e| anyhow::anyhow!("it is not valid TOML; fix it or move it aside: {e}"))
 }
 
 /// The `[hooks.state]` key and trusted hash of each recall handler in
@@ -291,12 +295,27 @@ fn merge_codex_toml(
     allow_mcp: bool,
     trust: &[(String, String)],
 ) -> Result<String> {
-    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    let mut doc = parse_toml(text)?;
     let entry = implicit_table(doc.as_table_mut(), "mcp_servers")?
         .entry("recall")
         .or_insert_with(toml_edit::table)
         .as_table_mut()
         .context("mcp_servers.recall in config.toml is not a table")?;
+    let text_of = |key: &str| entry.get(key).and_then(|v| v.as_str());
+    let args: Vec<&str> = entry
+        .get("args")
+        .and_then(|a| a.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str())
+        .collect();
+    super::not_another_server(
+        text_of("command"),
+        &args,
+        text_of("url"),
+        "config.toml",
+        "mcp_servers",
+    )?;
     let args = mcp_args(ctx);
     let same = entry.get("command").and_then(|c| c.as_str()) == Some(args[0].as_str())
         && entry

@@ -27,11 +27,7 @@ pub(super) fn gemini_settings_path(ctx: &Ctx, user: bool) -> Result<PathBuf> {
             .context("cannot find your home folder: set HOME (or GEMINI_CLI_HOME)")?;
         return Ok(home.join("settings.json"));
     }
-    let root = ctx.project()?.info.root.context(
-        "--gemini installs into <project root>/.gemini/settings.json: run from the project or pass --cwd",
-    )?;
-    super::not_the_home_folder(&root)?;
-    Ok(root.join(".gemini/settings.json"))
+    Ok(super::install_folder(ctx, ".gemini/settings.json")?.join(".gemini/settings.json"))
 }
 
 /// Gemini CLI's `settings.json` with recall's hooks (named `recall`, so
@@ -50,6 +46,7 @@ pub fn merge_gemini(
         .map(|o| o.entry("mcpServers").or_insert_with(|| json!({})))
         .and_then(Value::as_object_mut)
         .context("\"mcpServers\" is not an object")?;
+    super::not_another_json_server(servers.get("recall"), "settings.json", "mcpServers")?;
     // Only the command and its arguments are recall's: a `trust` or
     // `timeout` the user added to the entry stays.
     let entry = servers
@@ -204,7 +201,7 @@ mod tests {
         let s = json!({
             "model": {"name": "gemini-2.5-pro"},
             "hooks": {"BeforeAgent": [{"matcher": "*", "hooks": [{"type": "command", "command": "lint-prompt"}]}]},
-            "mcpServers": {"github": {"command": "gh-mcp"}, "recall": {"command": "old", "trust": true}}
+            "mcpServers": {"github": {"command": "gh-mcp"}, "recall": {"command": "/opt/old/bin/recall", "args": ["mcp"], "trust": true}}
         });
         let once = merge_gemini(s, "recall hook gemini", &args, false)?;
         assert_eq!(once["model"]["name"], "gemini-2.5-pro");

@@ -41,13 +41,35 @@ fn settings_path(ctx: &Ctx, user: bool) -> Result<PathBuf> {
             .context("cannot find your home folder: set HOME")?;
         return Ok(home.join(".claude/settings.json"));
     }
+    Ok(install_folder(ctx, ".claude/settings.json")?.join(".claude/settings.json"))
+}
+
+/// The folder a project install writes `file` (a launcher's project
+/// settings) into: the checkout it runs in. A linked worktree is its main
+/// checkout's project, one memory, but a launcher started in the worktree
+/// reads the worktree's own settings, so the install writes those.
+fn install_folder(ctx: &Ctx, file: &str) -> Result<PathBuf> {
     let project = ctx.project()?;
-    let root = project
-        .info
-        .root
-        .context("--project installs into <project root>/.claude/settings.json: run from the project or pass --cwd")?;
-    not_the_home_folder(&root)?;
-    Ok(root.join(".claude/settings.json"))
+    let Some(root) = project.info.root else {
+        let why = match ctx.project_name {
+            Some(_) if super::context::env("RECALL_PROJECT").is_some() => {
+                "RECALL_PROJECT names a project"
+            }
+            _ => "--project names a project",
+        };
+        bail!(
+            "{why} ('{}') with no folder, and a project install writes <project folder>/{file}: unset it and run from the project's folder (or pass --cwd DIR), or pass --user",
+            project.info.name
+        );
+    };
+    let here = crate::store::checkout_top(&ctx.cwd)?;
+    let folder =
+        match ctx.project_name.is_none() && crate::store::checkout_roots(&root).contains(&here) {
+            true => here,
+            false => root,
+        };
+    not_the_home_folder(&folder)?;
+    Ok(folder)
 }
 
 /// A project install run from the home folder (outside any repository, so
@@ -131,6 +153,12 @@ fn merge_hooks(
         bail!("it is not a JSON object");
     }
     let command = hook["command"].clone();
+    // The launcher: the last word of the command install writes.
+    let launcher = command
+        .as_str()
+        .and_then(|c| c.rsplit(' ').next())
+        .unwrap_or_default()
+        .to_string();
     let hooks = settings
         .as_object_mut()
         .map(|o| o.entry("hooks").or_insert_with(|| json!({})))
@@ -145,12 +173,22 @@ fn merge_hooks(
         // A recall hook from an earlier install (another home, say) is
         // updated in place, never added twice.
         let mut present = false;
-        for group in list.as_array_mut().into_iter().flatten() {
-            for h in group["hooks"].as_array_mut().into_iter().flatten() {
-                let Some(existing) = h["command"].as_str().filter(|c| ours(c)) else {
+        for (i, group) in list.as_array_mut().into_iter().flatten().enumerate() {
+            let group = group
+                .as_object_mut()
+                .with_context(|| format!("\"hooks.{event}[{i}]\" is not an object"))?;
+            let Some(handlers) = group.get_mut("hooks") else {
+                continue;
+            };
+            let handlers = handlers
+                .as_array_mut()
+                .with_context(|| format!("\"hooks.{event}[{i}].hooks\" is not a list"))?;
+            for h in handlers {
+                let Some(existing) = h.get("command").and_then(Value::as_str).filter(|c| ours(c))
+                else {
                     continue;
                 };
-                if written_by_install(existing) {
+                if written_by_install(existing, &launcher) {
                     h["command"] = command.clone();
                 }
                 present = true;
@@ -227,12 +265,7 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
                 mcp_args(ctx).join(" ")
             );
         } else {
-            let root = ctx
-                .project()?
-                .info
-                .root
-                .context("the project has no folder")?;
-            let path = root.join(".mcp.json");
+            let path = install_folder(ctx, ".mcp.json")?.join(".mcp.json");
             let (raw, before) = read_json(&path)?;
             let after = merge_mcp_json(before.clone(), ctx)?;
             changes.push(Change {
@@ -257,6 +290,9 @@ pub fn run(ctx: &Ctx, a: InstallArgs) -> Result<u8> {
         let home = crate::ingest::discover::default_codex_home(super::context::env)
             .context("cannot find ~/.codex; set CODEX_HOME")?;
         changes.extend(codex::codex_changes(ctx, &home, a.allow_mcp)?);
+    }
+    if !a.dry_run {
+        can_write_all(&changes)?;
     }
     for c in changes {
         if !c.changed {
@@ -480,6 +516,43 @@ fn write_with_backup(ctx: &Ctx, c: &Change) -> Result<()> {
     restore_mode(path, mode.ok())
 }
 
+/// Every file the changes touch can be written, checked before any is: a
+/// Codex install that wrote hooks.json and then could not write
+/// config.toml left hooks Codex skips without a word. A file made
+/// read-only (by its owner, or a home manager's link into a read-only
+/// store) is refused, not replaced.
+fn can_write_all(changes: &[Change]) -> Result<()> {
+    for c in changes.iter().filter(|c| c.changed) {
+        let target = std::fs::canonicalize(&c.path).unwrap_or_else(|_| c.path.clone());
+        if let Ok(m) = std::fs::metadata(&target) {
+            if m.permissions().readonly() {
+                bail!(
+                    "{} is read-only, so nothing was installed: make it writable (`chmod u+w {}`), or add what `--dry-run` shows by hand",
+                    target.display(),
+                    shell_quote(&target.to_string_lossy())
+                );
+            }
+        }
+        // The new text is written beside the file, then renamed over it.
+        let mut dir = target.parent();
+        while let Some(d) = dir.filter(|d| !d.exists()) {
+            dir = d.parent();
+        }
+        let Some(dir) = dir else { continue };
+        let c_dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())?;
+        // SAFETY: access(2) reads a NUL-terminated path and nothing else.
+        if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK) } != 0 {
+            bail!(
+                "cannot write in {} ({}), where {} is: nothing was installed; fix the folder's permissions, or add what `--dry-run` shows by hand",
+                dir.display(),
+                std::io::Error::last_os_error(),
+                c.path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn read_text(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(Some(t)),
@@ -527,12 +600,59 @@ fn merge_mcp_json(mut v: Value, ctx: &Ctx) -> Result<Value> {
     let servers = servers
         .as_object_mut()
         .context("\"mcpServers\" in .mcp.json is not an object")?;
+    not_another_json_server(servers.get("recall"), ".mcp.json", "mcpServers")?;
     let args = mcp_args(ctx);
     servers.insert(
         "recall".into(),
         json!({"type": "stdio", "command": args[0], "args": args[1..]}),
     );
     Ok(v)
+}
+
+/// An MCP server already named `recall` in `file` (under `table`) that
+/// runs something else than `recall mcp` (`command` and `args`, or a
+/// `url`) is another program's: install would replace it, and a later
+/// uninstall remove it. Refused, with what to do.
+fn not_another_server(
+    command: Option<&str>,
+    args: &[&str],
+    url: Option<&str>,
+    file: &str,
+    table: &str,
+) -> Result<()> {
+    let runs = match (command, url) {
+        (None, None) => return Ok(()),
+        (Some(c), _) if uninstall::runs_recall_mcp(Some(c), args) => return Ok(()),
+        (Some(c), _) => format!(
+            "runs `{}`",
+            [c].iter()
+                .chain(args)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        (None, Some(url)) => format!("is at {url}"),
+    };
+    bail!(
+        "{file} already has an MCP server named \"recall\" ({table}.recall) that {runs}, not `recall mcp`: rename or remove that entry, then install again (recall's tools are reached under that name)"
+    )
+}
+
+/// [`not_another_server`] for a JSON settings file's entry.
+fn not_another_json_server(server: Option<&Value>, file: &str, table: &str) -> Result<()> {
+    let Some(server) = server else {
+        return Ok(());
+    };
+    let text_of = |key: &str| server.get(key).and_then(Value::as_str);
+    let args: Vec<&str> = server
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let url = text_of("url").or_else(|| text_of("httpUrl"));
+    not_another_server(text_of("command"), &args, url, file, table)
 }
 
 /// Whether a settings command is one of recall's Claude Code hooks.
@@ -562,14 +682,33 @@ fn runs_recall_hook(cmd: &str, launcher: &str) -> bool {
                 && !w.starts_with("&>")
         })
         .collect();
-    recall && rest.ends_with(&["hook", launcher])
+    // `hook <launcher>`, options after it or not (`--deadline-ms 5000`).
+    recall && rest.windows(2).any(|w| w == ["hook", launcher])
 }
 
-/// Whether an existing recall hook command is the form install writes
-/// (`recall [--home H] hook <launcher>`), which it updates in place. One
-/// written by hand (by path, with variables) is kept as written.
-fn written_by_install(cmd: &str) -> bool {
-    cmd.starts_with("recall ") && !["|", ">", "&", ";"].iter().any(|op| cmd.contains(op))
+/// Whether an existing recall hook command is exactly a form install
+/// writes (`recall hook <launcher>` or `recall --home H hook <launcher>`),
+/// which it updates in place. One written by hand (by path, with variables,
+/// with `--project` or `--deadline-ms`) is kept as written.
+fn written_by_install(cmd: &str, launcher: &str) -> bool {
+    let tail = format!("hook {launcher}");
+    let Some(rest) = cmd.strip_prefix("recall ") else {
+        return false;
+    };
+    if rest == tail {
+        return true;
+    }
+    // The home as `shell_quote` writes it: one plain word, or one quoted.
+    let home = rest
+        .strip_prefix("--home ")
+        .and_then(|r| r.strip_suffix(&format!(" {tail}")));
+    home.is_some_and(|h| {
+        let plain = !h.is_empty()
+            && h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c));
+        let quoted = h.len() >= 2 && h.starts_with('\'') && h.ends_with('\'');
+        plain || quoted
+    })
 }
 
 /// The command the hooks run. A home other than the default (given with

@@ -12,8 +12,8 @@ use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
 
 use super::{
-    codex, gemini, is_recall_hook, read_json, settings_path, write_with_backup, Change,
-    CLAUDE_ALLOW_MCP, EVENTS,
+    can_write_all, codex, gemini, install_folder, is_recall_hook, read_json, settings_path,
+    write_with_backup, Change, CLAUDE_ALLOW_MCP, EVENTS,
 };
 use crate::cli::args::UninstallArgs;
 use crate::cli::context::Ctx;
@@ -46,6 +46,9 @@ pub fn run(ctx: &Ctx, a: UninstallArgs) -> Result<u8> {
                 .context("cannot find ~/.codex; set CODEX_HOME")
                 .and_then(|home| codex::codex_removals(&home)),
         );
+    }
+    if !a.dry_run {
+        can_write_all(&changes)?;
     }
     for c in &changes {
         if !c.changed {
@@ -123,11 +126,7 @@ fn claude_changes(ctx: &Ctx, user: bool) -> Result<Vec<Change>> {
         out.push(json_change(&local, &permission, |v| {
             Ok(disallow_claude_mcp(v))
         })?);
-        let root = ctx
-            .project()?
-            .info
-            .root
-            .context("the project has no folder")?;
+        let root = install_folder(ctx, ".mcp.json")?;
         out.push(json_change(
             &root.join(".mcp.json"),
             "the recall MCP server",

@@ -180,7 +180,7 @@ fn gemini_bad_input_exits_0_with_an_empty_object() {
         assert_eq!((r.code, r.out.trim()), (0, "{}"), "{stdin:?}: {r:?}");
         assert!(
             r.err.contains("recall hook gemini") && r.err.contains("hook payload"),
-            "{r:?}"
+            "{stdin:?}: {r:?}"
         );
     }
     for event in ["BeforeTool", "Notification", "BeforeModel", ""] {

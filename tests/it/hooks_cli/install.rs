@@ -897,3 +897,205 @@ fn r_uninstall_keeps_linked_files_finds_hand_written_hooks_and_goes_launcher_by_
     let left: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(left, json!({}));
 }
+
+/// Regression (review, stop 60): an MCP server another program had named
+/// `recall` was replaced by recall's (its `env` dropped, or kept on
+/// recall's), and the next uninstall removed it for good. Each launcher's
+/// install now refuses it, naming the file and the entry, and writes
+/// nothing.
+#[test]
+fn r_another_programs_recall_server_is_not_replaced() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let codex = env.tmp.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let theirs =
+        json!({"command": "npx", "args": ["-y", "recall-notes-mcp"], "env": {"NOTES_DIR": "/x"}});
+    let mcp = proj.join(".mcp.json");
+    std::fs::write(&mcp, json!({"mcpServers": {"recall": theirs}}).to_string()).unwrap();
+    let gemini = proj.join(".gemini/settings.json");
+    std::fs::create_dir_all(gemini.parent().unwrap()).unwrap();
+    std::fs::write(
+        &gemini,
+        json!({"mcpServers": {"recall": theirs}}).to_string(),
+    )
+    .unwrap();
+    let config = codex.join("config.toml");
+    let toml = "[mcp_servers.recall]\ncommand = \"npx\"\nargs = [\"-y\", \"recall-notes-mcp\"]\n";
+    std::fs::write(&config, toml).unwrap();
+    for (launcher, file) in [
+        ("--claude-code", &mcp),
+        ("--gemini", &gemini),
+        ("--codex", &config),
+    ] {
+        let before = std::fs::read_to_string(file).unwrap();
+        let out = in_project(&env, &proj)
+            .env("CODEX_HOME", &codex)
+            .args(["hook", "install", launcher, "--no-backfill"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{launcher}: {err}");
+        assert!(
+            err.contains("already has an MCP server named \"recall\"")
+                && err.contains("runs `npx -y recall-notes-mcp`")
+                && err.contains("rename or remove that entry"),
+            "{launcher}: {err}"
+        );
+        assert_eq!(std::fs::read_to_string(file).unwrap(), before, "{launcher}");
+    }
+    assert!(
+        !codex.join("hooks.json").exists(),
+        "nothing of Codex's written"
+    );
+    assert!(
+        !proj.join(".claude").exists(),
+        "nothing of Claude Code's written"
+    );
+}
+
+/// Regression (review, stop 60): install rewrote any hook starting with
+/// `recall ` as its own, dropping a hand-set `--project`; a hook with
+/// `--deadline-ms` after the launcher was not recognised, so a second one
+/// was added (context injected twice) and uninstall left it; and a hooks
+/// list of strings panicked (exit 101).
+#[test]
+fn r_hand_written_recall_hooks_are_kept_and_found() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let settings = proj.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let hand = |cmd: &str| json!([{"hooks": [{"type": "command", "command": cmd}]}]);
+    let written = json!({"hooks": {
+        "SessionStart": hand("recall --project team-shared hook claude-code"),
+        "UserPromptSubmit": hand("recall hook claude-code --deadline-ms 5000"),
+    }});
+    std::fs::write(&settings, written.to_string()).unwrap();
+    ok(in_project(&env, &proj).args(["hook", "install", "--claude-code", "--no-backfill"]));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(
+        v["hooks"]["SessionStart"], written["hooks"]["SessionStart"],
+        "{v:#}"
+    );
+    assert_eq!(
+        v["hooks"]["UserPromptSubmit"], written["hooks"]["UserPromptSubmit"],
+        "{v:#}"
+    );
+    assert_eq!(has_recall_hook(&v, "SessionEnd"), 1, "{v:#}");
+    ok(in_project(&env, &proj).args(["hook", "uninstall", "--claude-code"]));
+    let text = std::fs::read_to_string(&settings).unwrap_or_default();
+    assert!(!text.contains("recall"), "{text}");
+
+    for shape in [r#"["echo hi"]"#, "[null]", r#"[{"hooks": "echo"}]"#] {
+        let text = format!(r#"{{"hooks": {{"SessionStart": {shape}}}}}"#);
+        std::fs::write(&settings, &text).unwrap();
+        let out = in_project(&env, &proj)
+            .args(["hook", "install", "--claude-code", "--no-backfill"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{shape}: {err}");
+        assert!(err.contains("\"hooks.SessionStart[0]"), "{shape}: {err}");
+        assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+    }
+}
+
+/// Regression (review, stop 60): run in a linked worktree, install wrote
+/// the main checkout's settings, which a launcher started in the worktree
+/// does not read. The worktree is the same project (one memory), and gets
+/// the settings files.
+#[test]
+fn r_install_in_a_worktree_writes_the_worktrees_settings() {
+    let env = Env::new();
+    let main = env.tmp.path().join("work/app");
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert_success(&out);
+    };
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&main, &["worktree", "add", "-q", "../wt", "-b", "feature"]);
+    let wt = env.tmp.path().join("work/wt");
+    ok(in_project(&env, &wt).args([
+        "hook",
+        "install",
+        "--claude-code",
+        "--gemini",
+        "--no-backfill",
+    ]));
+    for file in [
+        ".claude/settings.json",
+        ".mcp.json",
+        ".gemini/settings.json",
+    ] {
+        assert!(wt.join(file).exists(), "{file} not in the worktree");
+        assert!(!main.join(file).exists(), "{file} in the main checkout");
+    }
+    let id = |dir: &Path| {
+        let v: Value = serde_json::from_str(&ok(
+            in_project(&env, dir).args(["project", "show", "--json"])
+        ))
+        .unwrap();
+        v["id"].clone()
+    };
+    assert_eq!(id(&wt), id(&main), "one project");
+}
+
+/// Regression (review, stop 60): a Codex install whose config.toml could
+/// not be written had already written hooks.json, so Codex skipped the
+/// untrusted hooks without a word; a read-only settings file was replaced;
+/// `--dry-run` created `~/.codex`; and with `RECALL_PROJECT` set the error
+/// blamed a `--project` no one passed.
+#[test]
+fn r_install_checks_every_file_before_writing_any() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let codex = env.tmp.path().join("codex");
+    let out = in_project(&env, &proj)
+        .env("CODEX_HOME", &codex)
+        .args(["hook", "install", "--codex", "--dry-run", "--no-backfill"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert!(!codex.exists(), "--dry-run made {}", codex.display());
+
+    std::fs::create_dir_all(&codex).unwrap();
+    let config = codex.join("config.toml");
+    std::fs::write(&config, "model = \"o4\"\n").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = in_project(&env, &proj)
+        .env("CODEX_HOME", &codex)
+        .args(["hook", "install", "--codex", "--no-backfill"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is read-only, so nothing was installed"),
+        "{err}"
+    );
+    assert!(!codex.join("hooks.json").exists(), "hooks.json written");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "model = \"o4\"\n"
+    );
+
+    let out = recall(&env)
+        .env("RECALL_PROJECT", "shared")
+        .args(["hook", "install", "--claude-code", "--no-backfill"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("RECALL_PROJECT names a project ('shared')"),
+        "{err}"
+    );
+}
