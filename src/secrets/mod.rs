@@ -58,7 +58,7 @@ use assignments::detect_assignments;
 use commands::detect_commands;
 use config_files::detect_config_files;
 use private_keys::detect_private_keys;
-use prose::{detect_prose_aws_secrets, detect_prose_passwords};
+use prose::{detect_prose_aws_secrets, detect_prose_passwords, detect_prose_tokens};
 use tokens::{detect_discord_tokens, detect_telegram_tokens, detect_tokens};
 use urls::detect_url_passwords;
 
@@ -123,6 +123,7 @@ const JWT: &str = "jwt";
 const URL_PASSWORD: &str = "url-password";
 const PASSWORD_ASSIGNMENT: &str = "password-assignment";
 const PASSWORD_IN_TEXT: &str = "password-in-text";
+const TOKEN_IN_TEXT: &str = "token-in-text";
 const NPM_TOKEN: &str = "npm-token";
 const GITLAB_TOKEN: &str = "gitlab-token";
 const HUGGINGFACE_TOKEN: &str = "huggingface-token";
@@ -164,7 +165,7 @@ fn rank(kind: &'static str) -> u8 {
         PRIVATE_KEY => 0,
         AWS_SECRET_KEY => 2,
         URL_PASSWORD | AUTH_HEADER | BASIC_AUTH | CLI_PASSWORD | DOCKER_AUTH | NETRC_PASSWORD => 3,
-        PASSWORD_ASSIGNMENT | PASSWORD_IN_TEXT => 4,
+        PASSWORD_ASSIGNMENT | PASSWORD_IN_TEXT | TOKEN_IN_TEXT => 4,
         _ => 1,
     }
 }
@@ -172,7 +173,7 @@ fn rank(kind: &'static str) -> u8 {
 type Detector = fn(&str, &mut Vec<Span>);
 
 /// All detectors; each appends its candidates in any order.
-const DETECTORS: [Detector; 10] = [
+const DETECTORS: [Detector; 11] = [
     detect_tokens,
     detect_discord_tokens,
     detect_telegram_tokens,
@@ -183,6 +184,7 @@ const DETECTORS: [Detector; 10] = [
     detect_assignments,
     detect_prose_passwords,
     detect_prose_aws_secrets,
+    detect_prose_tokens,
 ];
 
 /// Runs the detectors (stopping after the first hit when `first_only`) and

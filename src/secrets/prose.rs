@@ -3,6 +3,10 @@
 //! Kq7vTz2mW9xR for staging` (which `assignments.rs` leaves, as a sentence
 //! goes on after it).
 //!
+//! And a token or key stated in a sentence (`the token is 3f9a…`, `the API
+//! key for maps is 9f8e…`, `key=AbCdEf12…`), whose value must be long and
+//! random (below).
+//!
 //! Precision policy: the word before the value is `password`, `passphrase`,
 //! `passcode` or `passwd` (not `token` or `secret`, which prose uses for
 //! much else), then at most a linking word (`is`, `was`, `to`, `set to`) or
@@ -17,7 +21,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::values::{has_digit, has_mixed_case, value_looks_secret};
-use super::{Span, AWS_SECRET_KEY, PASSWORD_IN_TEXT};
+use super::{Span, AWS_SECRET_KEY, PASSWORD_IN_TEXT, TOKEN_IN_TEXT};
 
 /// The word a stated password follows; its literals anchor the search.
 static WORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -61,6 +65,77 @@ pub(super) fn detect_prose_passwords(text: &str, out: &mut Vec<Span>) {
             });
         }
     }
+}
+
+/// `token`, `key`, `API key`, `access token`, ... (and plurals): words a
+/// credential is given after in prose.
+static TOKEN_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:(?:api|access|auth|bearer|secret|private)[ _-]?)?(?:token|key)s?\b")
+        .expect("a valid constant regex")
+});
+
+/// Up to three words naming what the token is for (`for maps`, `of the CI
+/// bot`), then `is`, `was`, `:` or `=`.
+static TOKEN_LINK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"^(?:[ \t]+[A-Za-z][A-Za-z0-9_-]{0,24}){0,3}?(?:[ \t]+(?:is|was)[ \t]+|[ \t]*[:=][ \t]*)["'`]?"#,
+    )
+    .expect("a valid constant regex")
+});
+
+/// A token or key stated in a sentence. `token` and `key` name much else
+/// in prose (`the key is the user id`, `a token is a word`), so the value
+/// must be long and random as credentials are: at least
+/// [`MIN_TOKEN_CHARS`], letters and digits, and mixed case or letters and
+/// digits interleaved often (a hex secret); a word, an identifier, a path
+/// or a UUID (an id, not a credential) is not one.
+pub(super) fn detect_prose_tokens(text: &str, out: &mut Vec<Span>) {
+    for word in TOKEN_WORD.find_iter(text) {
+        let rest = &text[word.end()..];
+        let Some(link) = TOKEN_LINK.find(rest) else {
+            continue;
+        };
+        let start = word.end() + link.end();
+        let value = &text[start..];
+        let len = value
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ';' | ')'))
+            .unwrap_or(value.len())
+            .min(MAX_VALUE_BYTES);
+        let Some(value) = value.get(..len) else {
+            continue;
+        };
+        let value = value.trim_end_matches(['.', ':', '?', '!']);
+        if random_enough(value) && value_looks_secret(value) {
+            out.push(Span {
+                start,
+                end: start + value.len(),
+                kind: TOKEN_IN_TEXT,
+            });
+        }
+    }
+}
+
+/// Shortest token [`detect_prose_tokens`] takes.
+const MIN_TOKEN_CHARS: usize = 20;
+
+/// Long, of a credential's alphabet, with letters and digits, and mixed
+/// case or at least six changes between letters and digits; not a UUID.
+fn random_enough(value: &str) -> bool {
+    let alphabet = value
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'='));
+    let changes = value
+        .as_bytes()
+        .windows(2)
+        .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+        .count();
+    let uuid = value.len() == 36 && value.split('-').map(str::len).eq([8, 4, 4, 4, 12]);
+    value.len() >= MIN_TOKEN_CHARS
+        && alphabet
+        && !uuid
+        && has_digit(value)
+        && value.bytes().any(|b| b.is_ascii_alphabetic())
+        && (has_mixed_case(value) || changes >= 6)
 }
 
 /// `secret key`, `secret access key` or `secret`, before an AWS secret key
@@ -199,6 +274,57 @@ mod tests {
             "AKIAIOSFODNN7EXAMPLE is the documented example id".to_string(),
         ] {
             assert!(aws(&text).is_empty(), "{text}");
+        }
+    }
+
+    fn tokens(text: &str) -> Vec<&str> {
+        let mut spans = Vec::new();
+        detect_prose_tokens(text, &mut spans);
+        spans.iter().map(|s| &text[s.start..s.end]).collect()
+    }
+
+    /// Regression (review, stop 60): a token or key given in a sentence was
+    /// stored by `remember`: only assignments of one and known prefixes
+    /// (`ghp_`, `sk-`) were found.
+    #[test]
+    fn r_a_token_stated_in_a_sentence_is_found() {
+        let hex = "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a";
+        for (text, want) in [
+            (format!("The token is {hex} for the CI"), hex),
+            (
+                "The API key for maps is 9f8e7d6c5b4a39281706f5e4d3c2b1a0".into(),
+                "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+            ),
+            (
+                "key=AbCdEf123456GhIjKl7890MnOpQr".into(),
+                "AbCdEf123456GhIjKl7890MnOpQr",
+            ),
+            (
+                "our access token: `xK9mP2qR7sT4vW8yZ3aB6cD1`.".into(),
+                "xK9mP2qR7sT4vW8yZ3aB6cD1",
+            ),
+        ] {
+            assert_eq!(tokens(&text), [want], "{text}");
+        }
+    }
+
+    /// Prose about tokens and keys names ids, words, code and hashes of
+    /// their content; none is a credential.
+    #[test]
+    fn prose_about_tokens_is_not_a_token() {
+        for text in [
+            "the key is the user id",
+            "The session key is 7f9c2e1a-4b8d-4c3e-9a1f-0d2b3c4d5e6f here",
+            "the token is stored in ~/.config/gh/hosts.yml",
+            "the cache key is computed from the lockfile",
+            "the primary key is user_id_2024",
+            "a token is a word, and the key is `HashMap<String, Vec<u8>>`",
+            "key: src/secrets/prose.rs",
+            "the key is 20240101",
+            "the token count is 12345678901234567890",
+            "key is deadbeefdeadbeefdeadbeef",
+        ] {
+            assert!(tokens(text).is_empty(), "{text}: {:?}", tokens(text));
         }
     }
 
