@@ -97,13 +97,20 @@ pub(super) fn detect_prose_tokens(text: &str, out: &mut Vec<Span>) {
         };
         let start = word.end() + link.end();
         let value = &text[start..];
+        // Looked at up to one byte past the longest: longer than a
+        // credential is data (a blob, a dump).
         let len = value
-            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ';' | ')'))
-            .unwrap_or(value.len())
-            .min(MAX_VALUE_BYTES);
-        let Some(value) = value.get(..len) else {
+            .char_indices()
+            .find(|&(i, c)| {
+                i > MAX_VALUE_BYTES
+                    || c.is_whitespace()
+                    || matches!(c, '"' | '\'' | '`' | ',' | ';' | ')')
+            })
+            .map_or(value.len(), |(i, _)| i);
+        if len > MAX_VALUE_BYTES {
             continue;
-        };
+        }
+        let value = &value[..len];
         let value = value.trim_end_matches(['.', ':', '?', '!']);
         if random_enough(value) && value_looks_secret(value) {
             out.push(Span {
