@@ -257,6 +257,19 @@ fn replaces_a_value(new: &str, old: &str) -> bool {
     a.difference(&b).next().is_some() && b.difference(&a).next().is_some()
 }
 
+/// Whether `new` says the opposite of `old`: one is negated (`not`,
+/// `never`, `no longer`, `don't`, ...) and the other is not.
+fn reverses(new: &str, old: &str) -> bool {
+    negated(new) != negated(old)
+}
+
+fn negated(text: &str) -> bool {
+    let lower = text.to_lowercase().replace('\u{2019}', "'");
+    lower.contains("n't")
+        || crate::text::words(&lower)
+            .any(|w| matches!(w, "not" | "no" | "never" | "cannot" | "nor" | "neither"))
+}
+
 /// Screens `cands` against each other and `existing` record texts (the
 /// caller passes the 100 or more most recent records of the scope).
 ///
@@ -280,9 +293,11 @@ pub fn apply(mut cands: Vec<Candidate>, existing: &[String]) -> Verdict {
                 // A fact that states another value than a record (`Postgres
                 // 17` for `Postgres 16`) is news, not a repeat: it is kept,
                 // and recall marks the older record possibly stale.
+                // So is one that says the opposite ("We no longer deploy on
+                // Fridays"), which the words alone take for a repeat.
                 let same_values = existing
                     .iter()
-                    .filter(|(_, t)| !replaces_a_value(&c.text, t))
+                    .filter(|(_, t)| !replaces_a_value(&c.text, t) && !reverses(&c.text, t))
                     .map(|(w, t)| (w, *t));
                 near_duplicate(&words, same_values).map(|(j, t)| {
                     format!(
@@ -460,6 +475,33 @@ mod tests {
             "{:?}",
             v.dropped
         );
+    }
+
+    /// Regression (review, stop 60): a fact reversing a record ("We no
+    /// longer deploy …") was dropped as its duplicate, so the wrong fact
+    /// stayed the only one. It is news; a restatement is still a repeat.
+    #[test]
+    fn r_a_reversal_is_news_not_a_duplicate() {
+        let existing = vec![
+            "We deploy the web app to production on Fridays after the weekly sync meeting."
+                .to_string(),
+        ];
+        for text in [
+            "We no longer deploy the web app to production on Fridays after the weekly sync meeting.",
+            "We don't deploy the web app to production on Fridays after the weekly sync meeting.",
+        ] {
+            let v = apply(vec![cand("fridays", text, 0.9)], &existing);
+            assert_eq!(v.kept.len(), 1, "{text}: {:?}", v.dropped);
+        }
+        let v = apply(
+            vec![cand(
+                "fridays",
+                "We deploy the web app to production on Fridays after the weekly sync meeting, always.",
+                0.9,
+            )],
+            &existing,
+        );
+        assert_eq!(v.kept.len(), 0, "a restatement is a repeat");
     }
 
     #[test]
