@@ -20,7 +20,7 @@ use super::records::{remove_record, truncate_wal, upsert_record};
 use super::WriteGate;
 use crate::error::{Error, Result};
 use crate::records::{
-    parse_record, record_path, render_record, validate, Category, Limits, Record,
+    parse_record_file, record_path, render_record, validate, Category, Limits, Record,
 };
 use crate::secrets;
 use crate::store::{atomic_write, ScopeDir};
@@ -336,7 +336,7 @@ pub fn find_record(
     // A hand-written file whose name holds a secret is stored redacted.
     let path = crate::secrets::find_path(&dir.root, &rel).unwrap_or_else(|| dir.root.join(rel));
     let text = fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
-    let record = parse_record(&text, &path, limits)?;
+    let record = parse_record_file(&text, &path, dir.scope, limits)?;
     Ok(Some(Located { record, path }))
 }
 

@@ -22,8 +22,8 @@ use serde::Serialize;
 
 use super::Progress;
 use crate::error::{Error, Result};
-use crate::records::{parse_record, Category, Limits, Record};
-use crate::store::{file_mtime_ns, remove_orphan_temps, ScopeDir, Table, TermDeltas};
+use crate::records::{parse_record_at, Category, Limits, Place, Record};
+use crate::store::{file_mtime_ns, remove_orphan_temps, Scope, ScopeDir, Table, TermDeltas};
 
 const BATCH: usize = 2000;
 
@@ -223,9 +223,16 @@ fn load_rows(conn: &Connection) -> Result<HashMap<String, Row>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Parse a record file found in a scope, the fields a person may leave
+/// out read from its place.
+fn parse_seen(text: &str, s: &Seen, scope: Scope, limits: &Limits) -> Result<Record> {
+    let place = Place::of(&s.abs, scope, s.mtime);
+    parse_record_at(text, &s.abs, limits, Some(&place))
+}
+
 /// Read and parse one file. Unless `full`, a file whose bytes hash the same
 /// as its row's is not parsed again.
-fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
+fn read_one(s: Seen, scope: Scope, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
     let bytes = match fs::read(&s.abs) {
         Ok(b) => b,
         Err(e) => return Parsed::Failed(format!("{}: cannot read: {e}", s.shown())),
@@ -251,7 +258,7 @@ fn read_one(s: Seen, old: Option<&Row>, limits: &Limits, full: bool) -> Parsed {
             };
         }
     };
-    match parse_record(&text, &s.abs, limits) {
+    match parse_seen(&text, &s, scope, limits) {
         Ok(mut r) => {
             // A file written by hand or pulled with git was never screened:
             // the index (and so every query and hook) gets it redacted.
@@ -289,7 +296,7 @@ pub fn files_with_secrets(dir: &ScopeDir, limits: &Limits) -> Vec<(PathBuf, Vec<
                 .collect();
             let text = fs::read_to_string(&s.abs).ok()?;
             if crate::secrets::contains_secret(&text) {
-                if let Ok(mut r) = parse_record(&text, &s.abs, limits) {
+                if let Ok(mut r) = parse_seen(&text, &s, dir.scope, limits) {
                     kinds.extend(
                         super::screen_secrets(&mut r, super::SecretPolicy::Redact)
                             .unwrap_or_default(),
@@ -386,7 +393,7 @@ fn sync_with(
             .into_par_iter()
             .map(|s| {
                 let old = rows.get(&s.rel);
-                read_one(s, old, limits, full)
+                read_one(s, dir.scope, old, limits, full)
             })
             .collect();
         let tx = conn.transaction()?;
@@ -735,7 +742,7 @@ pub fn drift(conn: &Connection, dir: &ScopeDir, limits: &Limits) -> Result<Drift
     let read = |s: &Seen| {
         std::fs::read_to_string(&s.abs)
             .ok()
-            .and_then(|text| parse_record(&text, &s.abs, limits).ok())
+            .and_then(|text| parse_seen(&text, s, dir.scope, limits).ok())
     };
     let valid = |s: &Seen| read(s).is_some();
     let mut holder = conn.prepare("SELECT path FROM records WHERE key = ?1")?;

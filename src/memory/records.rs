@@ -145,17 +145,21 @@ impl Memory {
                 let dir = d.records_dir().join(c.as_str());
                 let named = crate::records::record_path(d, c, id_or_key);
                 // The file named after it first, then every other.
-                std::iter::once(named.clone()).chain(
-                    std::fs::read_dir(dir)
-                        .into_iter()
-                        .flatten()
-                        .flatten()
-                        .map(|e| e.path())
-                        .filter(move |p| *p != named && p.extension().is_some_and(|x| x == "md")),
-                )
+                std::iter::once(named.clone())
+                    .chain(
+                        std::fs::read_dir(dir)
+                            .into_iter()
+                            .flatten()
+                            .flatten()
+                            .map(|e| e.path())
+                            .filter(move |p| {
+                                *p != named && p.extension().is_some_and(|x| x == "md")
+                            }),
+                    )
+                    .map(move |p| (d.scope, p))
             })
         });
-        let broken = files.filter(|p| p.is_file()).find_map(|p| {
+        let broken = files.filter(|(_, p)| p.is_file()).find_map(|(scope, p)| {
             let text = std::fs::read_to_string(&p).ok()?;
             let named = p.file_stem().is_some_and(|s| s == id_or_key)
                 || text
@@ -163,7 +167,7 @@ impl Memory {
                     .take_while(|l| !l.is_empty())
                     .any(|l| names(l, "id") || names(l, "key"));
             named
-                .then(|| crate::records::parse_record(&text, &p, &limits).err())
+                .then(|| crate::records::parse_record_file(&text, &p, scope, &limits).err())
                 .flatten()
         });
         match broken {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::model::{Category, Frontmatter, Record};
 use super::validate::{validate, Limits};
 use crate::error::{Error, Result};
+use crate::store::Scope;
 use crate::store::ScopeDir;
 
 /// `<scope>/records/<category>/<id>.md`
@@ -60,8 +61,88 @@ pub(super) fn conflict_marker(text: &str) -> Option<usize> {
         .then_some(open + 1)
 }
 
+/// What a record file written by hand may leave out, read from where it
+/// is: its id (the file's name), its category (its folder), its scope, and
+/// when it was written (the file's time). Its key is then its id, and its
+/// source `manual`.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub id: String,
+    pub category: Option<Category>,
+    pub scope: Scope,
+    pub written: jiff::Timestamp,
+}
+
+impl Place {
+    /// The place of the file at `path` (`<scope>/records/<category>/<id>.md`)
+    /// in `scope`, written at `mtime_ns` (Unix nanoseconds).
+    pub fn of(path: &Path, scope: Scope, mtime_ns: i64) -> Place {
+        let name = |p: Option<&Path>| {
+            p.and_then(Path::file_stem)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        Place {
+            id: name(Some(path)),
+            category: name(path.parent()).parse().ok(),
+            scope,
+            written: jiff::Timestamp::from_nanosecond(i128::from(mtime_ns))
+                .unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+        }
+    }
+
+    /// YAML lines for the fields `yaml` lacks, to go after it.
+    fn missing_lines(&self, yaml: &str) -> String {
+        let present: Vec<String> = match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(yaml) {
+            Ok(serde_yaml_ng::Value::Mapping(m)) => m
+                .keys()
+                .filter_map(|k| k.as_str().map(str::to_string))
+                .collect(),
+            Ok(serde_yaml_ng::Value::Null) => Vec::new(),
+            // Not a mapping (or not YAML): the parse says what is wrong.
+            _ => return String::new(),
+        };
+        let quoted = |v: &str| serde_yaml_ng::to_string(v).unwrap_or_default();
+        let written = self.written.to_string();
+        let mut fields = vec![
+            ("id", self.id.clone()),
+            ("key", self.id.clone()),
+            ("scope", self.scope.as_str().to_string()),
+            ("source", "manual".to_string()),
+            ("created", written.clone()),
+            ("updated", written),
+        ];
+        if let Some(c) = self.category {
+            fields.push(("category", c.as_str().to_string()));
+        }
+        fields
+            .into_iter()
+            .filter(|(k, _)| !present.iter().any(|p| p == k))
+            .map(|(k, v)| format!("{k}: {}", quoted(&v)))
+            .collect()
+    }
+}
+
 /// Parse and validate a record file. `path` is used only in error messages.
 pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> {
+    parse_record_at(text, path, limits, None)
+}
+
+/// [`parse_record_at`] of the file at `path` in `scope`, its place read
+/// from the path and the file's time.
+pub fn parse_record_file(text: &str, path: &Path, scope: Scope, limits: &Limits) -> Result<Record> {
+    let mtime = std::fs::metadata(path).map_or(0, |m| crate::store::file_mtime_ns(&m));
+    parse_record_at(text, path, limits, Some(&Place::of(path, scope, mtime)))
+}
+
+/// [`parse_record`] of a file at its place in a scope, which gives the
+/// fields a person left out (see [`Place`]).
+pub fn parse_record_at(
+    text: &str,
+    path: &Path,
+    limits: &Limits,
+    place: Option<&Place>,
+) -> Result<Record> {
     let err = |line: usize, message: String| Error::Parse {
         path: path.to_path_buf(),
         line,
@@ -74,6 +155,16 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
         ));
     }
     let (yaml, body, first) = split(text).map_err(|why| err(1, why.into()))?;
+    // Added after the fields written, so errors keep their lines.
+    let filled = place.map(|p| {
+        let lines = p.missing_lines(yaml);
+        match yaml.is_empty() || yaml.ends_with('\n') {
+            true => format!("{yaml}{lines}"),
+            false => format!("{yaml}\n{lines}"),
+        }
+    });
+    let written = yaml;
+    let yaml = filled.as_deref().unwrap_or(yaml);
     let meta: Frontmatter = serde_yaml_ng::from_str(yaml).map_err(|e| {
         let line = e
             .location()
@@ -96,14 +187,15 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
             "; YAML indents with spaces, not tabs: replace the tab"
         } else if text.starts_with("missing field") {
             "; a record file needs `id`, `key`, `category`, `scope`, `source`, \
-             `created` and `updated` (docs/output.md, \"Record files\", shows one; \
-             `recall record add` writes them all)"
+             `created` and `updated`, except those its place gives to one in its \
+             category's folder (docs/output.md, \"Record files\"; `recall record add` \
+             writes them all)"
         } else {
             ""
         };
         err(line, format!("invalid frontmatter: {text}{column}{needs}"))
     })?;
-    let body_start = first + yaml.lines().count() + 1;
+    let body_start = first + written.lines().count() + 1;
     let record = Record {
         meta,
         body: Record::clean_body(body),
@@ -112,7 +204,7 @@ pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> 
         let line = if field == "body" {
             body_start
         } else {
-            field_line(yaml, field, first)
+            field_line(written, field, first)
         };
         err(line, e.to_string())
     })?;

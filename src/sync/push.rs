@@ -11,6 +11,7 @@
 //! the person's version instead, so no host ever receives the agent's.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use postgres::Client;
 use rusqlite::Connection;
@@ -20,7 +21,8 @@ use super::local::{self, Kind, LocalRef, Pending};
 use super::remote::{describe, RemoteUrl};
 use crate::error::{Error, Result};
 use crate::index::export_source;
-use crate::store::ScopeDir;
+use crate::records::{parse_record, parse_record_file, render_record, Limits};
+use crate::store::{Scope, ScopeDir};
 
 /// Bytes of bodies sent per push transaction.
 const PUSH_BYTES: usize = 8 << 20;
@@ -66,6 +68,22 @@ struct Outgoing {
     source: Option<String>,
 }
 
+/// A record file's text as other hosts read it: a file written by hand
+/// without the fields its place gives (its id, category, scope and times;
+/// see [`Place`]) is sent with them, since the other host's file is
+/// elsewhere; any other text goes as it is.
+fn whole_record(text: String, path: &Path, scope: Scope) -> String {
+    let limits = Limits {
+        max_body_chars: usize::MAX,
+    };
+    if parse_record(&text, path, &limits).is_ok() {
+        return text;
+    }
+    parse_record_file(&text, path, scope, &limits)
+        .and_then(|r| render_record(&r))
+        .unwrap_or(text)
+}
+
 fn outgoing(
     conn: &Connection,
     dir: &ScopeDir,
@@ -88,6 +106,7 @@ fn outgoing(
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(e) => return Err(Error::io("cannot read", path, e)),
             };
+            let text = whole_record(text, &path, dir.scope);
             let (_, found) = crate::secrets::redact(&text);
             if let Some(f) = found.first() {
                 report
@@ -246,4 +265,31 @@ pub fn settle_push(
     let sent = local::settle_push(conn, took)?;
     tracing::debug!(took, sent, "settled a push a killed sync left");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record written by hand with only its text goes to other hosts
+    /// with the fields its place gives (their files are elsewhere, so they
+    /// could not read it); a whole record goes as it is, byte for byte.
+    #[test]
+    fn a_hand_written_record_is_sent_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("records/decisions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("deploys.md");
+        let short = "---\n---\n\nDeploys go through make ship-it.\n".to_string();
+        std::fs::write(&path, &short).unwrap();
+        let sent = whole_record(short, &path, Scope::Project);
+        let limits = Limits::default();
+        let r = parse_record(&sent, &path, &limits).unwrap();
+        assert_eq!(
+            (r.meta.id.as_str(), r.meta.key.as_str()),
+            ("deploys", "deploys")
+        );
+        assert_eq!(r.body, "Deploys go through make ship-it.");
+        assert_eq!(whole_record(sent.clone(), &path, Scope::Project), sent);
+    }
 }

@@ -65,9 +65,11 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
             let err = match std::fs::read(e.path()) {
                 Err(_) => None,
                 Ok(bytes) => match String::from_utf8(bytes) {
-                    Ok(text) => crate::records::parse_record(&text, e.path(), limits)
-                        .err()
-                        .map(|err| err.to_string()),
+                    Ok(text) => {
+                        crate::records::parse_record_file(&text, e.path(), dir.scope, limits)
+                            .err()
+                            .map(|err| err.to_string())
+                    }
                     Err(_) => Some(format!(
                         "{}: not UTF-8 text, so it is not read",
                         e.path().display()

@@ -546,8 +546,7 @@ fn r37_records_in_the_repository_are_printed_at_their_repository_path() {
 /// Noticed at stop 37, fixed at stop 46: a record file written by hand in
 /// the repository that recall cannot read was named by `doctor`, `reindex`
 /// and every read's warning at the home's link to the folder, not where the
-/// person wrote it; and "missing field `source`" did not say which fields a
-/// record needs.
+/// person wrote it.
 #[test]
 fn r46_a_hand_written_record_is_named_where_it_was_written() {
     let env = Env::new();
@@ -563,7 +562,7 @@ fn r46_a_hand_written_record_is_named_where_it_was_written() {
     let file = dir.join("my-cache.md");
     std::fs::write(
         &file,
-        "---\nid: cache-1\nkey: cache\ncategory: decisions\nscope: project\n---\nThe cache is Redis.\n",
+        "---\nid: cache-1\nkey: cache\ncategory: decisions\nscope: project\nimportance: lots\n---\nThe cache is Redis.\n",
     )
     .unwrap();
     let written = file.display().to_string();
@@ -586,9 +585,11 @@ fn r46_a_hand_written_record_is_named_where_it_was_written() {
                 .any(|l| l.contains(&format!("{home}/projects")) && l.contains("my-cache.md")),
             "{what} names the file through the home's link: {text}"
         );
+        // (Stop 60: the fields a file in its category's folder leaves out
+        // are given by its place, so a missing one is no longer the error.)
         assert!(
-            text.contains("missing field `source`") && text.contains("`created` and `updated`"),
-            "{what} does not say which fields a record needs: {text}"
+            text.contains("my-cache.md:6") && text.contains("a whole number from 0 to 100"),
+            "{what} does not say what is wrong where: {text}"
         );
     }
 }

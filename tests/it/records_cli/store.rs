@@ -350,3 +350,64 @@ fn r_get_by_the_id_of_an_unreadable_file_says_why() {
         );
     }
 }
+
+/// Regression (stop 59's list, fixed in stop 60): a record a person wrote
+/// by hand needed all seven fields recall writes (`id`, `key`,
+/// `category`, `scope`, `source`, `created`, `updated`), or it was skipped
+/// whole: no hit, no hook, only doctor's "missing field `id`". Its place
+/// now gives them: the file's name is its id and key, its folder its
+/// category, the scope its scope, the file's time its times, and it is
+/// the person's (`manual`). What the file does say wins.
+#[test]
+fn r_a_hand_written_record_needs_only_its_text() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A record so the scope exists.");
+    let records = env.project_dir().join("records");
+    std::fs::write(
+        records.join("decisions/deploys.md"),
+        "---\nkeywords: [release]\n---\n\nDeploys go through make ship-it from the release branch.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(records.join("procedures")).unwrap();
+    std::fs::write(
+        records.join("procedures/rotate.md"),
+        "---\nkey: rotating the signing key\nimportance: 80\n---\n\nRotate the signing key with scripts/rotate.sh, then restart the gateway.\n",
+    )
+    .unwrap();
+    let hits = env.query_json("alpha", "how do we deploy a release");
+    assert_eq!(hits["hits"][0]["id"], "deploys", "{hits}");
+    let got = env.run_json(&["record", "get", "deploys", "--format", "json"]);
+    for (field, want) in [
+        ("key", "deploys"),
+        ("category", "decisions"),
+        ("scope", "project"),
+        ("source", "manual"),
+    ] {
+        assert_eq!(got[field], want, "{field}: {got}");
+    }
+    let rotate = env.run_json(&[
+        "record",
+        "get",
+        "rotating the signing key",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        (
+            rotate["id"].as_str(),
+            rotate["category"].as_str(),
+            rotate["importance"].as_u64()
+        ),
+        (Some("rotate"), Some("procedures"), Some(80)),
+        "{rotate}"
+    );
+    let (_, out) = env.doctor();
+    assert!(!out.contains("frontmatter"), "{out}");
+    // A change through recall writes every field into the file.
+    env.run(&["record", "update", "deploys", "--pinned", "true"]);
+    let text = std::fs::read_to_string(records.join("decisions/deploys.md")).unwrap();
+    assert!(
+        text.contains("id: deploys") && text.contains("pinned: true"),
+        "{text}"
+    );
+}
