@@ -12,7 +12,7 @@ mod sources;
 mod vectors;
 
 pub use gate::WriteGate;
-pub use pipeline::{index_sources, IndexReport, RunOptions};
+pub use pipeline::{index_sources, indexed_as_it_is, IndexReport, RunOptions};
 pub use progress::Progress;
 pub use record_ops::{
     find_record, list_records, screen_key, screen_secrets, ListFilter, Listed, Located,

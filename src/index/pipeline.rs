@@ -18,7 +18,8 @@
 //! in hand; rows an older version stored with the secret are renamed first
 //! (`sources::redact_stored_paths`).
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::time::Instant;
 
@@ -33,6 +34,7 @@ use crate::error::Result;
 use crate::ingest::discover::Input;
 use crate::ingest::{
     current_parser_version, prepare, source_key, Action, Format, IngestOptions, Job, Prepared,
+    SourceState,
 };
 use crate::store::file_mtime_ns;
 use crate::store::TermDeltas;
@@ -264,12 +266,9 @@ pub(crate) fn index_sources_with(
                     .kind
                     .is_none_or(|k| stored.map(Format::kind) == Some(k))
         };
-        let same = old.as_ref().is_some_and(|s| {
-            s.size == size
-                && s.mtime == mtime
-                && current_parser_version(&s.format) == Some(s.parser_version)
-                && as_told(&s.format)
-        });
+        let same = old
+            .as_ref()
+            .is_some_and(|s| stored_as_it_is(s, size, mtime) && as_told(&s.format));
         if same && !run.full {
             report.unchanged += 1;
             continue;
@@ -513,6 +512,24 @@ fn account(p: &Prepared, report: &mut IndexReport, report_line: &mut dyn FnMut(S
             all - PROBLEMS_SHOWN
         ));
     }
+}
+
+/// Whether the source stored as `s` is the file of `size` and `mtime` (ns)
+/// read by today's parser: a run finds it unchanged.
+fn stored_as_it_is(s: &SourceState, size: i64, mtime: i64) -> bool {
+    s.size == size
+        && s.mtime == mtime
+        && current_parser_version(&s.format) == Some(s.parser_version)
+}
+
+/// Whether the file at `path` is indexed as it is now (of the sources
+/// [`load_sources`] gave): `recall index` would find it unchanged.
+pub fn indexed_as_it_is(stored: &HashMap<String, SourceState>, path: &Path) -> bool {
+    let key = source_key(path);
+    let Some(s) = stored.get(crate::secrets::redact_path(&key).as_ref()) else {
+        return false;
+    };
+    std::fs::metadata(path).is_ok_and(|m| stored_as_it_is(s, m.len() as i64, file_mtime_ns(&m)))
 }
 
 /// Count a source by what it was: indexed, appended, unchanged, failed or

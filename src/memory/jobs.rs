@@ -1,6 +1,8 @@
 //! The write jobs of the façade: indexing sources into the project and
 //! extracting records from its finished sessions.
 
+use std::path::PathBuf;
+
 use jiff::Timestamp;
 
 use super::Memory;
@@ -42,6 +44,20 @@ pub struct ExtractOutcome {
 impl Memory {
     /// Index `files` into the current project (created if needed). Each
     /// problem line is passed to `report_line` as it is found.
+    /// Of `files`, those `index` would read (not indexed, or changed since),
+    /// and how many are indexed as they are.
+    pub fn not_yet_indexed(&self, files: Vec<PathBuf>) -> Result<(Vec<PathBuf>, usize)> {
+        let dir = self.scope_dir(Scope::Project)?;
+        let Some(db) = self.open_for_read(&dir, false)? else {
+            return Ok((files, 0));
+        };
+        let stored = db.with_conn(crate::index::load_sources)?;
+        let (done, todo): (Vec<PathBuf>, Vec<PathBuf>) = files
+            .into_iter()
+            .partition(|p| crate::index::indexed_as_it_is(&stored, p));
+        Ok((todo, done.len()))
+    }
+
     pub fn index(
         &self,
         files: &[Input],

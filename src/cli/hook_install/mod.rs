@@ -383,13 +383,27 @@ fn backfill(ctx: &Ctx, a: &InstallArgs) -> Result<()> {
         );
         return Ok(());
     }
+    // An install run again (or after `recall index`) offers only what is
+    // not indexed as it is.
+    let (found, indexed) = ctx.not_yet_indexed(found)?;
+    if found.is_empty() {
+        outln!(
+            "the {indexed} earlier session file(s) of {} are indexed already",
+            root.display()
+        );
+        return Ok(());
+    }
+    let already = match indexed {
+        0 => String::new(),
+        n => format!("; {n} more indexed already"),
+    };
     let bytes: u64 = found
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
     let what = format!(
-        "{} earlier session file(s) of {} ({}; {:.1} MB)",
+        "{} earlier session file(s) of {} ({}; {:.1} MB{already})",
         found.len(),
         root.display(),
         launchers.join(", "),

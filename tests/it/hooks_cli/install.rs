@@ -491,6 +491,14 @@ fn install_offers_to_index_the_projects_earlier_sessions() {
     let out = install(&["--yes"]);
     assert!(out.contains("indexed"), "{out}");
     assert_eq!(hits(), 1);
+    // Regression (review, stop 60): installing again offered the session
+    // indexed a moment before.
+    let again = install(&[]);
+    assert!(
+        again.contains("the 1 earlier session file(s) of") && again.contains("are indexed already"),
+        "{again}"
+    );
+    assert!(!again.contains("not indexed"), "{again}");
     // The session (from January) is older than extraction's 30 days:
     // install says how to distil it, and that command takes it.
     let since = out
