@@ -51,7 +51,7 @@ pub(super) fn codex_changes(ctx: &Ctx, home: &Path, allow_mcp: bool) -> Result<V
     // The trust keys name hooks.json by its canonical path, as Codex does
     // (a symlinked CODEX_HOME included).
     let canonical = canonical_file(&hooks_path)?;
-    let trust = trust_entries(&after, &canonical, &command);
+    let trust = trust_entries(&after, &canonical);
 
     let config_path = home.join("config.toml");
     let config_raw = read_text(&config_path)?;
@@ -230,14 +230,20 @@ fn parse_toml(text: &str) -> Result<toml_edit::DocumentMut> {
 
 /// The `[hooks.state]` key and trusted hash of each recall handler in
 /// `hooks` (a hooks.json), at its place in its event's list.
-fn trust_entries(hooks: &Value, file: &Path, command: &str) -> Vec<(String, String)> {
+fn trust_entries(hooks: &Value, file: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (event, snake, _) in CODEX_EVENTS {
         let groups = hooks["hooks"][*event].as_array().into_iter().flatten();
         for (g, group) in groups.enumerate() {
             let handlers = group["hooks"].as_array().into_iter().flatten();
             for (h, handler) in handlers.enumerate() {
-                if handler["command"].as_str() != Some(command) {
+                // Every recall hook, one written by hand (`RECALL_LOG=debug
+                // recall hook codex`) too: install keeps it as the hook, so
+                // Codex must be told to run it.
+                if !handler["command"]
+                    .as_str()
+                    .is_some_and(is_recall_codex_hook)
+                {
                     continue;
                 }
                 let key = format!("{}:{snake}:{g}:{h}", file.display());

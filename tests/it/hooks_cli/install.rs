@@ -1107,3 +1107,41 @@ fn r_install_checks_every_file_before_writing_any() {
         "{err}"
     );
 }
+
+/// Regression (review, stop 60): a recall hook written by hand in Codex's
+/// hooks.json (`RECALL_LOG=debug recall hook codex`) was kept as the hook,
+/// and install said it was installed, but only install's own command was
+/// trusted, so Codex skipped it without a word.
+#[test]
+fn r_a_hand_written_codex_hook_is_trusted() {
+    let env = Env::new();
+    let proj = make_project(&env, "shop");
+    let codex = env.tmp.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let hand = "RECALL_LOG=debug recall hook codex";
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hand, "timeout": 10}]}]}});
+    std::fs::write(codex.join("hooks.json"), hooks.to_string()).unwrap();
+    ok(in_project(&env, &proj).env("CODEX_HOME", &codex).args([
+        "hook",
+        "install",
+        "--codex",
+        "--no-backfill",
+    ]));
+    let after: Value =
+        serde_json::from_str(&std::fs::read_to_string(codex.join("hooks.json")).unwrap()).unwrap();
+    assert_eq!(
+        after["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        hand
+    );
+    let config: toml::Value =
+        toml::from_str(&std::fs::read_to_string(codex.join("config.toml")).unwrap()).unwrap();
+    let key = format!(
+        "{}:user_prompt_submit:0:0",
+        codex.canonicalize().unwrap().join("hooks.json").display()
+    );
+    let hash = config["hooks"]["state"][&key]["trusted_hash"].as_str();
+    assert!(
+        hash.is_some_and(|h| h.starts_with("sha256:")),
+        "{config:#?}"
+    );
+}
