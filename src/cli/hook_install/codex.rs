@@ -146,14 +146,10 @@ fn untrust_codex_toml(
             .get("recall")
             .and_then(|s| s.as_table_like())
             .is_some_and(|s| {
-                let args: Vec<&str> = s
-                    .get("args")
-                    .and_then(|a| a.as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|a| a.as_str())
-                    .collect();
-                super::uninstall::runs_recall_mcp(s.get("command").and_then(|c| c.as_str()), &args)
+                super::uninstall::runs_recall_mcp(
+                    s.get("command").and_then(|c| c.as_str()),
+                    &toml_args(s),
+                )
             });
         if ours {
             servers.remove("recall");
@@ -308,16 +304,9 @@ fn merge_codex_toml(
         .as_table_mut()
         .context("mcp_servers.recall in config.toml is not a table")?;
     let text_of = |key: &str| entry.get(key).and_then(|v| v.as_str());
-    let args: Vec<&str> = entry
-        .get("args")
-        .and_then(|a| a.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|a| a.as_str())
-        .collect();
     super::not_another_server(
         text_of("command"),
-        &args,
+        &toml_args(entry),
         text_of("url"),
         "config.toml",
         "mcp_servers",
@@ -366,6 +355,17 @@ fn merge_codex_toml(
         }
     }
     Ok(doc.to_string())
+}
+
+/// The `args` of an MCP server table in config.toml.
+fn toml_args(server: &dyn toml_edit::TableLike) -> Vec<&str> {
+    server
+        .get("args")
+        .and_then(|a| a.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str())
+        .collect()
 }
 
 /// The table `key` of `parent`, made (implicit: no header of its own)

@@ -658,15 +658,19 @@ fn not_another_json_server(server: Option<&Value>, file: &str, table: &str) -> R
         return Ok(());
     };
     let text_of = |key: &str| server.get(key).and_then(Value::as_str);
-    let args: Vec<&str> = server
+    let url = text_of("url").or_else(|| text_of("httpUrl"));
+    not_another_server(text_of("command"), &json_args(server), url, file, table)
+}
+
+/// The `args` of an MCP server entry in a JSON settings file.
+fn json_args(server: &Value) -> Vec<&str> {
+    server
         .get("args")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .collect();
-    let url = text_of("url").or_else(|| text_of("httpUrl"));
-    not_another_server(text_of("command"), &args, url, file, table)
+        .collect()
 }
 
 /// Whether a settings command is one of recall's Claude Code hooks.

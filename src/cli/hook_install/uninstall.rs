@@ -298,15 +298,9 @@ pub(super) fn without_mcp_server(mut settings: Value, servers: &str) -> Value {
     let Some(list) = settings.get_mut(servers).and_then(Value::as_object_mut) else {
         return settings;
     };
-    let ours = list.get("recall").is_some_and(|s| {
-        let args: Vec<&str> = s["args"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        runs_recall_mcp(s["command"].as_str(), &args)
-    });
+    let ours = list
+        .get("recall")
+        .is_some_and(|s| runs_recall_mcp(s["command"].as_str(), &super::json_args(s)));
     if !ours {
         return settings;
     }
