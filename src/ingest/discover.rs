@@ -107,7 +107,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
             .extension()
             .and_then(|x| x.to_str())
             .is_some_and(|x| WALKED_EXTENSIONS.contains(&x));
-        if file && walked {
+        // A FIFO, socket or device, or a link to nothing, with a
+        // transcript's name: handed on, so the pipeline names it and why
+        // it is not read, rather than passing it over without a word.
+        let other = !file && !e.path().is_dir();
+        if walked && (file || other) {
             out.push(e.into_path());
         }
     }

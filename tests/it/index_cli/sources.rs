@@ -50,6 +50,43 @@ fn r_devices_and_fifos_are_refused_not_read_forever() {
     );
 }
 
+/// Regression (stop 59's list, fixed in stop 60): in a folder `recall
+/// index` walks, a FIFO or a link to nothing named like a transcript was
+/// passed over without a word. Each is named with why it is not read; the
+/// rest of the folder is indexed.
+#[test]
+fn r_a_walked_folders_fifo_or_broken_link_is_named() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("walked");
+    std::fs::create_dir_all(&dir).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.jsonl"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink(dir.join("nowhere.jsonl"), dir.join("gone.jsonl")).unwrap();
+    std::fs::write(
+        dir.join("ok.jsonl"),
+        r#"{"role":"user","content":"the walrus importer works"}"#,
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["index", "--json"])
+        .arg(&dir)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("pipe.jsonl: not a regular file"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("gone.jsonl: cannot read"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["indexed"].as_u64(), Some(1), "{v}");
+}
+
 /// Regression (issue probe: a 50 MB transcript line became 87,382 chunks,
 /// although README says such lines are skipped): a line over the limit is
 /// reported as `path:line` and skipped; the lines around it are indexed.
