@@ -219,7 +219,7 @@ fn print_report(report: Option<&SyncReport>, json: bool, quiet_idle: bool) -> Re
         }
         outln!("{line}");
         for why in &s.refused {
-            say!("sync: not sent: {why}; remove the secret from the file");
+            say!("sync: not sent: {why}");
         }
         for why in &s.skipped {
             say!("sync: not taken: {why}");

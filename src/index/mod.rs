@@ -20,7 +20,7 @@ pub use record_ops::{
 };
 pub use records::{
     drift, files_with_secrets, has_record_files, records_changed, remove_record, sync_records,
-    truncate_wal, upsert_record, upsert_records, Drift, SyncReport,
+    truncate_wal, unreadable_files, upsert_record, upsert_records, Drift, SyncReport,
 };
 pub use shared::{
     export_source, has_source_at, import_source, prepare_import, remove_source_at, write_import,

@@ -281,6 +281,31 @@ fn read_one(s: Seen, scope: Scope, old: Option<&Row>, limits: &Limits, full: boo
     }
 }
 
+/// Record files of `dir` that exist but do not parse (a hand edit gone
+/// wrong, a `git pull` that conflicts), each with the keys it may hold:
+/// its `key:` and `id:` lines' values, read loosely, and its name. The
+/// index has no row for them, which sync must not take for a deletion.
+pub fn unreadable_files(dir: &ScopeDir, limits: &Limits) -> Vec<(PathBuf, Vec<String>)> {
+    let (seen, _) = scan(dir);
+    seen.into_par_iter()
+        .filter_map(|s| {
+            let text = String::from_utf8_lossy(&fs::read(&s.abs).ok()?).into_owned();
+            if parse_seen(&text, &s, dir.scope, limits).is_ok() {
+                return None;
+            }
+            let mut keys: Vec<String> = text
+                .lines()
+                .skip(1)
+                .take_while(|l| l.trim_end() != "---")
+                .filter_map(|l| l.strip_prefix("key:").or_else(|| l.strip_prefix("id:")))
+                .map(|v| v.trim().trim_matches(['"', '\'']).to_string())
+                .collect();
+            keys.extend(s.abs.file_stem().map(|n| n.to_string_lossy().into_owned()));
+            Some((PathBuf::from(s.shown()), keys))
+        })
+        .collect()
+}
+
 /// Record files of `dir` that hold a secret, with what was found: files
 /// written outside recall (by hand, or arriving with `git pull`) that the
 /// index keeps redacted but the file still holds, in its text or its name.

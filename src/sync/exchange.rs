@@ -72,7 +72,8 @@ pub struct ScopeReport {
     /// Pulled rows kept back because this host has a newer local version
     /// (or a person's record against an agent's).
     pub kept_local: usize,
-    /// Items not pushed because they hold a secret (`path: kind`).
+    /// Items not pushed, each with why and what to do (a file holding a
+    /// secret, a deletion held back).
     pub refused: Vec<String>,
     /// Pulled entries this host could not take, each with why (see
     /// `pulled::Step::Skip`): passed over, the rest synced.

@@ -40,9 +40,28 @@ pub fn push(
     pending.extend(local::pending_sources(
         conn, me.host, t.sessions, t.tickets,
     )?);
+    // A record with no row whose file is still there (one that does not
+    // parse) is not deleted: the delete would take it from every host.
+    let deletes = pending
+        .iter()
+        .any(|p| p.kind == Kind::Record && p.local.is_none());
+    let unreadable = match deletes {
+        true => crate::index::unreadable_files(t.dir, &me.limits),
+        false => Vec::new(),
+    };
     let mut batch: Vec<Outgoing> = Vec::new();
     let mut bytes = 0;
     for p in pending {
+        if p.kind == Kind::Record && p.local.is_none() {
+            if let Some((path, _)) = unreadable.iter().find(|(_, keys)| keys.contains(&p.key)) {
+                report.refused.push(format!(
+                    "the deletion of record '{}': {} still holds it but does not parse; fix the file (`recall doctor` says what is wrong), then sync",
+                    p.key,
+                    path.display()
+                ));
+                continue;
+            }
+        }
         let Some(out) = outgoing(conn, t.dir, p, report)? else {
             continue;
         };
@@ -109,9 +128,11 @@ fn outgoing(
             let text = whole_record(text, &path, dir.scope);
             let (_, found) = crate::secrets::redact(&text);
             if let Some(f) = found.first() {
-                report
-                    .refused
-                    .push(format!("{}: holds a secret ({})", path.display(), f.kind));
+                report.refused.push(format!(
+                    "{}: holds a secret ({}); remove the secret from the file",
+                    path.display(),
+                    f.kind
+                ));
                 return Ok(None);
             }
             Some(text)

@@ -108,3 +108,42 @@ fn r36_a_reader_offline_across_a_compaction_holds_what_the_members_hold() {
     assert_eq!(ci.hit_ids("okapi-sienna-4410"), Vec::<String>::new());
     assert_eq!(ci.hit_ids("heron-teal-3307"), Vec::<String>::new());
 }
+
+/// Regression (review, stop 60): a record file a hand edit broke (a slip
+/// in a field, or `git pull`'s conflict markers) has no row in the index,
+/// and sync sent that as its deletion: the record was wiped from the
+/// server and from every other host, and sync exited 0. The deletion is
+/// held back, named with the fix, and sync exits 3; fixed, the file syncs
+/// as before, and a record deleted for real still goes.
+#[test]
+fn r_a_record_file_that_does_not_parse_is_not_deleted_everywhere() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.add("k2", "Payments retry three times with backoff");
+    a.add("gone", "The old flag is removed on Friday");
+    a.sync();
+    b.sync();
+    assert!(b.body("k2").is_some());
+    let path = PathBuf::from(b.record_json("k2")["path"].as_str().unwrap());
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, good.replace("importance: 50", "importance: lots")).unwrap();
+    b.run(&["record", "delete", "gone"]);
+    let out = b.out(&["sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("the deletion of record 'k2'") && err.contains("does not parse"),
+        "{err}"
+    );
+    a.sync();
+    assert!(a.body("k2").is_some(), "k2 deleted on the other host");
+    assert!(a.body("gone").is_none(), "a real delete is still sent");
+    std::fs::write(&path, good.replace("three times", "five times")).unwrap();
+    b.sync();
+    a.sync();
+    assert_eq!(
+        a.body("k2").as_deref(),
+        Some("Payments retry five times with backoff")
+    );
+}
