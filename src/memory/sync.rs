@@ -426,10 +426,13 @@ impl Memory {
             };
             let rfc3339 = |t: i64| jiff::Timestamp::from_second(t).ok().map(|t| t.to_string());
             let (server, error) = match &mut client {
-                Ok(c) => match sync::remote_status(c, &remote, &s.target, &host, cursor) {
-                    Ok(st) => (Some(st), None),
-                    Err(e) => (None, Some(e.to_string())),
-                },
+                Ok(c) => {
+                    match sync::remote_status(c, &remote, &s.target, &host, cursor, last.is_none())
+                    {
+                        Ok(st) => (Some(st), None),
+                        Err(e) => (None, Some(e.to_string())),
+                    }
+                }
                 Err(e) => (None, Some(e.to_string())),
             };
             out.push(SyncStatus {

@@ -165,7 +165,9 @@ fn pull_pages(
 ) -> Result<i64> {
     let mut cursor = local::cursor(conn)?;
     let (first, before) = (cursor == 0, cursor);
-    let fetch = |client: &mut Client, after: i64| fetch_page(client, url, t, me, after);
+    let never_synced = local::last_sync(conn)?.is_none();
+    let fetch =
+        |client: &mut Client, after: i64| fetch_page(client, url, t, me, after, never_synced);
     let mut next = fetch(client, cursor)?;
     while let Some((rows, last)) = next.take() {
         if sources_only(&rows) {
@@ -198,16 +200,29 @@ fn pull_pages(
 
 /// The rows other hosts sent after `after`, in the server's order, up to
 /// [`PULL_ROWS`] rows and [`PULL_BYTES`] of bodies (at least one row), and
-/// the id of the last; `None` when there are none.
+/// the id of the last; `None` when there are none. A host does not pull
+/// what its own name pushed, which it has, except until its first sync
+/// ends (`never_synced`): then its name's records come too, since a home
+/// that never synced (a reinstalled machine under its old name) has none
+/// of them. Its name's sources stay on the server: they are the old home's
+/// transcripts.
 fn fetch_page(
     client: &mut Client,
     url: &RemoteUrl,
     t: &Target,
     me: &Me,
     after: i64,
+    never_synced: bool,
 ) -> Result<Option<Page>> {
     let err = |e: postgres::Error| describe(&e, url);
-    let params: [&(dyn ToSql + Sync); 5] = [&t.project, &after, &me.host, &PULL_ROWS, &PULL_BYTES];
+    let params: [&(dyn ToSql + Sync); 6] = [
+        &t.project,
+        &after,
+        &me.host,
+        &PULL_ROWS,
+        &PULL_BYTES,
+        &never_synced,
+    ];
     // Streamed: each row is read as it arrives, so a page is held once.
     let mut stream = client
         .query_raw(
@@ -215,7 +230,8 @@ fn fetch_page(
                 "SELECT {ROW_COLUMNS} FROM (
                      SELECT *, sum(coalesce(octet_length(body), 0)) OVER (ORDER BY id) AS upto
                      FROM (SELECT {ROW_COLUMNS} FROM recall_entries
-                           WHERE project=$1 AND id > $2 AND host <> $3
+                           WHERE project=$1 AND id > $2
+                             AND (host <> $3 OR ($6 AND kind = 'record'))
                            ORDER BY id LIMIT $4) page) w
                  WHERE upto - coalesce(octet_length(body), 0) < $5 ORDER BY id"
             ),

@@ -135,13 +135,15 @@ pub fn remote_status(
     project: &str,
     host: &str,
     cursor: i64,
+    never_synced: bool,
 ) -> Result<RemoteStatus> {
     let row = client
         .query_one(
             "SELECT (SELECT count(*) FROM recall_hosts WHERE project=$1),
                     (SELECT count(*) FROM recall_entries WHERE project=$1 AND NOT deleted),
-                    (SELECT count(*) FROM recall_entries WHERE project=$1 AND id > $2 AND host <> $3)",
-            &[&project, &cursor, &host],
+                    (SELECT count(*) FROM recall_entries WHERE project=$1 AND id > $2
+                        AND (host <> $3 OR ($4 AND kind = 'record')))",
+            &[&project, &cursor, &host, &never_synced],
         )
         .map_err(|e| describe(&e, url))?;
     Ok(RemoteStatus {

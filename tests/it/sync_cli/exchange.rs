@@ -679,6 +679,41 @@ fn r_one_scope_that_fails_does_not_stop_the_others() {
 /// nothing said so. A push now finds the other home's receipt under the
 /// name and says what to do (exit 3), and `--status` keeps the warning;
 /// a home that takes over a name no one else uses is not warned.
+/// Regression (review, stop 60): a home that never synced, under the name
+/// of the home it replaced (a reinstalled laptop, a config from dotfiles),
+/// never pulled what that name had pushed, since a host skips its own
+/// name's rows, and `--status` said it was up to date. Its first pull takes
+/// its name's records too.
+#[test]
+fn r_a_reinstalled_home_under_its_old_name_gets_its_records() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let name = |h: &Host, host: &str| {
+        let cfg = h.home.join("config.toml");
+        let text = std::fs::read_to_string(&cfg).unwrap_or_default();
+        let text = match text.contains("[sync]\n") {
+            true => text.replace("[sync]\n", &format!("[sync]\nhost = \"{host}\"\n")),
+            false => format!("{text}\n[sync]\nhost = \"{host}\"\n"),
+        };
+        std::fs::create_dir_all(&h.home).unwrap();
+        std::fs::write(&cfg, text).unwrap();
+    };
+    let [old] = joined(&env, &pg, ["old"]);
+    name(&old, "laptop");
+    old.add("o-1", "Releases are cut from the main branch");
+    old.add("o-2", "The staging cluster runs in eu-west-1");
+    old.sync();
+    let new = Host::new(&env, "new");
+    name(&new, "laptop");
+    new.init(&pg);
+    assert!(
+        new.body("o-1").is_some() && new.body("o-2").is_some(),
+        "the name's records were not pulled"
+    );
+    let status = new.run(&["sync", "--status"]);
+    assert!(status.contains("to pull:    0"), "{status}");
+}
+
 #[test]
 fn r_two_homes_of_one_host_name_are_told() {
     let Some(pg) = Pg::start() else { return };
