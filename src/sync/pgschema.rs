@@ -64,7 +64,7 @@ pub fn check(client: &mut Client, url: &RemoteUrl) -> Result<()> {
         ))),
         v if v > PG_SCHEMA_VERSION => Err(too_new(v, url)),
         v => Err(Error::Sync(format!(
-            "the sync server {} has recall schema {v}, older than this recall ({PG_SCHEMA_VERSION}); run `recall sync --init` to upgrade it",
+            "the sync server {} has recall schema {v}, older than this recall ({PG_SCHEMA_VERSION}); the role that owns the recall tables (the one that first ran `recall sync --init` there) must run `recall sync --init` once to upgrade it",
             url.masked()
         ))),
     }
@@ -114,7 +114,6 @@ pub fn who(client: &mut Client, url: &RemoteUrl) -> Result<Who> {
 
 /// Create or upgrade the schema. Returns (version before, version after).
 pub fn migrate(client: &mut Client, url: &RemoteUrl) -> Result<(i32, i32)> {
-    let err = |e: postgres::Error| describe(&e, url);
     // Up to date: nothing to create, so a role without CREATE (a read-only
     // CI role) can run `--init` too.
     let current = version(client, url)?;
@@ -124,6 +123,18 @@ pub fn migrate(client: &mut Client, url: &RemoteUrl) -> Result<(i32, i32)> {
     if current > PG_SCHEMA_VERSION {
         return Err(too_new(current, url));
     }
+    // An upgrade a member cannot make (only the tables' owner may alter
+    // them) says who can, not that the role is read-only.
+    let err = |e: postgres::Error| {
+        let denied = e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
+        match current > 0 && denied {
+            true => Error::Sync(format!(
+                "the sync server {} has recall schema {current}, older than this recall ({PG_SCHEMA_VERSION}), and this login may not upgrade it: the role that owns the recall tables (the one that first ran `recall sync --init` there) must run `recall sync --init` once",
+                url.masked()
+            )),
+            false => describe(&e, url),
+        }
+    };
     let mut tx = client.transaction().map_err(err)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .map_err(err)?;

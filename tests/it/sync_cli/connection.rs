@@ -280,13 +280,21 @@ fn r36_init_by_a_read_only_role_pulls_only() {
     assert!(err.contains("may not"), "{err}");
     assert!(ci.run(&["sync", "--pull-only"]).contains("pulled 0"));
     // A server older than this recall: the reader cannot upgrade it, and
-    // says so.
+    // says who can (regression, review of stop 60: a member was told it
+    // was a read-only role, and a plain sync to run `--init` itself).
     pg.sql("team", "DELETE FROM recall_schema WHERE version > 1");
     let out = ci.out(&["sync", "--init", &url, "--team", TEAM]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("may not") || err.contains("permission"),
+        err.contains("this login may not upgrade it")
+            && err.contains("the role that owns the recall tables"),
+        "{err}"
+    );
+    let out = ci.out(&["sync", "--pull-only"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the role that owns the recall tables"),
         "{err}"
     );
 }
