@@ -89,7 +89,7 @@ struct Outgoing {
 
 /// A record file's text as other hosts read it: a file written by hand
 /// without the fields its place gives (its id, category, scope and times;
-/// see [`Place`]) is sent with them, since the other host's file is
+/// see [`Place`](crate::records::Place)) is sent with them, since the other host's file is
 /// elsewhere; any other text goes as it is.
 fn whole_record(text: String, path: &Path, scope: Scope) -> String {
     let limits = Limits {
