@@ -68,10 +68,15 @@ pub(super) fn detect_prose_passwords(text: &str, out: &mut Vec<Span>) {
 }
 
 /// `token`, `key`, `API key`, `access token`, ... (and plurals): words a
-/// credential is given after in prose.
+/// credential is given after in prose. ASCII word boundaries: with
+/// Unicode ones the regex leaves its DFA on any non-ASCII text, and
+/// `key`, common in code, made indexing 35% more instructions
+/// (callgrind, one 2.6 MB transcript); with these, 5%.
 static TOKEN_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:(?:api|access|auth|bearer|secret|private)[ _-]?)?(?:token|key)s?\b")
-        .expect("a valid constant regex")
+    Regex::new(
+        r"(?i)(?-u:\b)(?:(?:api|access|auth|bearer|secret|private)[ _-]?)?(?:token|key)s?(?-u:\b)",
+    )
+    .expect("a valid constant regex")
 });
 
 /// Up to three words naming what the token is for (`for maps`, `of the CI
