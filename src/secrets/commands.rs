@@ -3,7 +3,10 @@
 //! of `curl -u user:password` (`basic-auth`), and the passwords given to
 //! `mysql -p<password>` (and `mysqldump`, `mysqladmin`, `mariadb`, ...),
 //! `sshpass -p <password>` and `docker login -p <password>` (and
-//! `--password`, `podman login`, `nerdctl login`) (`cli-password`).
+//! `--password`, `podman login`, `nerdctl login`) (`cli-password`). And
+//! HTTP basic credentials outside a header (`the header is Basic
+//! YWRtaW46…`), when the base64 after `Basic` decodes to `user:password`
+//! (`basic-auth`).
 //!
 //! A detector of its own, not part of [`super::tokens`]: a header's value
 //! may be a token of a known format (a JWT), which then keeps its own, more
@@ -95,6 +98,38 @@ pub(super) fn detect_commands(text: &str, out: &mut Vec<Span>) {
     }
 }
 
+/// `Basic` and a base64 word: HTTP basic credentials, if it decodes to
+/// them.
+static BASIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:(?-u:\b)basic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=]|$)")
+        .expect("a valid constant regex")
+});
+
+/// HTTP basic credentials given anywhere (a header's are found by
+/// [`detect_commands`]): the base64 after `Basic` that decodes to
+/// `user:password`, both printable and without blanks, so a word after
+/// "basic" in prose is not one.
+pub(super) fn detect_basic_credentials(text: &str, out: &mut Vec<Span>) {
+    use base64::Engine as _;
+    for caps in BASIC.captures_iter(text) {
+        let Some(m) = caps.get(1) else { continue };
+        let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(m.as_str()) else {
+            continue;
+        };
+        let credentials = std::str::from_utf8(&decoded)
+            .ok()
+            .and_then(|t| t.split_once(':'));
+        let printable = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_graphic());
+        if credentials.is_some_and(|(user, pass)| printable(user) && printable(pass)) {
+            out.push(Span {
+                start: m.start(),
+                end: m.end(),
+                kind: BASIC_AUTH,
+            });
+        }
+    }
+}
+
 /// The credential of whichever rule matched, if it is not a variable or a
 /// placeholder.
 fn command_span(caps: &Captures<'_>) -> Option<Span> {
@@ -154,6 +189,27 @@ mod tests {
         }
         let quiet = format!("/home/me/.claude/projects/app/{t}.jsonl");
         assert!(!TRIGGERS.is_match(&quiet) && !COMMANDS.is_match(&quiet));
+    }
+
+    /// Regression (review, stop 60): basic credentials outside a header
+    /// (`the header is Basic YWRtaW46…`) were stored; base64 that does not
+    /// decode to `user:password` after "basic" is not one.
+    #[test]
+    fn r_basic_credentials_outside_a_header_are_found() {
+        let (kinds, clean) =
+            kinds_and_clean("Basic auth header is Basic YWRtaW46UzNjcjN0UGFzcw== for staging");
+        assert_eq!(kinds, [BASIC_AUTH]);
+        assert!(
+            clean.contains("is Basic [REDACTED:basic-auth] for"),
+            "{clean}"
+        );
+        for text in [
+            "a basic understanding of the code",
+            "basic SGVsbG8gd29ybGQ= is hello world",
+            "Basic dXNlcjo= has an empty password",
+        ] {
+            assert!(kinds_and_clean(text).0.is_empty(), "{text}");
+        }
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub use names::{redact_id, redacted_slug};
 pub use paths::{find_path, redact_path};
 
 use assignments::detect_assignments;
-use commands::detect_commands;
+use commands::{detect_basic_credentials, detect_commands};
 use config_files::detect_config_files;
 use private_keys::detect_private_keys;
 use prose::{detect_prose_aws_secrets, detect_prose_passwords, detect_prose_tokens};
@@ -173,11 +173,12 @@ fn rank(kind: &'static str) -> u8 {
 type Detector = fn(&str, &mut Vec<Span>);
 
 /// All detectors; each appends its candidates in any order.
-const DETECTORS: [Detector; 11] = [
+const DETECTORS: [Detector; 12] = [
     detect_tokens,
     detect_discord_tokens,
     detect_telegram_tokens,
     detect_commands,
+    detect_basic_credentials,
     detect_config_files,
     detect_private_keys,
     detect_url_passwords,
