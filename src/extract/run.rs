@@ -512,13 +512,21 @@ fn process(
             c.text
         );
         match write(scopes, d, &c, o)? {
-            None => {
+            Written::Yes(replaced) => {
                 if o.dry_run {
                     would_write.push(c.text.clone());
                 }
+                // The key's record held another fact: say which went.
+                let line = match replaced {
+                    Some(old) => format!(
+                        "{line} (replaces: {})",
+                        crate::text::truncate_chars(&old, 80)
+                    ),
+                    None => line,
+                };
                 out.kept.push(line)
             }
-            Some(why) => out.dropped.push(guard::dropped_line(&c, &why)),
+            Written::No(why) => out.dropped.push(guard::dropped_line(&c, &why)),
         }
     }
     Ok(out)
@@ -581,9 +589,18 @@ fn candidates(
     }
 }
 
-/// Write one kept candidate as an auto record. `Some(reason)` when it was
-/// not written. Manual records are never overwritten.
-fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Option<String>> {
+/// What [`write`] did with a candidate.
+enum Written {
+    /// Written (or, dry, would be); with the text of the record of its key
+    /// it replaced, when that was another fact.
+    Yes(Option<String>),
+    /// Not written, and why.
+    No(String),
+}
+
+/// Write one kept candidate as an auto record. Manual records are never
+/// overwritten.
+fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Written> {
     let (dir, conn) = match c.scope {
         Scope::Project => (scopes.project.0, &mut *scopes.project.1),
         Scope::User => (scopes.user.0, &mut *scopes.user.1),
@@ -603,10 +620,14 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
         .as_ref()
         .is_some_and(|e| e.record.meta.source != Source::Auto)
     {
-        return Ok(Some("a manual record has this key".into()));
+        return Ok(Written::No("a manual record has this key".into()));
     }
+    let replaced = existing
+        .as_ref()
+        .map(|e| e.record.body.clone())
+        .filter(|old| *old != Record::clean_body(&c.text));
     if o.dry_run {
-        return Ok(None);
+        return Ok(Written::Yes(replaced));
     }
     let (name, version) = o.extractor.name();
     let origin = Origin {
@@ -629,7 +650,7 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
         // the key is news, and is recalled.
         let (old, new) = (WordSet::new(&record.body), WordSet::new(&c.text));
         if old.jaccard(&new) > guard::MAX_JACCARD {
-            return Ok(Some("repeats an archived record".into()));
+            return Ok(Written::No("repeats an archived record".into()));
         }
         record.meta.status = RecordStatus::Active;
     }
@@ -639,9 +660,11 @@ fn write(scopes: &mut Scopes, d: &Due, c: &Candidate, o: &Options) -> Result<Opt
     record.meta.confidence = c.confidence.clamp(0.0, 1.0);
     record.meta.origin = Some(origin);
     match store.save(record, previous.as_ref(), SecretPolicy::Refuse) {
-        Ok(_) => Ok(None),
-        Err(crate::Error::Secret { kind, .. }) => Ok(Some(format!("contains a secret ({kind})"))),
-        Err(crate::Error::Invalid(msg)) => Ok(Some(msg)),
+        Ok(_) => Ok(Written::Yes(replaced)),
+        Err(crate::Error::Secret { kind, .. }) => {
+            Ok(Written::No(format!("contains a secret ({kind})")))
+        }
+        Err(crate::Error::Invalid(msg)) => Ok(Written::No(msg)),
         Err(e) => Err(e),
     }
 }

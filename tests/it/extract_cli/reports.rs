@@ -460,9 +460,16 @@ fn r_deleting_an_extracted_record_says_archive_keeps_it_out() {
         0.85,
     )]);
     grow(3);
-    fake.extract(&env, &[]);
+    let r = fake.extract(&env, &[]);
     let rec = env.run_json(&["record", "get", "auto:watcher-race", "--format", "json"]);
     assert_eq!(rec["status"], "active", "{rec}");
+    // And the report says which fact the key's record held before (it
+    // printed `+` as for a new record).
+    let kept = outcome(&r, "s1")["kept"].to_string();
+    assert!(
+        kept.contains("(replaces: The flaky test raced the file watcher"),
+        "{kept}"
+    );
     let out = env.run(&["query", "git-cliff release notes"]);
     assert!(out.contains("auto:watcher-race"), "{out}");
 }
