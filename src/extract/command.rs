@@ -217,7 +217,21 @@ static RUNNING: AtomicI32 = AtomicI32::new(0);
 fn end_with_recall() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        // A signal this process was started ignoring (`nohup`, a
+        // background job of a script) stays ignored.
+        let ignored = |signal: libc::c_int| {
+            // SAFETY: sigaction(2) with no new action only reads the
+            // current one into `old`, a zeroed struct of the right type.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            }
+        };
         for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            if ignored(signal) {
+                continue;
+            }
             let action = move || {
                 let group = RUNNING.load(Ordering::SeqCst);
                 if group > 0 {

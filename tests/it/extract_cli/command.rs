@@ -396,4 +396,37 @@ fn r_the_extractors_process_group_ends_with_it() {
     until(10, "the interrupted extractor's child ends", || {
         !alive(&pid)
     });
+
+    // Started ignoring SIGHUP (`nohup`), it goes on ignoring it.
+    indexed_session(&env, "s3");
+    let pid = pids.join("nohup");
+    let cmd = format!("sleep 1000 & echo $! > '{}'; wait", pid.display());
+    let mut run = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' HUP; exec \"$0\" \"$@\"")
+        .arg(env.std_cmd().get_program())
+        .args(env.std_cmd().get_args())
+        .args(["extract", "--json", "--extractor-cmd", &cmd])
+        .env_remove("RECALL_HOME")
+        .env_remove("RECALL_PROJECT")
+        .current_dir(env.tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    until(30, "the extractor starts", || {
+        std::fs::read_to_string(&pid).is_ok_and(|p| !p.trim().is_empty())
+    });
+    // SAFETY: kill(2) on children this test started.
+    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGHUP) };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        run.try_wait().unwrap().is_none(),
+        "SIGHUP ended a nohup run"
+    );
+    assert!(alive(&pid));
+    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGTERM) };
+    let status = run.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    until(10, "the terminated extractor's child ends", || !alive(&pid));
 }
