@@ -195,14 +195,14 @@ fn read_payload() -> Result<Payload> {
             MAX_PAYLOAD_BYTES >> 20
         );
     }
-    // A prompt holding half of a UTF-16 pair (an emoji cut short) is sent
-    // as a lone `\ud83d`, which serde_json refuses: mend it, not lose the
-    // whole payload.
     const NOT_A_PAYLOAD: &str = "stdin is not a hook payload (a JSON object with hook_event_name)";
     // serde reads a struct from a list too.
     if !bytes.trim_ascii_start().starts_with(b"{") {
         anyhow::bail!(NOT_A_PAYLOAD);
     }
+    // A prompt holding half of a UTF-16 pair (an emoji cut short) is sent
+    // as a lone `\ud83d`, which serde_json refuses: mend it, not lose the
+    // whole payload.
     serde_json::from_slice(&crate::ingest::surrogate::mend(&bytes)).context(NOT_A_PAYLOAD)
 }
 
