@@ -91,6 +91,20 @@ impl Place {
         }
     }
 
+    /// A flow-mapping frontmatter with the `lines` ([`Place::missing_lines`])
+    /// in it, written as block YAML; as it was when either does not parse.
+    fn merged_flow(&self, yaml: &str, lines: &str) -> String {
+        use serde_yaml_ng::{Mapping, Value};
+        let (Ok(Value::Mapping(mut m)), Ok(Value::Mapping(more))) = (
+            serde_yaml_ng::from_str::<Value>(yaml),
+            serde_yaml_ng::from_str::<Value>(lines),
+        ) else {
+            return yaml.to_string();
+        };
+        m.extend::<Mapping>(more);
+        serde_yaml_ng::to_string(&m).unwrap_or_else(|_| yaml.to_string())
+    }
+
     /// YAML lines for the fields `yaml` lacks, to go after it.
     fn missing_lines(&self, yaml: &str) -> String {
         let present: Vec<String> = match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(yaml) {
@@ -158,9 +172,12 @@ pub fn parse_record_at(
     // Added after the fields written, so errors keep their lines.
     let filled = place.map(|p| {
         let lines = p.missing_lines(yaml);
-        match yaml.is_empty() || yaml.ends_with('\n') {
-            true => format!("{yaml}{lines}"),
-            false => format!("{yaml}\n{lines}"),
+        match yaml.trim_start().starts_with('{') {
+            // A flow mapping (`{importance: 80}`) takes no lines after it:
+            // the fields go in as one more flow mapping's.
+            true if !lines.is_empty() => p.merged_flow(yaml, &lines),
+            _ if yaml.is_empty() || yaml.ends_with('\n') => format!("{yaml}{lines}"),
+            _ => format!("{yaml}\n{lines}"),
         }
     });
     let written = yaml;
@@ -268,6 +285,41 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("a date such as 2026-11-01"), "{e}");
+    }
+
+    /// A hand-written file's place gives what it leaves out, after block
+    /// or flow frontmatter alike (regression, review of stop 60: a flow
+    /// mapping, `{importance: 80}`, took no lines after it and was refused
+    /// as "missing field `id`").
+    #[test]
+    fn r_a_place_fills_block_and_flow_frontmatter() {
+        let place = Place {
+            id: "pnpm".into(),
+            category: Some(Category::Decisions),
+            scope: Scope::Project,
+            written: "2026-11-01T00:00:00Z".parse().unwrap(),
+        };
+        for yaml in [
+            "importance: 80\n",
+            "{importance: 80}\n",
+            "{ importance: 80 }",
+        ] {
+            let text = format!("---\n{yaml}\n---\n\nWe use pnpm.\n");
+            let r = parse_record_at(
+                &text,
+                Path::new("pnpm.md"),
+                &Limits::default(),
+                Some(&place),
+            )
+            .unwrap_or_else(|e| panic!("{yaml:?}: {e}"));
+            assert_eq!(
+                (r.meta.id.as_str(), r.meta.key.as_str(), r.meta.importance),
+                ("pnpm", "pnpm", 80),
+                "{yaml:?}"
+            );
+            assert_eq!(r.meta.category, Category::Decisions);
+            assert_eq!(r.meta.created.to_string(), "2026-11-01T00:00:00Z");
+        }
     }
 
     /// Regression (review, stop 59): frontmatter as people type it by hand

@@ -320,10 +320,15 @@ pub fn checkout_roots(root: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(root.join(".git").join("worktrees")) else {
         return out;
     };
+    // `gitdir` names the worktree's `.git` file, relative to the folder
+    // holding it when git writes relative paths (`worktree.useRelativePaths`).
     let mut linked: Vec<PathBuf> = entries
         .flatten()
-        .filter_map(|e| fs::read_to_string(e.path().join("gitdir")).ok())
-        .filter_map(|g| fs::canonicalize(Path::new(g.trim()).parent()?).ok())
+        .filter_map(|e| {
+            let gitdir = fs::read_to_string(e.path().join("gitdir")).ok()?;
+            let git = e.path().join(gitdir.trim());
+            fs::canonicalize(git.parent()?).ok()
+        })
         .filter(|p| p != root)
         .collect();
     linked.sort();
@@ -401,6 +406,14 @@ mod tests {
         // A relative gitdir, as `git worktree add --relative-paths` writes.
         fs::write(wt.join(".git"), "gitdir: ../app/.git/worktrees/feature\n").unwrap();
         assert_eq!(canonical_root(&wt)?, main_root);
+        // And the other way (regression, review of stop 60: read against
+        // the current folder, the worktree was left out, so `hook install`
+        // there wrote the main checkout's settings).
+        fs::write(admin.join("gitdir"), "../../../../app-feature/.git\n").unwrap();
+        assert_eq!(
+            checkout_roots(&main_root),
+            [main_root.clone(), fs::canonicalize(&wt).unwrap()]
+        );
         // A submodule: its own project.
         let sub = main.join("vendor/lib");
         fs::create_dir_all(main.join(".git/modules/lib")).unwrap();

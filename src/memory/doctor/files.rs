@@ -134,8 +134,14 @@ fn check_records_modes(dir: &ScopeDir, out: &mut Vec<Finding>) {
     // folder. Whether it is a folder is what it points to.
     let walk = walkdir::WalkDir::new(&records).follow_root_links(false);
     for e in walk.into_iter().flatten() {
-        if e.path_is_symlink() {
+        // An editor's lock or backup (Emacs' `.#name.md`, a link to
+        // nothing) is not a record: recall does not read it.
+        let hidden = e.depth() > 0 && e.file_name().to_string_lossy().starts_with('.');
+        if e.path_is_symlink() && !hidden {
             out.push(linked(e.path(), e.path().is_dir()));
+            continue;
+        }
+        if e.path_is_symlink() {
             continue;
         }
         let want = if e.file_type().is_dir() { 0o700 } else { 0o600 };
@@ -213,7 +219,7 @@ pub(super) fn check_mode(path: &Path, want: u32, out: &mut Vec<Finding>) {
                         "{} has mode {mode:o}: other users can read your memory",
                         path.display()
                     ),
-                    fix: format!("chmod {want:o} {}", path.display()),
+                    fix: format!("chmod {want:o} {}", shell_quote(&path.to_string_lossy())),
                 });
             }
         }

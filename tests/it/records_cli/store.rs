@@ -411,3 +411,37 @@ fn r_a_hand_written_record_needs_only_its_text() {
         "{text}"
     );
 }
+
+/// Regression (review, stop 60): doctor's fix for a record file's mode was
+/// `chmod 600 <path>` unquoted, which fails for a file named with spaces
+/// (`package manager.md`, as a person names one now that the name is its
+/// key); and an editor's lock beside a record (Emacs' `.#name.md`, a link
+/// to nothing) was reported as a linked record with a fix that fails.
+#[test]
+fn r_doctor_fixes_work_for_files_people_name() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.add("decisions", "seed", "A record so the scope exists.");
+    let dir = env.project_dir().join("records/decisions");
+    let file = dir.join("package manager.md");
+    std::fs::write(&file, "---\n---\n\nWe use pnpm.\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink("me@host.123:1700000000", dir.join(".#package manager.md")).unwrap();
+    let (_, out) = env.doctor();
+    let fix = out
+        .lines()
+        .find(|l| l.contains("fix: chmod 600"))
+        .unwrap_or_else(|| panic!("no chmod fix: {out}"));
+    let command = fix.trim().strip_prefix("fix: ").unwrap();
+    let ran = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .status()
+        .unwrap();
+    assert!(ran.success(), "{command}");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(!out.contains(".#package manager.md"), "{out}");
+}
