@@ -589,7 +589,7 @@ fn candidates(
     }
 }
 
-/// What [`write`] did with a candidate.
+/// What [`write()`] did with a candidate.
 enum Written {
     /// Written (or, dry, would be); with the text of the record of its key
     /// it replaced, when that was another fact.
