@@ -356,6 +356,12 @@ fn r_the_extractors_process_group_ends_with_it() {
     indexed_session(&env, "s1");
     let pids = env.tmp.path().join("pids");
     std::fs::create_dir_all(&pids).unwrap();
+    // The extractor has written its background child's pid.
+    let started = |pid: &std::path::Path| {
+        until(30, "the extractor starts", || {
+            std::fs::read_to_string(pid).is_ok_and(|p| !p.trim().is_empty())
+        })
+    };
 
     // A timeout ends what the extractor started.
     let pid = pids.join("timeout");
@@ -386,9 +392,7 @@ fn r_the_extractors_process_group_ends_with_it() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    until(30, "the extractor starts", || {
-        std::fs::read_to_string(&pid).is_ok_and(|p| !p.trim().is_empty())
-    });
+    started(&pid);
     // SAFETY: kill(2) on a child this test started.
     unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
     let status = run.wait().unwrap();
@@ -414,9 +418,7 @@ fn r_the_extractors_process_group_ends_with_it() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    until(30, "the extractor starts", || {
-        std::fs::read_to_string(&pid).is_ok_and(|p| !p.trim().is_empty())
-    });
+    started(&pid);
     // SAFETY: kill(2) on children this test started.
     unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGHUP) };
     std::thread::sleep(std::time::Duration::from_millis(300));
