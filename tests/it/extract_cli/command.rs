@@ -343,6 +343,33 @@ fn alive(file: &std::path::Path) -> bool {
     })
 }
 
+/// `recall extract --extractor-cmd CMD` started with the signals that end
+/// it at their default action but those in `ignored` (as `nohup` starts a
+/// command): a test run from a script's background job inherits SIGINT
+/// ignored, which recall rightly keeps.
+fn extract_with_signals(env: &Env, cmd: &str, ignored: &[libc::c_int]) -> std::process::Child {
+    use std::os::unix::process::CommandExt as _;
+    let ignored = ignored.to_vec();
+    let mut c = env.std_cmd();
+    c.args(["extract", "--json", "--extractor-cmd", cmd])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                let action = match ignored.contains(&signal) {
+                    true => libc::SIG_IGN,
+                    false => libc::SIG_DFL,
+                };
+                libc::signal(signal, action);
+            }
+            Ok(())
+        })
+    };
+    c.spawn().unwrap()
+}
+
 /// Regression (review, stop 60): only the extractor's `sh` was killed. A
 /// timeout left the program it ran going (a model's CLI spending quota);
 /// a process it left in the background held stdout, so extract waited for
@@ -385,13 +412,7 @@ fn r_the_extractors_process_group_ends_with_it() {
     indexed_session(&env, "s2");
     let pid = pids.join("interrupt");
     let cmd = format!("sleep 1000 & echo $! > '{}'; wait", pid.display());
-    let mut run = env
-        .std_cmd()
-        .args(["extract", "--json", "--extractor-cmd", &cmd])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut run = extract_with_signals(&env, &cmd, &[]);
     started(&pid);
     // SAFETY: kill(2) on a child this test started.
     unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
@@ -405,19 +426,7 @@ fn r_the_extractors_process_group_ends_with_it() {
     indexed_session(&env, "s3");
     let pid = pids.join("nohup");
     let cmd = format!("sleep 1000 & echo $! > '{}'; wait", pid.display());
-    let mut run = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("trap '' HUP; exec \"$0\" \"$@\"")
-        .arg(env.std_cmd().get_program())
-        .args(env.std_cmd().get_args())
-        .args(["extract", "--json", "--extractor-cmd", &cmd])
-        .env_remove("RECALL_HOME")
-        .env_remove("RECALL_PROJECT")
-        .current_dir(env.tmp.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut run = extract_with_signals(&env, &cmd, &[libc::SIGHUP]);
     started(&pid);
     // SAFETY: kill(2) on children this test started.
     unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGHUP) };
