@@ -81,7 +81,17 @@ impl Pg {
             tls,
         };
         pg.init();
-        pg.start_server();
+        // The free port is free when asked, not when the server binds it:
+        // another test's server or a connection may take it in between.
+        let mut tries = 0;
+        while let Err(why) = pg.start_server() {
+            tries += 1;
+            assert!(
+                tries < 5 && why.contains("Address already in use"),
+                "pg_ctl start: {why}"
+            );
+            pg.port = free_port();
+        }
         pg.sql("postgres", "CREATE DATABASE team");
         Some(pg)
     }
@@ -182,7 +192,9 @@ chmod 600 server.key"#,
         self.root().join("ca.crt")
     }
 
-    fn start_server(&self) {
+    /// Start the server on its port; what went wrong (pg_ctl's stderr and
+    /// the server's log) when it does not start.
+    fn start_server(&self) -> Result<(), String> {
         let mut opts = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
             self.port,
@@ -208,12 +220,14 @@ chmod 600 server.key"#,
                 "start",
             ],
         );
-        assert!(
-            out.status.success(),
-            "pg_ctl start: {} {}",
-            String::from_utf8_lossy(&out.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
+        match out.status.success() {
+            true => Ok(()),
+            false => Err(format!(
+                "{} {}",
+                String::from_utf8_lossy(&out.stderr),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            )),
+        }
     }
 
     /// Stop the server at once (connections are cut).
@@ -233,7 +247,9 @@ chmod 600 server.key"#,
 
     /// Start it again after [`stop`](Self::stop).
     pub fn restart(&self) {
-        self.start_server();
+        if let Err(why) = self.start_server() {
+            panic!("pg_ctl start: {why}");
+        }
     }
 
     /// `postgres://recall:PASSWORD@127.0.0.1:PORT/team`.
