@@ -38,14 +38,23 @@ static LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Longest value looked at.
 const MAX_VALUE_BYTES: usize = 256;
 
+/// Where each value stated after `word` and its `link` starts, with the
+/// text from there on: `(start, rest)`. The caller decides where the
+/// value ends.
+fn stated_values<'t>(
+    text: &'t str,
+    word: &'t Regex,
+    link: &'t Regex,
+) -> impl Iterator<Item = (usize, &'t str)> + 't {
+    word.find_iter(text).filter_map(move |word| {
+        let linked = link.find(&text[word.end()..])?;
+        let start = word.end() + linked.end();
+        Some((start, &text[start..]))
+    })
+}
+
 pub(super) fn detect_prose_passwords(text: &str, out: &mut Vec<Span>) {
-    for word in WORD.find_iter(text) {
-        let rest = &text[word.end()..];
-        let Some(link) = LINK.find(rest) else {
-            continue;
-        };
-        let start = word.end() + link.end();
-        let value = &text[start..];
+    for (start, value) in stated_values(text, &WORD, &LINK) {
         let len = value
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`'))
             .unwrap_or(value.len())
@@ -95,13 +104,7 @@ static TOKEN_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// digits interleaved often (a hex secret); a word, an identifier, a path
 /// or a UUID (an id, not a credential) is not one.
 pub(super) fn detect_prose_tokens(text: &str, out: &mut Vec<Span>) {
-    for word in TOKEN_WORD.find_iter(text) {
-        let rest = &text[word.end()..];
-        let Some(link) = TOKEN_LINK.find(rest) else {
-            continue;
-        };
-        let start = word.end() + link.end();
-        let value = &text[start..];
+    for (start, value) in stated_values(text, &TOKEN_WORD, &TOKEN_LINK) {
         // Looked at up to one byte past the longest: longer than a
         // credential is data (a blob, a dump).
         let len = value
@@ -174,12 +177,7 @@ const PAIRED_WITHIN: usize = 120;
 /// every AWS secret key has and words, hashes and paths of that length
 /// rarely all do.
 pub(super) fn detect_prose_aws_secrets(text: &str, out: &mut Vec<Span>) {
-    for word in SECRET_WORD.find_iter(text) {
-        let rest = &text[word.end()..];
-        let Some(link) = LINK.find(rest) else {
-            continue;
-        };
-        let start = word.end() + link.end();
+    for (start, _) in stated_values(text, &SECRET_WORD, &LINK) {
         if let Some(end) = aws_secret_at(text, start) {
             out.push(Span {
                 start,
