@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{add, backups, in_project, make_project, ok, recall, store_dir};
+use super::{add, backups, in_project, make_project, ok, recall, refused, store_dir};
 use crate::common::{assert_success, Env};
 use serde_json::{json, Value};
 
@@ -184,22 +184,13 @@ fn install_errors_are_clear_and_change_nothing() {
     let env = Env::new();
     let proj = make_project(&env, "shop");
     // No launcher named.
-    let out = in_project(&env, &proj)
-        .args(["hook", "install"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--claude-code"));
+    let err = refused(in_project(&env, &proj).args(["hook", "install"]));
+    assert!(err.contains("--claude-code"), "{err}");
     // Settings that are not JSON are left alone.
     let settings = proj.join(".claude/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(&settings, "{ not json").unwrap();
-    let out = in_project(&env, &proj)
-        .args(["hook", "install", "--claude-code"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
     assert!(
         err.contains("settings.json") && err.contains("not valid JSON"),
         "{err}"
@@ -208,18 +199,13 @@ fn install_errors_are_clear_and_change_nothing() {
     assert!(backups(settings.parent().unwrap()).is_empty());
     // "hooks" of the wrong type.
     std::fs::write(&settings, r#"{"hooks": [1]}"#).unwrap();
-    let out = in_project(&env, &proj)
-        .args(["hook", "install", "--claude-code"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = refused(in_project(&env, &proj).args(["hook", "install", "--claude-code"]));
     assert_eq!(
         std::fs::read_to_string(&settings).unwrap(),
         r#"{"hooks": [1]}"#
     );
     // Regression (review, stop 57): the message named no file ("in
     // settings.json", and so for Codex's hooks.json too).
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!("cannot merge into {}", settings.display()))
             && err.contains("\"hooks\" is not an object"),
@@ -244,15 +230,13 @@ fn install_errors_are_clear_and_change_nothing() {
     let home = env.tmp.path().join("me");
     std::fs::create_dir_all(&home).unwrap();
     for launcher in ["--claude-code", "--gemini"] {
-        let out = recall(&env)
-            .env("HOME", &home)
-            .arg("--cwd")
-            .arg(&home)
-            .args(["hook", "install", launcher, "--no-backfill"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{launcher}: {err}");
+        let err = refused(
+            recall(&env)
+                .env("HOME", &home)
+                .arg("--cwd")
+                .arg(&home)
+                .args(["hook", "install", launcher, "--no-backfill"]),
+        );
         assert!(
             err.contains("is your home folder, not a project") && err.contains("--user"),
             "{err}"
@@ -362,13 +346,12 @@ fn install_wires_the_mcp_server_for_claude_code_and_codex() {
     assert_eq!(std::fs::read(&config).unwrap(), bytes);
     // A broken config is reported, and left alone.
     std::fs::write(&config, "model = [").unwrap();
-    let out = in_project(&env, &proj)
-        .env("CODEX_HOME", &codex)
-        .args(["hook", "install", "--codex"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not valid TOML"));
+    let err = refused(
+        in_project(&env, &proj)
+            .env("CODEX_HOME", &codex)
+            .args(["hook", "install", "--codex"]),
+    );
+    assert!(err.contains("is not valid TOML"), "{err}");
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "model = [");
 }
 
@@ -937,13 +920,12 @@ fn r_another_programs_recall_server_is_not_replaced() {
         ("--codex", &config),
     ] {
         let before = std::fs::read_to_string(file).unwrap();
-        let out = in_project(&env, &proj)
-            .env("CODEX_HOME", &codex)
-            .args(["hook", "install", launcher, "--no-backfill"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{launcher}: {err}");
+        let err = refused(in_project(&env, &proj).env("CODEX_HOME", &codex).args([
+            "hook",
+            "install",
+            launcher,
+            "--no-backfill",
+        ]));
         assert!(
             err.contains("already has an MCP server named \"recall\"")
                 && err.contains("runs `npx -y recall-notes-mcp`")
@@ -997,12 +979,12 @@ fn r_hand_written_recall_hooks_are_kept_and_found() {
     for shape in [r#"["echo hi"]"#, "[null]", r#"[{"hooks": "echo"}]"#] {
         let text = format!(r#"{{"hooks": {{"SessionStart": {shape}}}}}"#);
         std::fs::write(&settings, &text).unwrap();
-        let out = in_project(&env, &proj)
-            .args(["hook", "install", "--claude-code", "--no-backfill"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{shape}: {err}");
+        let err = refused(in_project(&env, &proj).args([
+            "hook",
+            "install",
+            "--claude-code",
+            "--no-backfill",
+        ]));
         assert!(err.contains("\"hooks.SessionStart[0]"), "{shape}: {err}");
         assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
     }
@@ -1078,13 +1060,12 @@ fn r_install_checks_every_file_before_writing_any() {
     let config = codex.join("config.toml");
     std::fs::write(&config, "model = \"o4\"\n").unwrap();
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o444)).unwrap();
-    let out = in_project(&env, &proj)
-        .env("CODEX_HOME", &codex)
-        .args(["hook", "install", "--codex", "--no-backfill"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(in_project(&env, &proj).env("CODEX_HOME", &codex).args([
+        "hook",
+        "install",
+        "--codex",
+        "--no-backfill",
+    ]));
     assert!(
         err.contains("is read-only, so nothing was installed"),
         "{err}"
@@ -1095,13 +1076,12 @@ fn r_install_checks_every_file_before_writing_any() {
         "model = \"o4\"\n"
     );
 
-    let out = recall(&env)
-        .env("RECALL_PROJECT", "shared")
-        .args(["hook", "install", "--claude-code", "--no-backfill"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(recall(&env).env("RECALL_PROJECT", "shared").args([
+        "hook",
+        "install",
+        "--claude-code",
+        "--no-backfill",
+    ]));
     assert!(
         err.contains("RECALL_PROJECT names a project ('shared')"),
         "{err}"

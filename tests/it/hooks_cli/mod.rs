@@ -66,6 +66,15 @@ fn ok(c: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Runs `c`, which must be refused as a usage error (exit 2), and gives
+/// its stderr.
+fn refused(c: &mut Command) -> String {
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{c:?}: {err}");
+    err
+}
+
 /// What one hook run gave.
 #[derive(Debug)]
 struct Ran {
