@@ -248,6 +248,8 @@ fn print_table(rows: &[Listed]) -> Result<()> {
         let day = r.updated.get(..10).unwrap_or(&r.updated);
         let status = if r.status == "archived" {
             " (archived)"
+        } else if r.expired {
+            " (expired)"
         } else {
             ""
         };

@@ -96,6 +96,8 @@ mod tests {
             path: String::new(),
             text: text.into(),
             host: None,
+            expires: None,
+            expired: false,
         }
     }
 

@@ -407,6 +407,11 @@ pub struct Listed {
     /// The teammate's host it was pulled from by `recall sync`, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// When it leaves recall (its frontmatter's `expires`), if ever.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    /// Past its `expires`: recall leaves it out, whatever its `status`.
+    pub expired: bool,
 }
 
 /// Filters of `recall record list`; `None` matches everything.
@@ -428,11 +433,13 @@ impl RecordStore<'_> {
 /// [`RecordStore::list`] on any connection (a read-only one too).
 pub fn list_records(conn: &Connection, dir: &ScopeDir, f: &ListFilter) -> Result<Vec<Listed>> {
     let mut st = conn.prepare(
-            "SELECT r.id, r.key, r.category, r.source, r.status, r.pinned, r.importance, r.updated, r.path, f.body, r.host
+            "SELECT r.id, r.key, r.category, r.source, r.status, r.pinned, r.importance, r.updated, r.path, f.body, r.host,
+                    r.expires
              FROM records r JOIN records_fts f ON f.rowid = r.rowid
              WHERE (?1 IS NULL OR r.category=?1) AND (?2 IS NULL OR r.status=?2) AND (?3 IS NULL OR r.source=?3)
              ORDER BY r.pinned DESC, r.importance DESC, r.updated DESC, r.key",
         )?;
+    let now = Timestamp::now().as_second();
     let rows = st.query_map(
         rusqlite::params![
             f.category.map(|c| c.as_str()),
@@ -442,6 +449,7 @@ pub fn list_records(conn: &Connection, dir: &ScopeDir, f: &ListFilter) -> Result
         |r| {
             let updated: i64 = r.get(7)?;
             let rel: String = r.get(8)?;
+            let expires: Option<i64> = r.get(11)?;
             Ok(Listed {
                 id: r.get(0)?,
                 key: r.get(1)?,
@@ -457,6 +465,10 @@ pub fn list_records(conn: &Connection, dir: &ScopeDir, f: &ListFilter) -> Result
                 path: dir.root.join(rel).to_string_lossy().into_owned(),
                 text: r.get(9)?,
                 host: r.get(10)?,
+                expires: expires
+                    .and_then(|e| Timestamp::from_second(e).ok())
+                    .map(|t| t.to_string()),
+                expired: expires.is_some_and(|e| e <= now),
             })
         },
     )?;

@@ -445,3 +445,39 @@ fn r_doctor_fixes_work_for_files_people_name() {
     );
     assert!(!out.contains(".#package manager.md"), "{out}");
 }
+
+/// Regression (stop 60's list): a record past its `expires` left recall
+/// but `record list` showed it like any active one, so nothing said why
+/// it was never recalled.
+#[test]
+fn r_record_list_marks_a_record_past_its_expiry() {
+    let env = Env::new();
+    env.add("decisions", "seed", "A record so the scope exists.");
+    let records = env.project_dir().join("records");
+    std::fs::write(
+        records.join("decisions/freeze.md"),
+        "---\ntemporal: permanent\nexpires: 2020-01-01\n---\n\nThe release freeze holds for every merge.\n",
+    )
+    .unwrap();
+    assert!(env.hit_ids("alpha", "release freeze merge").is_empty());
+    let table = env.run(&["record", "list", "--format", "table"]);
+    let line = table.lines().find(|l| l.contains("freeze")).unwrap();
+    assert!(line.ends_with("freeze (expired)"), "{table}");
+    let seed = table.lines().find(|l| l.contains("seed")).unwrap();
+    assert!(!seed.contains("expired"), "{table}");
+    let rows = env.run_json(&["record", "list", "--format", "json"]);
+    let freeze = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "freeze")
+        .unwrap();
+    assert_eq!(
+        (&freeze["expired"], &freeze["expires"]),
+        (
+            &serde_json::json!(true),
+            &serde_json::json!("2020-01-01T00:00:00Z")
+        ),
+        "{rows}"
+    );
+}
