@@ -66,9 +66,19 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
                 Err(_) => None,
                 Ok(bytes) => match String::from_utf8(bytes) {
                     Ok(text) => {
-                        crate::records::parse_record_file(&text, e.path(), dir.scope, limits)
-                            .err()
-                            .map(|err| err.to_string())
+                        match crate::records::parse_record_file(&text, e.path(), dir.scope, limits)
+                        {
+                            Ok(record) => {
+                                check_category_folder(
+                                    &records,
+                                    e.path(),
+                                    record.meta.category,
+                                    out,
+                                );
+                                None
+                            }
+                            Err(err) => Some(err.to_string()),
+                        }
                     }
                     Err(_) => Some(format!(
                         "{}: not UTF-8 text, so it is not read",
@@ -98,6 +108,33 @@ fn check_record_files(dir: &ScopeDir, limits: &Limits, out: &mut Vec<Finding>) {
             });
         }
     }
+}
+
+/// A record whose frontmatter names another category than its folder
+/// (a hand edit, a file moved between folders) is read as the frontmatter
+/// says and moved to that folder by its next write through recall: say so
+/// before that surprises anyone.
+fn check_category_folder(
+    records: &Path,
+    path: &Path,
+    category: crate::records::Category,
+    out: &mut Vec<Finding>,
+) {
+    let folder = path.parent().and_then(Path::file_name);
+    if folder.is_none_or(|f| f == category.as_str()) {
+        return;
+    }
+    out.push(Finding {
+        what: format!(
+            "{} says `category: {category}` but is in another category's folder: it is read as {category}, and its next write through recall moves it to {}",
+            path.display(),
+            records.join(category.as_str()).display()
+        ),
+        fix: format!(
+            "set its `category:` to its folder's, or move it to {}",
+            records.join(category.as_str()).display()
+        ),
+    });
 }
 
 /// Whether `path` is `<records>/<category>/<name>.md`, where records are

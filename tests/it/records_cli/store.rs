@@ -481,3 +481,40 @@ fn r_record_list_marks_a_record_past_its_expiry() {
         "{rows}"
     );
 }
+
+/// Regression (stop 60's list): a record whose frontmatter names another
+/// category than its folder was read as the frontmatter says and moved to
+/// that folder by its next write, and doctor said nothing.
+#[test]
+fn r_doctor_names_a_record_in_another_categorys_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.add("decisions", "seed", "A record so the scope exists.");
+    let records = env.project_dir().join("records");
+    let file = records.join("decisions/cache.md");
+    std::fs::write(
+        &file,
+        "---\ncategory: incidents\n---\n\nThe cache broke on friday after the deploy.\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, said) = env.doctor();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains(
+            "decisions/cache.md says `category: incidents` but is in another category's folder"
+        ) && said.contains("set its `category:` to its folder's"),
+        "{said}"
+    );
+    // In its frontmatter's folder, all is well.
+    std::fs::create_dir_all(records.join("incidents")).unwrap();
+    std::fs::set_permissions(
+        records.join("incidents"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::rename(&file, records.join("incidents/cache.md")).unwrap();
+    env.run(&["reindex"]);
+    let (code, said) = env.doctor();
+    assert_eq!(code, Some(0), "{said}");
+}
