@@ -337,7 +337,7 @@ fn edit(ctx: &Ctx, id_or_key: &str, scope: &ScopeArg) -> Result<u8> {
         }
         if now.scope != was.scope {
             return Err(crate::Error::invalid(format!(
-                "the scope is where the file lives and cannot be changed by editing it: keep `scope: {}`, then `recall record move {} --scope {}` moves it",
+                "the scope is where the file lives and cannot be changed by editing it: keep `scope: {}`, then `recall record move {} --to {}` moves it",
                 was.scope, was.id, now.scope
             )));
         }

@@ -204,6 +204,45 @@ pub fn remove_orphan_temps(dir: &Path) -> Vec<PathBuf> {
     removed
 }
 
+/// A second name for a file about to be replaced or removed, beside it:
+/// a hard link, so putting the file back is a rename, which needs no free
+/// space (rewriting its bytes on a full disk fails just when it is
+/// needed). Named as a temporary file and locked while held, so readers
+/// skip it and no other command takes it for a dead writer's; dropped, it
+/// is removed. One left by a killed command is an orphan temporary file
+/// (a copy of a file that stayed valid), removed by the next `reindex`.
+#[derive(Debug)]
+pub struct Aside {
+    link: tempfile::TempPath,
+    _lock: fs::File,
+}
+
+impl Aside {
+    /// Keep `path` aside; `None` when it cannot be (it does not exist, or
+    /// the filesystem has no hard links), and the caller keeps its bytes.
+    pub fn keep(path: &Path) -> Option<Aside> {
+        let dir = path.parent()?;
+        let link = tempfile::Builder::new()
+            .prefix(TEMP_PREFIX)
+            .suffix(TEMP_SUFFIX)
+            .make_in(dir, |tmp| fs::hard_link(path, tmp))
+            .ok()?
+            .into_temp_path();
+        let lock = fs::File::open(&link).ok()?;
+        lock.try_lock().ok()?;
+        Some(Aside { link, _lock: lock })
+    }
+
+    /// Put the kept file back at `path`, whatever is there now.
+    pub fn put_back(self, path: &Path) -> Result<()> {
+        let Aside { link, _lock } = self;
+        link.persist(path)
+            .map_err(|e| Error::io("cannot put back", path, e.error))?;
+        sync_parent(path);
+        Ok(())
+    }
+}
+
 /// fsync a folder so a rename in it is durable. Best effort: some
 /// filesystems refuse to open folders for sync.
 pub(crate) fn sync_dir(dir: &Path) {

@@ -28,7 +28,7 @@ pub use db::{
 pub use fsutil::{
     atomic_write, atomic_write_many, create_private_dir, file_mtime_ns, is_orphan_temp,
     is_temp_name, no_space_left, private_file, remove_orphan_temps, replace_cache_file, shown_path,
-    sync_parent, ORPHAN_AGE,
+    sync_parent, Aside, ORPHAN_AGE,
 };
 pub use hits::{fold_hits, hits_log, note_hits};
 pub use home::{resolve_home, user_home};
