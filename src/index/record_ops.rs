@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction};
@@ -23,7 +23,7 @@ use crate::records::{
     parse_record_file, record_path, render_record, validate, Category, Limits, Record,
 };
 use crate::secrets;
-use crate::store::{atomic_write, Aside, ScopeDir};
+use crate::store::{atomic_write, ScopeDir, Undo};
 
 /// How to treat secrets found in a record's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +130,12 @@ impl RecordStore<'_> {
             fail::fail_point!("record-journaled");
         }
         let tx = begin(self.conn, self.gate)?;
-        let undo = Undo::before(&[&path], moved.map(PathBuf::as_path))?;
+        let undo = Undo::before(
+            &self.dir.undo_dir(),
+            [path.as_path()]
+                .into_iter()
+                .chain(moved.map(PathBuf::as_path)),
+        )?;
         let written = (|| {
             atomic_write(&path, text.as_bytes())?;
             if journal.is_some() {
@@ -218,7 +223,7 @@ impl RecordStore<'_> {
     pub fn delete(&mut self, id_or_key: &str) -> Result<Located> {
         let loc = self.get(id_or_key)?;
         let tx = begin(self.conn, self.gate)?;
-        let undo = Undo::before(&[], Some(&loc.path))?;
+        let undo = Undo::before(&self.dir.undo_dir(), [loc.path.as_path()])?;
         let removed = (|| {
             fs::remove_file(&loc.path).map_err(|e| Error::io("cannot remove", &loc.path, e))?;
             crate::store::sync_parent(&loc.path);
@@ -245,80 +250,6 @@ fn begin<'c>(conn: &'c mut Connection, gate: Option<&WriteGate>) -> Result<Trans
         g.pass()?;
     }
     Ok(tx)
-}
-
-/// The record files a write is about to change, as they were: put back if
-/// the write fails after changing them.
-struct Undo {
-    files: Vec<Kept>,
-}
-
-/// One file as it was before a write.
-struct Kept {
-    path: PathBuf,
-    /// Its bytes, `None` when it did not exist.
-    old: Option<Vec<u8>>,
-    /// The file itself, kept under a second name: put back by a rename,
-    /// which a full disk allows (see [`Aside`]).
-    aside: Option<Aside>,
-}
-
-impl Undo {
-    /// Note `written` (files about to be written) and `removed` (a file
-    /// about to be removed).
-    fn before(written: &[&Path], removed: Option<&Path>) -> Result<Undo> {
-        let mut files = Vec::new();
-        for p in written.iter().copied().chain(removed) {
-            let old = match fs::read(p) {
-                Ok(b) => Some(b),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(Error::io("cannot read", p, e)),
-            };
-            let aside = old.as_ref().and_then(|_| Aside::keep(p));
-            files.push(Kept {
-                path: p.to_path_buf(),
-                old,
-                aside,
-            });
-        }
-        Ok(Undo { files })
-    }
-
-    /// `result`, after putting back the files it changed when it is an
-    /// error. A file the failed write never reached is left alone.
-    fn unless(self, result: Result<()>) -> Result<()> {
-        let Err(e) = result else {
-            return Ok(());
-        };
-        for Kept { path, old, aside } in self.files {
-            let untouched = match fs::read(&path) {
-                Ok(now) => old.as_deref() == Some(&now[..]),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => old.is_none(),
-                // Unreadable now: put back all the same.
-                Err(_) => false,
-            };
-            if untouched {
-                continue;
-            }
-            let restored = match (old, aside) {
-                (Some(_), Some(aside)) => aside.put_back(&path),
-                (Some(bytes), None) => atomic_write(&path, &bytes),
-                (None, _) => match fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        Err(Error::io("cannot remove", &path, e))
-                    }
-                    _ => Ok(()),
-                },
-            };
-            if let Err(r) = restored {
-                tracing::warn!(
-                    "{} holds the failed write's text, not what it held before: {r}",
-                    path.display()
-                );
-            }
-        }
-        Err(e)
-    }
 }
 
 /// A key given by a caller, screened before it is looked up or turned into
@@ -501,71 +432,4 @@ pub fn list_records(conn: &Connection, dir: &ScopeDir, f: &ListFilter) -> Result
         },
     )?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::MetadataExt;
-
-    fn temps(dir: &Path) -> Vec<String> {
-        fs::read_dir(dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| crate::store::is_temp_name(n))
-            .collect()
-    }
-
-    /// Regression (review, stop 61): a write that failed on a full disk
-    /// left its new text in the file, since putting the old one back
-    /// rewrote it, which needs the space that had run out. The old file is
-    /// now put back by a rename of a second name kept for it: the same
-    /// inode as before, no byte written.
-    #[test]
-    fn r_a_failed_write_puts_the_old_file_back_by_a_rename() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("a.md");
-        fs::write(&path, "old text").unwrap();
-        let inode = fs::metadata(&path).unwrap().ino();
-        let undo = Undo::before(&[&path], None).unwrap();
-        atomic_write(&path, b"new text").unwrap();
-        assert_ne!(fs::metadata(&path).unwrap().ino(), inode);
-        let failed = undo.unless(Err(Error::invalid("the index write failed")));
-        assert!(failed.is_err());
-        assert_eq!(fs::read_to_string(&path).unwrap(), "old text");
-        assert_eq!(fs::metadata(&path).unwrap().ino(), inode);
-        assert!(temps(tmp.path()).is_empty(), "{:?}", temps(tmp.path()));
-
-        // A removed file comes back the same way; a new one goes.
-        let new = tmp.path().join("b.md");
-        let undo = Undo::before(&[&new], Some(&path)).unwrap();
-        fs::write(&new, "b").unwrap();
-        fs::remove_file(&path).unwrap();
-        assert!(undo.unless(Err(Error::invalid("failed"))).is_err());
-        assert_eq!(fs::metadata(&path).unwrap().ino(), inode);
-        assert!(!new.exists());
-        assert!(temps(tmp.path()).is_empty(), "{:?}", temps(tmp.path()));
-    }
-
-    /// Regression (review, stop 61): a write that failed before it changed
-    /// its file (a folder it could not write in) rewrote the file anyway to
-    /// "put it back", and warned that it could not.
-    #[test]
-    fn r_a_write_that_changed_nothing_leaves_the_file_alone() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("a.md");
-        fs::write(&path, "old text").unwrap();
-        let inode = fs::metadata(&path).unwrap().ino();
-        let undo = Undo::before(&[&path], None).unwrap();
-        assert!(undo.unless(Err(Error::invalid("failed"))).is_err());
-        assert_eq!(fs::metadata(&path).unwrap().ino(), inode);
-        assert!(temps(tmp.path()).is_empty(), "{:?}", temps(tmp.path()));
-        // A success leaves no second name behind either.
-        let undo = Undo::before(&[&path], None).unwrap();
-        atomic_write(&path, b"new text").unwrap();
-        assert!(undo.unless(Ok(())).is_ok());
-        assert_eq!(fs::read_to_string(&path).unwrap(), "new text");
-        assert!(temps(tmp.path()).is_empty(), "{:?}", temps(tmp.path()));
-    }
 }

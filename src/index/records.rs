@@ -367,6 +367,7 @@ fn sync_with(
 ) -> Result<SyncReport> {
     let temps_removed = watched_dirs(dir)
         .iter()
+        .chain([&dir.undo_dir()])
         .map(|d| remove_orphan_temps(d).len())
         .sum();
     let dir_times = dir_times(dir);

@@ -204,39 +204,34 @@ pub fn remove_orphan_temps(dir: &Path) -> Vec<PathBuf> {
     removed
 }
 
-/// A second name for a file about to be replaced or removed, beside it:
-/// a hard link, so putting the file back is a rename, which needs no free
-/// space (rewriting its bytes on a full disk fails just when it is
-/// needed). Named as a temporary file and locked while held, so readers
-/// skip it and no other command takes it for a dead writer's; dropped, it
-/// is removed. One left by a killed command is an orphan temporary file
-/// (a copy of a file that stayed valid), removed by the next `reindex`.
+/// A second name for a file about to be replaced or removed: a hard link
+/// in `aside` (a folder on the same disk), so putting the file back is a
+/// rename, which needs no free space (rewriting its bytes on a full disk
+/// fails just when it is needed). Named as a temporary file; dropped, it
+/// is removed. One left by a killed command is a second name of a file
+/// that stayed valid: nothing is lost, and the next sweep of temporary
+/// files removes it. The caller keeps the bytes as well, for a filesystem
+/// without hard links or a link another command swept.
 #[derive(Debug)]
-pub struct Aside {
-    link: tempfile::TempPath,
-    _lock: fs::File,
-}
+pub struct Aside(tempfile::TempPath);
 
 impl Aside {
-    /// Keep `path` aside; `None` when it cannot be (it does not exist, or
-    /// the filesystem has no hard links), and the caller keeps its bytes.
-    pub fn keep(path: &Path) -> Option<Aside> {
-        let dir = path.parent()?;
+    /// Keep `path` aside in the folder `aside`, made if need be; `None`
+    /// when it cannot be (no such file, another disk, no hard links).
+    pub fn keep(path: &Path, aside: &Path) -> Option<Aside> {
+        create_private_dir(aside).ok()?;
         let link = tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
             .suffix(TEMP_SUFFIX)
-            .make_in(dir, |tmp| fs::hard_link(path, tmp))
-            .ok()?
-            .into_temp_path();
-        let lock = fs::File::open(&link).ok()?;
-        lock.try_lock().ok()?;
-        Some(Aside { link, _lock: lock })
+            .make_in(aside, |tmp| fs::hard_link(path, tmp))
+            .ok()?;
+        Some(Aside(link.into_temp_path()))
     }
 
     /// Put the kept file back at `path`, whatever is there now.
     pub fn put_back(self, path: &Path) -> Result<()> {
-        let Aside { link, _lock } = self;
-        link.persist(path)
+        self.0
+            .persist(path)
             .map_err(|e| Error::io("cannot put back", path, e.error))?;
         sync_parent(path);
         Ok(())

@@ -20,6 +20,7 @@ mod project;
 mod readers;
 mod terms;
 mod turn;
+mod undo;
 
 pub(crate) use db::damaged;
 pub use db::{
@@ -48,6 +49,7 @@ pub use terms::{
     root_sessions, stored_root_sessions, Counts as TermCounts, RowTerms, Table, TermDeltas,
 };
 pub use turn::{begin_in_turn, turn_path, turn_wanted};
+pub use undo::Undo;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -104,6 +106,12 @@ impl ScopeDir {
     /// `<scope>/records`
     pub fn records_dir(&self) -> PathBuf {
         self.root.join("records")
+    }
+
+    /// `<scope>/records/.undo`: where a record write keeps the files it
+    /// changes until it is done (see [`Undo`]).
+    pub fn undo_dir(&self) -> PathBuf {
+        self.records_dir().join(".undo")
     }
 
     /// `<scope>/index.db`

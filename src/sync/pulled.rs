@@ -26,7 +26,7 @@ use crate::index::{
     remove_record, screen_secrets, truncate_wal, upsert_records, RecordStore, SecretPolicy,
 };
 use crate::records::{parse_record, record_path, render_record, validate, Origin, Record, Source};
-use crate::store::{atomic_write_many, begin_in_turn, ScopeDir};
+use crate::store::{atomic_write_many, begin_in_turn, ScopeDir, Undo};
 
 /// What a pulled record does here.
 enum Step {
@@ -50,6 +50,20 @@ enum Step {
         path: PathBuf,
         from: Option<PathBuf>,
     },
+}
+
+impl Step {
+    /// The files this step writes or removes.
+    fn paths(&self) -> Vec<&Path> {
+        match self {
+            Step::Delete { path, .. } => vec![path],
+            Step::Save { path, from, .. } => std::iter::once(path)
+                .chain(from)
+                .map(PathBuf::as_path)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Apply `rows` (records, in the server's order, each key once) and move
@@ -78,7 +92,7 @@ pub(super) fn apply_records(
     }
     tx.commit()?;
     fail::fail_point!("record-journaled");
-    let undo = Undo::before(&steps)?;
+    let undo = Undo::before(&t.dir.undo_dir(), steps.iter().flat_map(Step::paths))?;
     let done = write(conn, t.dir, rows, &steps, last);
     if let Err(e) = done {
         undo.restore()?;
@@ -338,45 +352,4 @@ fn step(conn: &Connection, dir: &ScopeDir, me: &Me, row: &Row, first: bool) -> R
 /// The hash the index computes from a record file's bytes.
 fn hash(text: &str) -> String {
     blake3::hash(text.as_bytes()).to_hex().to_string()
-}
-
-/// The files a batch is about to change, as they were.
-struct Undo(Vec<(PathBuf, Option<Vec<u8>>)>);
-
-impl Undo {
-    fn before(steps: &[Step]) -> Result<Undo> {
-        let mut files = Vec::new();
-        for s in steps {
-            let paths: Vec<&PathBuf> = match s {
-                Step::Delete { path, .. } => vec![path],
-                Step::Save { path, from, .. } => std::iter::once(path).chain(from).collect(),
-                _ => continue,
-            };
-            for p in paths {
-                let old = match std::fs::read(p) {
-                    Ok(b) => Some(b),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(e) => return Err(Error::io("cannot read", p, e)),
-                };
-                files.push((p.clone(), old));
-            }
-        }
-        Ok(Undo(files))
-    }
-
-    /// Put every file back as it was.
-    fn restore(self) -> Result<()> {
-        for (path, old) in self.0 {
-            match old {
-                Some(bytes) => crate::store::atomic_write(&path, &bytes)?,
-                None => match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(Error::io("cannot remove", &path, e))
-                    }
-                    _ => {}
-                },
-            }
-        }
-        Ok(())
-    }
 }
