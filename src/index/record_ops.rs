@@ -20,7 +20,7 @@ use super::records::{remove_record, truncate_wal, upsert_record};
 use super::WriteGate;
 use crate::error::{Error, Result};
 use crate::records::{
-    parse_record_file, record_path, render_record, validate, Category, Limits, Record,
+    claims, parse_record_file, record_path, render_record, validate, Category, Limits, Record,
 };
 use crate::secrets;
 use crate::store::{atomic_write, ScopeDir, Undo};
@@ -60,6 +60,36 @@ impl RecordStore<'_> {
     /// reflects hand edits.
     pub fn find(&self, id_or_key: &str) -> Result<Option<Located>> {
         find_record(self.conn, self.dir, &self.limits, id_or_key)
+    }
+
+    /// A record file with no index row that claims `key` (see
+    /// [`claims`]) and does not parse, with why: a hand edit gone wrong.
+    /// Only files without a row are read, so this costs a listing.
+    pub fn unreadable_holder(&self, key: &str) -> Option<(PathBuf, Error)> {
+        let indexed: std::collections::HashSet<String> = self
+            .conn
+            .prepare("SELECT path FROM records")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .ok()?;
+        Category::ALL.iter().find_map(|c| {
+            fs::read_dir(self.dir.records_dir().join(c.as_str()))
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md"))
+                .filter(|p| {
+                    p.strip_prefix(&self.dir.root)
+                        .is_ok_and(|rel| !indexed.contains(&*rel.to_string_lossy()))
+                })
+                .find_map(|p| {
+                    let text = fs::read_to_string(&p).ok()?;
+                    if !claims(&text, &p, key) {
+                        return None;
+                    }
+                    let e = parse_record_file(&text, &p, self.dir.scope, &self.limits).err()?;
+                    Some((p, e))
+                })
+        })
     }
 
     /// Like [`find`](Self::find) but a missing record is an error.

@@ -91,6 +91,7 @@ enum Parsed {
     /// never serves the text it had before, until the file is fixed.
     Invalid {
         rel: String,
+        mtime: i64,
         msg: String,
     },
 }
@@ -254,6 +255,7 @@ fn read_one(s: Seen, scope: Scope, old: Option<&Row>, limits: &Limits, full: boo
                 .count();
             return Parsed::Invalid {
                 msg: format!("{}:{line}: invalid UTF-8", s.shown()),
+                mtime: s.mtime,
                 rel: s.rel,
             };
         }
@@ -276,6 +278,7 @@ fn read_one(s: Seen, scope: Scope, old: Option<&Row>, limits: &Limits, full: boo
         // The parser names the file as it is: its name may hold a secret.
         Err(e) => Parsed::Invalid {
             msg: crate::secrets::redact(&e.to_string()).0.into_owned(),
+            mtime: s.mtime,
             rel: s.rel,
         },
     }
@@ -411,6 +414,9 @@ fn sync_with(
 
     progress.inc(report.unchanged as u64);
     let mut stats = TermDeltas::default();
+    // Files left without a row (see `apply`), each with its mtime.
+    let mut unread = Vec::new();
+    let reread: std::collections::HashSet<&str> = changed.iter().map(|s| s.rel.as_str()).collect();
     for batch in changed
         .chunks(BATCH)
         .map(|c| c.iter().map(clone_seen).collect::<Vec<_>>())
@@ -425,7 +431,9 @@ fn sync_with(
         let tx = conn.transaction()?;
         for p in parsed {
             progress.inc(1);
-            apply(&tx, p, &rows, &mut report, &mut errors, &mut stats)?;
+            if let Some(file) = apply(&tx, p, &rows, &mut report, &mut errors, &mut stats)? {
+                unread.push(file);
+            }
         }
         stats.flush(&tx)?;
         tx.commit()?;
@@ -439,8 +447,42 @@ fn sync_with(
         crate::store::recount(conn, Table::Records)?;
     }
     remember_dirs(conn, &dir_times)?;
+    watch_unread(conn, dir, &reread, &unread)?;
     report.errors = errors;
     Ok(report)
+}
+
+/// Watch the files this sync left without a row, by their mtimes beside
+/// the folders' (see [`records_changed`]): one mended in place (an editor
+/// that saves in place) leaves its folder's time as it was, and was not
+/// read again until `reindex`. A file watched before stays watched unless
+/// this sync read it again (`reread`) or it is gone.
+fn watch_unread(
+    conn: &Connection,
+    dir: &ScopeDir,
+    reread: &std::collections::HashSet<&str>,
+    unread: &[(String, i64)],
+) -> Result<()> {
+    let watched: Vec<String> = conn
+        .prepare_cached(
+            "SELECT path FROM record_dirs WHERE path NOT IN (SELECT value FROM json_each(?1))",
+        )?
+        .query_map([watched_folders_json()], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut forget = conn.prepare_cached("DELETE FROM record_dirs WHERE path = ?1")?;
+    for path in watched {
+        if reread.contains(path.as_str()) || !dir.root.join(&path).exists() {
+            forget.execute([&path])?;
+        }
+    }
+    // A file named by its redacted form (a secret in its name) cannot be
+    // stat'ed by that name: the folders' times watch it.
+    let named: Vec<(String, i64)> = unread
+        .iter()
+        .filter(|(rel, _)| dir.root.join(rel).exists())
+        .cloned()
+        .collect();
+    remember_dirs(conn, &named)
 }
 
 fn clone_seen(s: &Seen) -> Seen {
@@ -452,6 +494,10 @@ fn clone_seen(s: &Seen) -> Seen {
     }
 }
 
+/// Index one file read again. Returns a file it left without a row (one
+/// that is not a valid record, or holds another record's key or id), with
+/// its mtime: its old row, if any, is gone, so recall never serves the
+/// text the file had before.
 fn apply(
     tx: &Transaction,
     p: Parsed,
@@ -459,15 +505,16 @@ fn apply(
     report: &mut SyncReport,
     errors: &mut Vec<String>,
     stats: &mut TermDeltas,
-) -> Result<()> {
+) -> Result<Option<(String, i64)>> {
     match p {
         Parsed::Failed(msg) => errors.push(msg),
-        Parsed::Invalid { rel, msg } => {
+        Parsed::Invalid { rel, mtime, msg } => {
             if let Some(row) = rows.get(&rel) {
                 delete_row(tx, row.rowid, stats)?;
                 report.removed += 1;
             }
             errors.push(msg);
+            return Ok(Some((rel, mtime)));
         }
         Parsed::SameContent { rowid, size, mtime } => {
             tx.prepare_cached("UPDATE records SET file_size=?2, file_mtime=?3 WHERE rowid=?1")?
@@ -486,12 +533,20 @@ fn apply(
             match write_row(tx, &record, &stat, stats) {
                 Ok(()) if existed => report.updated += 1,
                 Ok(()) => report.added += 1,
-                Err(Error::Invalid(msg)) => errors.push(format!("{}:1: {msg}", seen.shown())),
+                Err(Error::Invalid(msg)) => {
+                    // Its old row said what the file no longer does.
+                    if let Some(row) = rows.get(&seen.rel) {
+                        delete_row(tx, row.rowid, stats)?;
+                        report.removed += 1;
+                    }
+                    errors.push(format!("{}:1: {msg}", seen.shown()));
+                    return Ok(Some((seen.rel, seen.mtime)));
+                }
                 Err(e) => return Err(e),
             }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The file facts stored beside a record row.
@@ -672,6 +727,17 @@ fn dir_mtime(p: &Path) -> i64 {
     fs::metadata(p).map(|m| file_mtime_ns(&m)).unwrap_or(0)
 }
 
+/// The watched folders' names as `record_dirs` stores them, as a JSON
+/// list (for `json_each`): its other rows are files (see `watch_unread`).
+fn watched_folders_json() -> String {
+    let root = Path::new("records");
+    let names: Vec<String> = std::iter::once(root.to_path_buf())
+        .chain(Category::ALL.iter().map(|c| root.join(c.as_str())))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    serde_json::Value::from(names).to_string()
+}
+
 /// The watched folders' times now, as `record_dirs` stores them.
 fn dir_times(dir: &ScopeDir) -> Vec<(String, i64)> {
     watched_dirs(dir)
@@ -708,6 +774,17 @@ pub fn records_changed(conn: &Connection, dir: &ScopeDir) -> Result<bool> {
     for d in watched_dirs(dir) {
         let stored: Option<i64> = st.query_row([folder(dir, &d)], |r| r.get(0)).optional()?;
         if stored.unwrap_or(0) != dir_mtime(&d) {
+            return Ok(true);
+        }
+    }
+    // The files the last sync left without a row (see `watch_unread`).
+    let mut st = conn.prepare_cached(
+        "SELECT path, mtime FROM record_dirs WHERE path NOT IN (SELECT value FROM json_each(?1))",
+    )?;
+    let mut rows = st.query([watched_folders_json()])?;
+    while let Some(row) = rows.next()? {
+        let path: String = row.get(0)?;
+        if row.get::<_, i64>(1)? != dir_mtime(&dir.root.join(path)) {
             return Ok(true);
         }
     }

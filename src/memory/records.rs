@@ -135,11 +135,6 @@ impl Memory {
     /// just say there is no such record.
     fn not_found(&self, dirs: &[ScopeDir], id_or_key: &str) -> Error {
         let limits = self.limits();
-        let names = |line: &str, field: &str| {
-            line.strip_prefix(field)
-                .and_then(|r| r.trim_start().strip_prefix(':'))
-                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id_or_key)
-        };
         let files = dirs.iter().flat_map(|d| {
             Category::ALL.iter().flat_map(move |&c| {
                 let dir = d.records_dir().join(c.as_str());
@@ -161,12 +156,7 @@ impl Memory {
         });
         let broken = files.filter(|(_, p)| p.is_file()).find_map(|(scope, p)| {
             let text = std::fs::read_to_string(&p).ok()?;
-            let named = p.file_stem().is_some_and(|s| s == id_or_key)
-                || text
-                    .lines()
-                    .take_while(|l| !l.is_empty())
-                    .any(|l| names(l, "id") || names(l, "key"));
-            named
+            crate::records::claims(&text, &p, id_or_key)
                 .then(|| crate::records::parse_record_file(&text, &p, scope, &limits).err())
                 .flatten()
         });
@@ -261,6 +251,18 @@ impl Memory {
                 return Ok((store.save(r, Some(&found.path), new.secrets)?, false));
             }
             let exists = store.find(&new.key)?.is_some();
+            if !exists {
+                // Its key in a file that does not parse: a new record
+                // would be a second one with that key, and the first, once
+                // mended, would be left out as its duplicate.
+                if let Some((path, e)) = store.unreadable_holder(&new.key) {
+                    return Err(Error::invalid(format!(
+                        "the key '{}' is in {}, which is not a valid record ({e}): fix that file, or remove it, then write again",
+                        new.key,
+                        crate::store::shown_path(&path).display()
+                    )));
+                }
+            }
             let category = new
                 .category
                 .or_else(|| (!exists).then(|| super::remember::classify(&new.text).0));

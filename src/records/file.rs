@@ -137,6 +137,22 @@ impl Place {
     }
 }
 
+/// Whether the record file `path` holding `text` is named after
+/// `id_or_key`, or its frontmatter's `id:` or `key:` line says it: read
+/// from the lines alone, for a file that does not parse.
+pub fn claims(text: &str, path: &Path, id_or_key: &str) -> bool {
+    let says = |line: &str, field: &str| {
+        line.strip_prefix(field)
+            .and_then(|r| r.trim_start().strip_prefix(':'))
+            .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id_or_key)
+    };
+    path.file_stem().is_some_and(|s| s == id_or_key)
+        || text
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .any(|l| says(l, "id") || says(l, "key"))
+}
+
 /// Parse and validate a record file. `path` is used only in error messages.
 pub fn parse_record(text: &str, path: &Path, limits: &Limits) -> Result<Record> {
     parse_record_at(text, path, limits, None)

@@ -6,7 +6,7 @@ mod model;
 mod validate;
 
 pub use file::{
-    parse_record, parse_record_at, parse_record_file, record_path, render_record, Place,
+    claims, parse_record, parse_record_at, parse_record_file, record_path, render_record, Place,
 };
 pub use model::{Category, Frontmatter, Origin, Record, Source, Status, Temporal};
 pub(crate) use validate::is_hidden_char;

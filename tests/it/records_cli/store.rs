@@ -518,3 +518,100 @@ fn r_doctor_names_a_record_in_another_categorys_folder() {
     let (code, said) = env.doctor();
     assert_eq!(code, Some(0), "{said}");
 }
+
+/// Regression (review, stop 61): `record add` of a key whose file did not
+/// parse (a hand edit gone wrong) made a second record with that key;
+/// once the first was mended, it was left out as the duplicate, and the
+/// person's record dropped out of recall.
+#[test]
+fn r_a_key_in_a_file_that_does_not_parse_is_not_taken_twice() {
+    let env = Env::new();
+    env.add("decisions", "package manager", "We use pnpm.");
+    let records = env.project_dir().join("records/decisions");
+    let files = || std::fs::read_dir(&records).unwrap().count();
+    let file = std::fs::read_dir(&records)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("importance: 50", "importance: 50x")).unwrap();
+    let out = env
+        .cmd()
+        .args([
+            "record",
+            "add",
+            "--category",
+            "decisions",
+            "--key",
+            "package manager",
+        ])
+        .arg("We use bun now.")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("the key 'package manager' is in")
+            && err.contains(&*file.file_name().unwrap().to_string_lossy())
+            && err.contains("fix that file, or remove it"),
+        "{err}"
+    );
+    assert_eq!(files(), 1);
+    // Mended, it is the record, and the write goes into it.
+    std::fs::write(&file, &text).unwrap();
+    env.run(&[
+        "record",
+        "add",
+        "--category",
+        "decisions",
+        "--key",
+        "package manager",
+        "We use bun now.",
+    ]);
+    assert_eq!(files(), 1);
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("We use bun now."));
+}
+
+/// Regression (review, stop 61): a record file edited by hand to another
+/// record's key kept its old row, so recall served text no file held any
+/// more, even after `reindex --full`; and once its key was mended in
+/// place (an editor that saves in place), it was not read again until a
+/// `reindex`.
+#[test]
+fn r_a_file_that_takes_another_records_key_keeps_no_old_row() {
+    let env = Env::new();
+    env.add("decisions", "a", "Alpha fact walrus.");
+    env.add("decisions", "b", "Beta fact narwhal.");
+    let records = env.project_dir().join("records/decisions");
+    let b = std::fs::read_dir(&records)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("b-"))
+        .unwrap();
+    let text = std::fs::read_to_string(&b).unwrap();
+    let clash = text
+        .replace("key: b", "key: a")
+        .replace("narwhal", "platypus");
+    std::fs::write(&b, &clash).unwrap();
+    assert!(env.hit_ids("alpha", "narwhal").is_empty());
+    let out = env.cmd().args(["reindex", "--full"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("duplicate record: key 'a'"), "{err}");
+    assert!(env.hit_ids("alpha", "narwhal").is_empty());
+    assert!(env.hit_ids("alpha", "platypus").is_empty());
+    // Mended in place: read by the next query, no reindex.
+    let mtime = std::fs::metadata(&records).unwrap().modified().unwrap();
+    std::fs::write(&b, clash.replace("key: a", "key: b")).unwrap();
+    assert_eq!(
+        std::fs::metadata(&records).unwrap().modified().unwrap(),
+        mtime
+    );
+    assert_eq!(env.hit_ids("alpha", "platypus").len(), 1);
+    let (code, said) = env.doctor();
+    assert!(!said.contains("not indexed"), "{code:?} {said}");
+}
