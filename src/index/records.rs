@@ -431,7 +431,14 @@ fn sync_with(
         let tx = conn.transaction()?;
         for p in parsed {
             progress.inc(1);
-            if let Some(file) = apply(&tx, p, &rows, &mut report, &mut errors, &mut stats)? {
+            let to = Applied {
+                rows: &rows,
+                full,
+                report: &mut report,
+                errors: &mut errors,
+                stats: &mut stats,
+            };
+            if let Some(file) = apply(&tx, p, to)? {
                 unread.push(file);
             }
         }
@@ -494,18 +501,27 @@ fn clone_seen(s: &Seen) -> Seen {
     }
 }
 
+/// Where [`apply`] writes, and what it knows of the run.
+struct Applied<'a> {
+    rows: &'a HashMap<String, Row>,
+    full: bool,
+    report: &'a mut SyncReport,
+    errors: &'a mut Vec<String>,
+    stats: &'a mut TermDeltas,
+}
+
 /// Index one file read again. Returns a file it left without a row (one
 /// that is not a valid record, or holds another record's key or id), with
 /// its mtime: its old row, if any, is gone, so recall never serves the
 /// text the file had before.
-fn apply(
-    tx: &Transaction,
-    p: Parsed,
-    rows: &HashMap<String, Row>,
-    report: &mut SyncReport,
-    errors: &mut Vec<String>,
-    stats: &mut TermDeltas,
-) -> Result<Option<(String, i64)>> {
+fn apply(tx: &Transaction, p: Parsed, to: Applied) -> Result<Option<(String, i64)>> {
+    let Applied {
+        rows,
+        full,
+        report,
+        errors,
+        stats,
+    } = to;
     match p {
         Parsed::Failed(msg) => errors.push(msg),
         Parsed::Invalid { rel, mtime, msg } => {
@@ -517,8 +533,7 @@ fn apply(
             return Ok(Some((rel, mtime)));
         }
         Parsed::SameContent { rowid, size, mtime } => {
-            tx.prepare_cached("UPDATE records SET file_size=?2, file_mtime=?3 WHERE rowid=?1")?
-                .execute(params![rowid, size, mtime])?;
+            same_content(tx, rowid, size, mtime)?;
             report.unchanged += 1;
         }
         Parsed::Record(b) => {
@@ -530,6 +545,14 @@ fn apply(
                 mtime: seen.mtime,
                 hash: &hash,
             };
+            // Read again by `--full`, the same bytes deriving the same row.
+            if let Some(row) = rows.get(&seen.rel).filter(|r| full && r.hash == hash) {
+                if row_holds(tx, row.rowid, &record, &stat)? {
+                    same_content(tx, row.rowid, seen.size, seen.mtime)?;
+                    report.unchanged += 1;
+                    return Ok(None);
+                }
+            }
             match write_row(tx, &record, &stat, stats) {
                 Ok(()) if existed => report.updated += 1,
                 Ok(()) => report.added += 1,
@@ -549,12 +572,68 @@ fn apply(
     Ok(None)
 }
 
+/// A file whose row holds what it says: only its size and mtime change.
+fn same_content(tx: &Transaction, rowid: i64, size: i64, mtime: i64) -> Result<()> {
+    tx.prepare_cached("UPDATE records SET file_size=?2, file_mtime=?3 WHERE rowid=?1")?
+        .execute(params![rowid, size, mtime])?;
+    Ok(())
+}
+
 /// The file facts stored beside a record row.
 pub(crate) struct FileStat<'a> {
     pub rel: &'a str,
     pub size: i64,
     pub mtime: i64,
     pub hash: &'a str,
+}
+
+/// What a record's row and FTS row hold, derived from its file: the
+/// values [`write_row`] writes and [`row_holds`] compares.
+struct RowValues<'a> {
+    cols: [rusqlite::types::Value; 17],
+    fts: [std::borrow::Cow<'a, str>; 4],
+}
+
+impl<'a> RowValues<'a> {
+    fn of(r: &'a Record, f: &FileStat) -> RowValues<'a> {
+        use rusqlite::types::Value;
+        let m = &r.meta;
+        let mut tags = m.keywords.join(" ");
+        for a in &m.aliases {
+            tags.push(' ');
+            tags.push_str(a);
+        }
+        let aux = crate::text::aux_terms(&format!("{} {} {}", m.key, tags, r.body));
+        RowValues {
+            cols: [
+                Value::Text(m.id.clone()),
+                Value::Text(m.key.clone()),
+                Value::Text(m.category.as_str().into()),
+                Value::Text(m.source.as_str().into()),
+                Value::Text(f.rel.into()),
+                Value::Integer(m.created.as_second()),
+                Value::Integer(m.updated.as_second()),
+                Value::Integer(m.pinned.into()),
+                Value::Integer(m.importance.into()),
+                Value::Text(m.status.as_str().into()),
+                Value::Text(m.temporal.as_str().into()),
+                m.expires
+                    .map_or(Value::Null, |t| Value::Integer(t.as_second())),
+                Value::Real(m.confidence),
+                Value::Integer(f.size),
+                Value::Integer(f.mtime),
+                Value::Text(f.hash.into()),
+                r.origin_host()
+                    .map_or(Value::Null, |h| Value::Text(h.into())),
+            ],
+            fts: [
+                m.key.as_str().into(),
+                r.body.as_str().into(),
+                tags.into(),
+                aux.into(),
+            ],
+        }
+    }
 }
 
 /// Insert or replace the row (and FTS row) of one record file. A key or id
@@ -578,43 +657,65 @@ fn write_row(tx: &Transaction, r: &Record, f: &FileStat, stats: &mut TermDeltas)
     if let Some(rowid) = by_path {
         delete_row(tx, rowid, stats)?;
     }
-    tx.prepare_cached(
-        "INSERT INTO records(id, key, category, source, path, created, updated, pinned,
-            importance, status, temporal, expires, confidence, file_size, file_mtime, file_hash, host)
-         VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
-    )?
-    .execute(params![
-        m.id,
-        m.key,
-        m.category.as_str(),
-        m.source.as_str(),
-        f.rel,
-        m.created.as_second(),
-        m.updated.as_second(),
-        m.pinned,
-        m.importance,
-        m.status.as_str(),
-        m.temporal.as_str(),
-        m.expires.map(|t| t.as_second()),
-        m.confidence,
-        f.size,
-        f.mtime,
-        f.hash,
-        r.origin_host(),
-    ])?;
+    let v = RowValues::of(r, f);
+    tx.prepare_cached(&format!(
+        "INSERT INTO records({ROW_COLUMNS}) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"
+    ))?
+    .execute(rusqlite::params_from_iter(&v.cols))?;
     let rowid = tx.last_insert_rowid();
-    let mut tags = m.keywords.join(" ");
-    for a in &m.aliases {
-        tags.push(' ');
-        tags.push_str(a);
-    }
-    let aux = crate::text::aux_terms(&format!("{} {} {}", m.key, tags, r.body));
+    let [key, body, tags, aux] = &v.fts;
     tx.prepare_cached(
         "INSERT INTO records_fts(rowid, key, body, tags, aux) VALUES(?1,?2,?3,?4,?5)",
     )?
-    .execute(params![rowid, m.key, r.body, tags, aux])?;
-    stats.add(Table::Records, &[&m.key, &r.body, &tags, &aux]);
+    .execute(params![rowid, key, body, tags, aux])?;
+    stats.add(Table::Records, &[key, body, tags, aux]);
     Ok(())
+}
+
+/// The columns of a record's row [`RowValues`] gives, in its order.
+const ROW_COLUMNS: &str = "id, key, category, source, path, created, updated, pinned,
+    importance, status, temporal, expires, confidence, file_size, file_mtime, file_hash, host";
+
+/// Whether the row `rowid` and its FTS row hold what `write_row` would
+/// write for `r` (its file's size and mtime aside): `reindex --full` then
+/// leaves them as they are. Rewriting an FTS row deletes its terms from
+/// the index, which costs ten times an insert, and the full run rebuilds
+/// the inverted index from the rows anyway.
+fn row_holds(tx: &Transaction, rowid: i64, r: &Record, f: &FileStat) -> Result<bool> {
+    static SELECT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let cols: Vec<String> = ROW_COLUMNS
+            .split(',')
+            .map(|c| format!("r.{}", c.trim()))
+            .collect();
+        format!(
+            "SELECT {}, f.key, f.body, f.tags, f.aux
+             FROM records r JOIN records_fts f ON f.rowid = r.rowid WHERE r.rowid = ?1",
+            cols.join(", ")
+        )
+    });
+    let v = RowValues::of(r, f);
+    let stored = tx
+        .prepare_cached(&SELECT)?
+        .query_row([rowid], |row| {
+            let cols = (0..17)
+                .map(|i| row.get::<_, rusqlite::types::Value>(i))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let fts = (17..21)
+                .map(|i| row.get::<_, String>(i))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((cols, fts))
+        })
+        .optional()?;
+    let Some((cols, fts)) = stored else {
+        return Ok(false);
+    };
+    // Size (13) and mtime (14) are the file's now, not derived from it.
+    let same_cols = cols
+        .iter()
+        .zip(&v.cols)
+        .enumerate()
+        .all(|(i, (a, b))| matches!(i, 13 | 14) || a == b);
+    Ok(same_cols && fts.iter().zip(&v.fts).all(|(a, b)| a == b))
 }
 
 fn delete_row(tx: &Connection, rowid: i64, stats: &mut TermDeltas) -> Result<()> {
