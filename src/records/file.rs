@@ -229,6 +229,13 @@ pub fn parse_record_at(
         err(line, format!("invalid frontmatter: {text}{column}{needs}"))
     })?;
     let body_start = first + written.lines().count() + 1;
+    let mut meta = meta;
+    if let Some(p) = place {
+        // The scope is where the file lives (a file moved by hand to the
+        // other scope's folder is that scope's record), as every command
+        // that finds it by its folder already takes it to be.
+        meta.scope = p.scope;
+    }
     let record = Record {
         meta,
         body: Record::clean_body(body),

@@ -658,3 +658,49 @@ fn r_reindex_full_keeps_right_rows_and_mends_wrong_ones() {
     assert_eq!(importance, 50);
     assert_eq!(env.hit_ids("alpha", "pnpm never npm").len(), 1);
 }
+
+/// Regression (review, stop 61): a project record moved by hand into the
+/// user scope's folder was listed and recalled as the user's, but `get`
+/// said `scope: project`, `update` kept that, and `record move` refused
+/// both ways ("in the project scope already" and "the user scope has a
+/// record with the key … already": itself). Its scope is where it lives.
+#[test]
+fn r_a_record_moved_by_hand_to_the_other_scope_is_that_scopes() {
+    let env = Env::new();
+    env.run(&[
+        "record",
+        "add",
+        "--scope",
+        "user",
+        "--category",
+        "preferences",
+        "--key",
+        "style",
+        "I prefer terse answers.",
+    ]);
+    let id = env.add(
+        "principles",
+        "proj fact",
+        "Handlers stay thin; logic lives in services.",
+    );
+    let from = env.project_dir().join("records/principles");
+    let file = std::fs::read_dir(&from)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let user = env.home().join("user/records/principles");
+    std::fs::create_dir_all(&user).unwrap();
+    let moved = user.join(file.file_name().unwrap());
+    std::fs::rename(&file, &moved).unwrap();
+    let got = env.run_json(&["record", "get", &id, "--format", "json"]);
+    assert_eq!(got["scope"], "user", "{got}");
+    env.run(&["record", "move", &id, "--to", "project"]);
+    assert!(!moved.exists());
+    let got = env.run_json(&["record", "get", &id, "--format", "json"]);
+    assert_eq!(got["scope"], "project", "{got}");
+    assert!(std::fs::read_to_string(got["path"].as_str().unwrap())
+        .unwrap()
+        .contains("scope: project"));
+}
