@@ -830,13 +830,16 @@ fn dir_mtime(p: &Path) -> i64 {
 
 /// The watched folders' names as `record_dirs` stores them, as a JSON
 /// list (for `json_each`): its other rows are files (see `watch_unread`).
-fn watched_folders_json() -> String {
-    let root = Path::new("records");
-    let names: Vec<String> = std::iter::once(root.to_path_buf())
-        .chain(Category::ALL.iter().map(|c| root.join(c.as_str())))
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    serde_json::Value::from(names).to_string()
+fn watched_folders_json() -> &'static str {
+    static NAMES: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let root = Path::new("records");
+        let names: Vec<String> = std::iter::once(root.to_path_buf())
+            .chain(Category::ALL.iter().map(|c| root.join(c.as_str())))
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        serde_json::Value::from(names).to_string()
+    });
+    &NAMES
 }
 
 /// The watched folders' times now, as `record_dirs` stores them.
