@@ -283,8 +283,7 @@ fn r_a_record_edited_in_place_is_seen_by_the_next_query() {
 #[test]
 fn r_doctor_names_every_record_file_recall_does_not_read() {
     let env = Env::new();
-    env.add("decisions", "seed", "A record so the scope exists.");
-    let records = env.project_dir().join("records");
+    let records = seeded(&env);
     let file = |id: &str, key: &str| {
         format!("---\nid: {id}\nkey: {key}\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-11-01\nupdated: 2026-11-01\n---\n\nA fact about {key}.\n")
     };
@@ -332,8 +331,7 @@ fn r_doctor_names_every_record_file_recall_does_not_read() {
 #[test]
 fn r_get_by_the_id_of_an_unreadable_file_says_why() {
     let env = Env::new();
-    env.add("decisions", "seed", "A record so the scope exists.");
-    let path = env.project_dir().join("records/decisions/bad.md");
+    let path = seeded(&env).join("decisions/bad.md");
     std::fs::write(
         &path,
         "---\nid: bad-1\nkey: bad\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-11-01\nupdated: 2026-11-01\nimportance: 150\n---\n\nA fact.\n",
@@ -361,8 +359,7 @@ fn r_get_by_the_id_of_an_unreadable_file_says_why() {
 #[test]
 fn r_a_hand_written_record_needs_only_its_text() {
     let env = Env::new();
-    env.add("decisions", "seed", "A record so the scope exists.");
-    let records = env.project_dir().join("records");
+    let records = seeded(&env);
     std::fs::write(
         records.join("decisions/deploys.md"),
         "---\nkeywords: [release]\n---\n\nDeploys go through make ship-it from the release branch.\n",
@@ -421,8 +418,7 @@ fn r_a_hand_written_record_needs_only_its_text() {
 fn r_doctor_fixes_work_for_files_people_name() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
-    env.add("decisions", "seed", "A record so the scope exists.");
-    let dir = env.project_dir().join("records/decisions");
+    let dir = seeded(&env).join("decisions");
     let file = dir.join("package manager.md");
     std::fs::write(&file, "---\n---\n\nWe use pnpm.\n").unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -452,8 +448,7 @@ fn r_doctor_fixes_work_for_files_people_name() {
 #[test]
 fn r_record_list_marks_a_record_past_its_expiry() {
     let env = Env::new();
-    env.add("decisions", "seed", "A record so the scope exists.");
-    let records = env.project_dir().join("records");
+    let records = seeded(&env);
     std::fs::write(
         records.join("decisions/freeze.md"),
         "---\ntemporal: permanent\nexpires: 2020-01-01\n---\n\nThe release freeze holds for every merge.\n",
@@ -489,8 +484,7 @@ fn r_record_list_marks_a_record_past_its_expiry() {
 fn r_doctor_names_a_record_in_another_categorys_folder() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
-    env.add("decisions", "seed", "A record so the scope exists.");
-    let records = env.project_dir().join("records");
+    let records = seeded(&env);
     let file = records.join("decisions/cache.md");
     std::fs::write(
         &file,
@@ -703,4 +697,11 @@ fn r_a_record_moved_by_hand_to_the_other_scope_is_that_scopes() {
     assert!(std::fs::read_to_string(got["path"].as_str().unwrap())
         .unwrap()
         .contains("scope: project"));
+}
+
+/// A project scope holding one record, so its folders exist: its records
+/// folder.
+fn seeded(env: &Env) -> std::path::PathBuf {
+    env.add("decisions", "seed", "A record so the scope exists.");
+    env.project_dir().join("records")
 }
