@@ -82,11 +82,17 @@ impl RecordStore<'_> {
                         .is_ok_and(|rel| !indexed.contains(&*rel.to_string_lossy()))
                 })
                 .find_map(|p| {
-                    let text = fs::read_to_string(&p).ok()?;
+                    let bytes = fs::read(&p).ok()?;
+                    let text = String::from_utf8_lossy(&bytes);
                     if !claims(&text, &p, key) {
                         return None;
                     }
-                    let e = parse_record_file(&text, &p, self.dir.scope, &self.limits).err()?;
+                    let e = match std::str::from_utf8(&bytes) {
+                        Ok(text) => {
+                            parse_record_file(text, &p, self.dir.scope, &self.limits).err()?
+                        }
+                        Err(_) => Error::invalid(format!("{}: not UTF-8 text", p.display())),
+                    };
                     Some((p, e))
                 })
         })

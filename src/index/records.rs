@@ -416,6 +416,8 @@ fn sync_with(
     let mut stats = TermDeltas::default();
     // Files left without a row (see `apply`), each with its mtime.
     let mut unread = Vec::new();
+    // Files whose key or id another file's row held (see `apply`).
+    let mut clashed: Vec<String> = Vec::new();
     let reread: std::collections::HashSet<&str> = changed.iter().map(|s| s.rel.as_str()).collect();
     for batch in changed
         .chunks(BATCH)
@@ -434,17 +436,45 @@ fn sync_with(
             let to = Applied {
                 rows: &rows,
                 full,
+                last_try: false,
                 report: &mut report,
                 errors: &mut errors,
                 stats: &mut stats,
             };
-            if let Some(file) = apply(&tx, p, to)? {
-                unread.push(file);
+            match apply(&tx, p, to)? {
+                Some(Left::Unread(rel, mtime)) => unread.push((rel, mtime)),
+                Some(Left::Clashed(rel)) => clashed.push(rel),
+                None => {}
             }
         }
         stats.flush(&tx)?;
         tx.commit()?;
         crate::store::bound_wal(conn);
+    }
+    if !clashed.is_empty() {
+        // A file whose key or id another file's row held may be free to
+        // take it now that every file was read (two keys swapped by hand):
+        // read once more, as the last word.
+        let tx = conn.transaction()?;
+        for s in changed.iter().filter(|s| clashed.contains(&s.rel)) {
+            let to = Applied {
+                rows: &rows,
+                full,
+                last_try: true,
+                report: &mut report,
+                errors: &mut errors,
+                stats: &mut stats,
+            };
+            if let Some(Left::Unread(rel, mtime)) = apply(
+                &tx,
+                read_one(clone_seen(s), dir.scope, None, limits, full),
+                to,
+            )? {
+                unread.push((rel, mtime));
+            }
+        }
+        stats.flush(&tx)?;
+        tx.commit()?;
     }
     if full {
         // Every row was rewritten from its file; now rebuild the inverted
@@ -505,19 +535,31 @@ fn clone_seen(s: &Seen) -> Seen {
 struct Applied<'a> {
     rows: &'a HashMap<String, Row>,
     full: bool,
+    /// The file's second reading after a clash (see [`Left::Clashed`]):
+    /// a clash now is final.
+    last_try: bool,
     report: &'a mut SyncReport,
     errors: &'a mut Vec<String>,
     stats: &'a mut TermDeltas,
 }
 
-/// Index one file read again. Returns a file it left without a row (one
-/// that is not a valid record, or holds another record's key or id), with
-/// its mtime: its old row, if any, is gone, so recall never serves the
-/// text the file had before.
-fn apply(tx: &Transaction, p: Parsed, to: Applied) -> Result<Option<(String, i64)>> {
+/// A file [`apply`] left without a row.
+enum Left {
+    /// Not a valid record, or holding another record's key or id at its
+    /// last try: with its mtime, to watch.
+    Unread(String, i64),
+    /// Holding a key or id another file's row held, at its first reading:
+    /// to read again once every file was (that row may have gone).
+    Clashed(String),
+}
+
+/// Index one file read again. A file left without a row has its old row,
+/// if any, gone, so recall never serves the text the file had before.
+fn apply(tx: &Transaction, p: Parsed, to: Applied) -> Result<Option<Left>> {
     let Applied {
         rows,
         full,
+        last_try,
         report,
         errors,
         stats,
@@ -530,7 +572,7 @@ fn apply(tx: &Transaction, p: Parsed, to: Applied) -> Result<Option<(String, i64
                 report.removed += 1;
             }
             errors.push(msg);
-            return Ok(Some((rel, mtime)));
+            return Ok(Some(Left::Unread(rel, mtime)));
         }
         Parsed::SameContent { rowid, size, mtime } => {
             same_content(tx, rowid, size, mtime)?;
@@ -556,14 +598,19 @@ fn apply(tx: &Transaction, p: Parsed, to: Applied) -> Result<Option<(String, i64
             match write_row(tx, &record, &stat, stats) {
                 Ok(()) if existed => report.updated += 1,
                 Ok(()) => report.added += 1,
-                Err(Error::Invalid(msg)) => {
+                Err(Error::Invalid(_)) if !last_try => {
                     // Its old row said what the file no longer does.
                     if let Some(row) = rows.get(&seen.rel) {
                         delete_row(tx, row.rowid, stats)?;
+                    }
+                    return Ok(Some(Left::Clashed(seen.rel)));
+                }
+                Err(Error::Invalid(msg)) => {
+                    if existed {
                         report.removed += 1;
                     }
                     errors.push(format!("{}:1: {msg}", seen.shown()));
-                    return Ok(Some((seen.rel, seen.mtime)));
+                    return Ok(Some(Left::Unread(seen.rel, seen.mtime)));
                 }
                 Err(e) => return Err(e),
             }

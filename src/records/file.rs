@@ -139,18 +139,23 @@ impl Place {
 
 /// Whether the record file `path` holding `text` is named after
 /// `id_or_key`, or its frontmatter's `id:` or `key:` line says it: read
-/// from the lines alone, for a file that does not parse.
+/// from the lines alone, for a file that does not parse. Only lines
+/// between the opening `---` and the closing one are frontmatter, and a
+/// YAML comment after a value is not part of it.
 pub fn claims(text: &str, path: &Path, id_or_key: &str) -> bool {
     let says = |line: &str, field: &str| {
         line.strip_prefix(field)
             .and_then(|r| r.trim_start().strip_prefix(':'))
+            .map(|v| v.split(" #").next().unwrap_or(v))
             .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id_or_key)
     };
+    let mut lines = text.trim_start_matches('\u{feff}').lines();
+    let opened = lines.next().is_some_and(|l| l.trim_end() == "---");
     path.file_stem().is_some_and(|s| s == id_or_key)
-        || text
-            .lines()
-            .take_while(|l| !l.is_empty())
-            .any(|l| says(l, "id") || says(l, "key"))
+        || (opened
+            && lines
+                .take_while(|l| l.trim_end() != "---")
+                .any(|l| says(l, "id") || says(l, "key")))
 }
 
 /// Parse and validate a record file. `path` is used only in error messages.
@@ -262,6 +267,21 @@ pub fn render_record(r: &Record) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (review, stop 61): a key after which YAML has a comment
+    /// was not found in a broken file, and a body line that looks like
+    /// `key: …` was taken for frontmatter when no blank line followed the
+    /// closing `---`.
+    #[test]
+    fn r_claims_reads_only_the_frontmatter_and_drops_comments() {
+        let p = Path::new("/r/decisions/x-1.md");
+        let text = "---\nkey: cache # the cache key\nimportance: lots\n---\nkey: bodykey\n";
+        assert!(claims(text, p, "cache"));
+        assert!(!claims(text, p, "bodykey"));
+        assert!(claims(&format!("\u{feff}{text}"), p, "cache"));
+        assert!(claims("no frontmatter", p, "x-1"));
+        assert!(!claims("key: cache\n", p, "cache"));
+    }
 
     /// Issue 25 part 3: a record with merge conflict markers (a `git pull`
     /// of records kept in the repository) is an error that says what to do
