@@ -105,6 +105,22 @@ impl Env {
         out.split_whitespace().nth(1).unwrap().to_string()
     }
 
+    /// `record add --scope user` and return the new id.
+    pub fn add_user(&self, category: &str, key: &str, text: &str) -> String {
+        let out = self.run(&[
+            "record",
+            "add",
+            "--scope",
+            "user",
+            "--category",
+            category,
+            "--key",
+            key,
+            text,
+        ]);
+        out.split_whitespace().nth(1).unwrap().to_string()
+    }
+
     /// `recall index PATH` (a file or a folder); panics unless it exits 0.
     pub fn index(&self, path: &Path) {
         self.run(&["index", path.to_str().unwrap()]);

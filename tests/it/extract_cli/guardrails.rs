@@ -377,17 +377,11 @@ fn manual_records_are_never_overwritten_or_deleted() {
         "auto:use-pnpm",
         "Yarn is fine for the docs site.",
     );
-    env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
+    env.add_user(
         "preferences",
-        "--key",
         "auto:prefer-tabs",
         "Spaces everywhere, whatever the extractor thinks.",
-    ]);
+    );
     let before = record_snapshot(&env);
     assert_eq!(before.len(), 2);
     let fake = Fake::new(&env);

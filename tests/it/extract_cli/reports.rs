@@ -193,17 +193,7 @@ fn summary_env() -> Env {
             &format!("The {t} module is owned by the platform team; ask them before changing its public API."),
         );
     }
-    env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
-        "preferences",
-        "--key",
-        "tone",
-        "Keep answers short.",
-    ]);
+    env.add_user("preferences", "tone", "Keep answers short.");
     env
 }
 

@@ -85,17 +85,7 @@ fn projects_never_see_each_others_records() {
 #[test]
 fn user_records_appear_in_every_project() {
     let env = Env::new();
-    env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
-        "preferences",
-        "--key",
-        "style",
-        "I prefer small focused commits",
-    ]);
+    env.add_user("preferences", "style", "I prefer small focused commits");
     for p in ["alpha", "beta", "gamma"] {
         let v = env.query_json(p, "commits");
         assert_eq!(v["hits"][0]["scope"], "user", "{p}: {v}");

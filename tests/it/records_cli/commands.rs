@@ -175,17 +175,7 @@ fn list_sorts_pinned_then_importance_then_recency_and_filters() {
         "10",
         "pinned one",
     ]);
-    env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
-        "preferences",
-        "--key",
-        "mine",
-        "be terse",
-    ]);
+    env.add_user("preferences", "mine", "be terse");
     let rows: Vec<serde_json::Value> =
         serde_json::from_str(&env.run(&["record", "list", "--format", "json"])).unwrap();
     let keys: Vec<&str> = rows.iter().map(|r| r["key"].as_str().unwrap()).collect();
@@ -451,17 +441,11 @@ fn r26_a_failed_edit_keeps_no_secret() {
 #[test]
 fn a_record_moves_between_scopes() {
     let env = Env::new();
-    env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
+    env.add_user(
         "preferences",
-        "--key",
         "fmt",
         "Always run mix format before committing.",
-    ]);
+    );
     let out = env.run(&["record", "move", "fmt", "--to", "project"]);
     assert!(out.starts_with("moved fmt-"), "{out}");
     assert!(out.contains("to the project scope"), "{out}");
@@ -494,18 +478,7 @@ fn a_record_moves_between_scopes() {
     assert_eq!(bad.status.code(), Some(2));
     // Regression: a key the other scope holds already pointed at `record
     // update`, which has no --key; the fix names `record edit` and ids.
-    let added = env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
-        "preferences",
-        "--key",
-        "fmt",
-        "Always run cargo fmt.",
-    ]);
-    let id = added.split_whitespace().nth(1).unwrap();
+    let id = &env.add_user("preferences", "fmt", "Always run cargo fmt.");
     let taken = env
         .cmd()
         .args(["record", "move", id, "--to", "project"])

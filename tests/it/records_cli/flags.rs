@@ -60,17 +60,7 @@ fn r_query_flags_before_a_subcommand_are_an_error() {
     );
     assert!(record_files(&env.home()).is_empty(), "nothing written");
     // After the subcommand it does what it says.
-    env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
-        "preferences",
-        "--key",
-        "tabs",
-        "Indent with tabs.",
-    ]);
+    env.add_user("preferences", "tabs", "Indent with tabs.");
     let files = record_files(&env.home());
     assert!(
         files[0].to_string_lossy().contains("/user/records/"),

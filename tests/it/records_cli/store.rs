@@ -661,17 +661,7 @@ fn r_reindex_full_keeps_right_rows_and_mends_wrong_ones() {
 #[test]
 fn r_a_record_moved_by_hand_to_the_other_scope_is_that_scopes() {
     let env = Env::new();
-    env.run(&[
-        "record",
-        "add",
-        "--scope",
-        "user",
-        "--category",
-        "preferences",
-        "--key",
-        "style",
-        "I prefer terse answers.",
-    ]);
+    env.add_user("preferences", "style", "I prefer terse answers.");
     let id = env.add(
         "principles",
         "proj fact",
