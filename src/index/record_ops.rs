@@ -20,7 +20,8 @@ use super::records::{remove_record, truncate_wal, upsert_record};
 use super::WriteGate;
 use crate::error::{Error, Result};
 use crate::records::{
-    claims, parse_record_file, record_path, render_record, validate, Category, Limits, Record,
+    broken_claimant, parse_record_file, record_path, render_record, validate, Category, Limits,
+    Record,
 };
 use crate::secrets;
 use crate::store::{atomic_write, ScopeDir, Undo};
@@ -71,30 +72,9 @@ impl RecordStore<'_> {
             .prepare("SELECT path FROM records")
             .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
             .ok()?;
-        Category::ALL.iter().find_map(|c| {
-            fs::read_dir(self.dir.records_dir().join(c.as_str()))
-                .ok()?
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "md"))
-                .filter(|p| {
-                    p.strip_prefix(&self.dir.root)
-                        .is_ok_and(|rel| !indexed.contains(&*rel.to_string_lossy()))
-                })
-                .find_map(|p| {
-                    let bytes = fs::read(&p).ok()?;
-                    let text = String::from_utf8_lossy(&bytes);
-                    if !claims(&text, &p, key) {
-                        return None;
-                    }
-                    let e = match std::str::from_utf8(&bytes) {
-                        Ok(text) => {
-                            parse_record_file(text, &p, self.dir.scope, &self.limits).err()?
-                        }
-                        Err(_) => Error::invalid(format!("{}: not UTF-8 text", p.display())),
-                    };
-                    Some((p, e))
-                })
+        broken_claimant(self.dir, &self.limits, key, |p| {
+            p.strip_prefix(&self.dir.root)
+                .is_ok_and(|rel| indexed.contains(&*rel.to_string_lossy()))
         })
     }
 

@@ -135,30 +135,8 @@ impl Memory {
     /// just say there is no such record.
     fn not_found(&self, dirs: &[ScopeDir], id_or_key: &str) -> Error {
         let limits = self.limits();
-        let files = dirs.iter().flat_map(|d| {
-            Category::ALL.iter().flat_map(move |&c| {
-                let dir = d.records_dir().join(c.as_str());
-                let named = crate::records::record_path(d, c, id_or_key);
-                // The file named after it first, then every other.
-                std::iter::once(named.clone())
-                    .chain(
-                        std::fs::read_dir(dir)
-                            .into_iter()
-                            .flatten()
-                            .flatten()
-                            .map(|e| e.path())
-                            .filter(move |p| {
-                                *p != named && p.extension().is_some_and(|x| x == "md")
-                            }),
-                    )
-                    .map(move |p| (d.scope, p))
-            })
-        });
-        let broken = files.filter(|(_, p)| p.is_file()).find_map(|(scope, p)| {
-            let text = std::fs::read_to_string(&p).ok()?;
-            crate::records::claims(&text, &p, id_or_key)
-                .then(|| crate::records::parse_record_file(&text, &p, scope, &limits).err())
-                .flatten()
+        let broken = dirs.iter().find_map(|d| {
+            crate::records::broken_claimant(d, &limits, id_or_key, |_| false).map(|(_, e)| e)
         });
         match broken {
             Some(e) => Error::NotFound(format!(

@@ -137,6 +137,41 @@ impl Place {
     }
 }
 
+/// A record file of `dir` that claims `id_or_key` (see [`claims`]) and
+/// does not parse, with why: a hand edit gone wrong, a pull that
+/// conflicts. In each category's folder the file named after it is looked
+/// at first; files `skip` names are not read.
+pub fn broken_claimant(
+    dir: &ScopeDir,
+    limits: &Limits,
+    id_or_key: &str,
+    skip: impl Fn(&Path) -> bool,
+) -> Option<(PathBuf, Error)> {
+    Category::ALL.iter().find_map(|&c| {
+        let named = record_path(dir, c, id_or_key);
+        let others = std::fs::read_dir(dir.records_dir().join(c.as_str()))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| *p != named && p.extension().is_some_and(|x| x == "md"));
+        std::iter::once(named.clone())
+            .chain(others)
+            .filter(|p| p.is_file() && !skip(p))
+            .find_map(|p| {
+                let bytes = std::fs::read(&p).ok()?;
+                if !claims(&String::from_utf8_lossy(&bytes), &p, id_or_key) {
+                    return None;
+                }
+                let e = match std::str::from_utf8(&bytes) {
+                    Ok(text) => parse_record_file(text, &p, dir.scope, limits).err()?,
+                    Err(_) => Error::invalid(format!("{}: not UTF-8 text", p.display())),
+                };
+                Some((p, e))
+            })
+    })
+}
+
 /// Whether the record file `path` holding `text` is named after
 /// `id_or_key`, or its frontmatter's `id:` or `key:` line says it: read
 /// from the lines alone, for a file that does not parse. Only lines

@@ -6,7 +6,8 @@ mod model;
 mod validate;
 
 pub use file::{
-    claims, parse_record, parse_record_at, parse_record_file, record_path, render_record, Place,
+    broken_claimant, claims, parse_record, parse_record_at, parse_record_file, record_path,
+    render_record, Place,
 };
 pub use model::{Category, Frontmatter, Origin, Record, Source, Status, Temporal};
 pub(crate) use validate::is_hidden_char;
