@@ -64,8 +64,9 @@ impl RecordStore<'_> {
     }
 
     /// A record file with no index row that claims `key` (see
-    /// [`claims`]) and does not parse, with why: a hand edit gone wrong.
-    /// Only files without a row are read, so this costs a listing.
+    /// [`claims`](crate::records::claims)) and does not parse, with why: a
+    /// hand edit gone wrong. Only files without a row are read, so this
+    /// costs a listing.
     pub fn unreadable_holder(&self, key: &str) -> Option<(PathBuf, Error)> {
         let indexed: std::collections::HashSet<String> = self
             .conn
