@@ -120,6 +120,10 @@ impl RecordStore<'_> {
         policy: SecretPolicy,
         journal: Option<Journal>,
     ) -> Result<Located> {
+        if journal.is_none() {
+            // Not a pull: this host is where the record now comes from.
+            record.written_here();
+        }
         screen_secrets(&mut record, policy)?;
         validate(&record, &self.limits).map_err(|(_, e)| e)?;
         // Every command takes an id or a key, the id first: a key that is

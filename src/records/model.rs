@@ -283,6 +283,20 @@ impl Record {
         }
     }
 
+    /// This host wrote the record: the sync provenance it was pulled with
+    /// (`origin.host`, `origin.author`) no longer says who wrote what it
+    /// holds, and would credit the teammate with this host's change. The
+    /// extraction's origin (session, messages) stays.
+    pub fn written_here(&mut self) {
+        if let Some(o) = self.meta.origin.as_mut() {
+            o.extra.remove("host");
+            o.extra.remove("author");
+            if *o == Origin::default() {
+                self.meta.origin = None;
+            }
+        }
+    }
+
     /// A record's text as stored: trimmed, with Windows line ends made
     /// `\n` (a file saved with CRLF, text piped from a Windows tool), so
     /// the text shown and injected holds no stray `\r`.

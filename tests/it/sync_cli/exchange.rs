@@ -55,6 +55,20 @@ fn two_hosts_share_records_sessions_and_tickets_with_provenance() {
     b.sync();
     a.sync();
     assert_eq!(a.records(), b.records());
+    // Regression: a pulled record B then edits is B's, here as on A; it
+    // kept A's `origin.host` and credited A with B's text.
+    b.add("db-choice", "We chose PostgreSQL 16 for the team database");
+    let rec = b.record_json("db-choice");
+    assert!(rec["origin"].is_null(), "{rec}");
+    let hits: Value =
+        serde_json::from_str(&b.run(&["query", "--format", "json", "PostgreSQL team database"]))
+            .unwrap();
+    assert!(hits["hits"][0]["source"]["host"].is_null(), "{hits}");
+    b.sync();
+    a.sync();
+    let host_b: Value =
+        serde_json::from_slice(&std::fs::read(b.home.join("host.json")).unwrap()).unwrap();
+    assert_eq!(a.record_json("db-choice")["origin"]["host"], host_b["id"]);
     // A no-op sync sends and receives nothing.
     assert!(a.sync().contains("pulled 0, pushed 0"));
 }
