@@ -415,19 +415,22 @@ impl Memory {
         }
         let mut out = Vec::new();
         for s in scopes {
-            let (pending, last, cursor, shared) = match self.open_for_read(&s.dir, false)? {
-                Some(db) => db.with_conn(|c| {
-                    let mut n = local::pending_records(c)?.len();
-                    n += local::pending_sources(c, &host, s.sessions, s.tickets)?.len();
-                    let shared = local::shared_name(c, &host)?;
-                    Ok((n, local::last_sync(c)?, local::cursor(c)?, shared))
-                })?,
-                None => (0, None, 0, None),
-            };
+            let (pending, last, cursor, shared, mut mine) =
+                match self.open_for_read(&s.dir, false)? {
+                    Some(db) => db.with_conn(|c| {
+                        let mut n = local::pending_records(c)?.len();
+                        n += local::pending_sources(c, &host, s.sessions, s.tickets)?.len();
+                        let shared = local::shared_name(c, &host)?;
+                        let mine = local::former_names(c, &host)?;
+                        Ok((n, local::last_sync(c)?, local::cursor(c)?, shared, mine))
+                    })?,
+                    None => (0, None, 0, None, Vec::new()),
+                };
             let rfc3339 = |t: i64| jiff::Timestamp::from_second(t).ok().map(|t| t.to_string());
             let (server, error) = match &mut client {
                 Ok(c) => {
-                    match sync::remote_status(c, &remote, &s.target, &host, cursor, last.is_none())
+                    mine.push(host.clone());
+                    match sync::remote_status(c, &remote, &s.target, &mine, cursor, last.is_none())
                     {
                         Ok(st) => (Some(st), None),
                         Err(e) => (None, Some(e.to_string())),

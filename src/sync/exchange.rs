@@ -166,8 +166,10 @@ fn pull_pages(
     let mut cursor = local::cursor(conn)?;
     let (first, before) = (cursor == 0, cursor);
     let never_synced = local::last_sync(conn)?.is_none();
+    let mut mine = local::former_names(conn, me.host)?;
+    mine.push(me.host.to_string());
     let fetch =
-        |client: &mut Client, after: i64| fetch_page(client, url, t, me, after, never_synced);
+        |client: &mut Client, after: i64| fetch_page(client, url, t, &mine, after, never_synced);
     let mut next = fetch(client, cursor)?;
     while let Some((rows, last)) = next.take() {
         if sources_only(&rows) {
@@ -201,16 +203,17 @@ fn pull_pages(
 /// The rows other hosts sent after `after`, in the server's order, up to
 /// [`PULL_ROWS`] rows and [`PULL_BYTES`] of bodies (at least one row), and
 /// the id of the last; `None` when there are none. A host does not pull
-/// what its own name pushed, which it has, except until its first sync
-/// ends (`never_synced`): then its name's records come too, since a home
-/// that never synced (a reinstalled machine under its old name) has none
-/// of them. Its name's sources stay on the server: they are the old home's
-/// transcripts.
+/// what its own names (`mine`: this one, and one it was renamed from
+/// while its sources under it are withdrawn) pushed, which it has, except
+/// until its first sync ends (`never_synced`): then its names' records
+/// come too, since a home that never synced (a reinstalled machine under
+/// its old name) has none of them. Its names' sources stay on the server:
+/// they are the old home's transcripts.
 fn fetch_page(
     client: &mut Client,
     url: &RemoteUrl,
     t: &Target,
-    me: &Me,
+    mine: &[String],
     after: i64,
     never_synced: bool,
 ) -> Result<Option<Page>> {
@@ -218,7 +221,7 @@ fn fetch_page(
     let params: [&(dyn ToSql + Sync); 6] = [
         &t.project,
         &after,
-        &me.host,
+        &mine,
         &PULL_ROWS,
         &PULL_BYTES,
         &never_synced,
@@ -231,7 +234,7 @@ fn fetch_page(
                      SELECT *, sum(coalesce(octet_length(body), 0)) OVER (ORDER BY id) AS upto
                      FROM (SELECT {ROW_COLUMNS} FROM recall_entries
                            WHERE project=$1 AND id > $2
-                             AND (host <> $3 OR ($6 AND kind = 'record'))
+                             AND (host <> ALL($3) OR ($6 AND kind = 'record'))
                            ORDER BY id LIMIT $4) page) w
                  WHERE upto - coalesce(octet_length(body), 0) < $5 ORDER BY id"
             ),

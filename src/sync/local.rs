@@ -45,6 +45,11 @@ const RECEIPT: &str = "sync.receipt";
 /// this host's name, with that name (`<host>\t<unix seconds>`).
 const SHARED_NAME: &str = "sync.shared_name";
 
+/// The `meta` key of the host names this scope pushed under, one per
+/// line: the current one, and a former one (the home was renamed, `[sync]
+/// host`) while sources it pushed under that name are still to withdraw.
+const NAMES: &str = "sync.names";
+
 /// A hash that matches no content: the item must be pushed again (a
 /// person's record kept against an agent's version from another host).
 pub const MUST_PUSH: &str = "!";
@@ -106,13 +111,75 @@ pub fn bind_project(conn: &mut Connection, project: &str) -> Result<bool> {
         tx.execute("DELETE FROM sync_state", [])?;
         tx.execute("DELETE FROM sync_pushing", [])?;
         tx.execute(
-            "DELETE FROM meta WHERE key IN ('sync.cursor', 'sync.noted', 'sync.horizon', ?1, ?2, ?3)",
-            [PUSH_TOKEN, RECEIPT, SHARED_NAME],
+            "DELETE FROM meta WHERE key IN ('sync.cursor', 'sync.noted', 'sync.horizon', ?1, ?2, ?3, ?4)",
+            [PUSH_TOKEN, RECEIPT, SHARED_NAME, NAMES],
         )?;
     }
     set_meta(&tx, "sync.project", project)?;
     tx.commit()?;
     Ok(reset)
+}
+
+/// The names other than `host` this scope pushed under and still has
+/// sources under: a home renamed since. The next push withdraws those
+/// sources from the server (they come again under the new name), and a
+/// pull never takes them back as a teammate's.
+pub fn former_names(conn: &Connection, host: &str) -> Result<Vec<String>> {
+    Ok(meta(conn, NAMES)?
+        .unwrap_or_default()
+        .lines()
+        .filter(|n| !n.is_empty() && *n != host)
+        .map(str::to_string)
+        .collect())
+}
+
+/// Note that this scope pushes under `host`, before the push.
+pub fn note_name(conn: &Connection, host: &str) -> Result<()> {
+    let mut names = former_names(conn, host)?;
+    let before = meta(conn, NAMES)?;
+    names.push(host.to_string());
+    let now = names.join("\n");
+    if before.as_deref() != Some(now.as_str()) {
+        set_meta(conn, NAMES, now)?;
+    }
+    Ok(())
+}
+
+/// Forget the former names no source of this host's is left under (the
+/// push withdrew them all); returns them.
+pub fn drop_spent_names(conn: &Connection, host: &str) -> Result<Vec<String>> {
+    let former = former_names(conn, host)?;
+    let mut spent = Vec::new();
+    for name in &former {
+        if own_source_keys(conn, name)?.is_empty() {
+            spent.push(name.clone());
+        }
+    }
+    if !spent.is_empty() {
+        let kept: Vec<&str> = former
+            .iter()
+            .filter(|n| !spent.contains(n))
+            .map(String::as_str)
+            .chain([host])
+            .collect();
+        set_meta(conn, NAMES, kept.join("\n"))?;
+    }
+    Ok(spent)
+}
+
+/// The keys of sources pushed under `name`: those exchanged under its
+/// prefix that are not a teammate's source pulled here (kept at
+/// `sync://<key>`; a home that took a teammate's name has them too).
+fn own_source_keys(conn: &Connection, name: &str) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT x.key FROM sync_state x
+         WHERE x.kind='source' AND substr(x.key, 1, length(?1)) = ?1
+           AND NOT EXISTS (SELECT 1 FROM sources s WHERE s.path = 'sync://' || x.key)",
+    )?;
+    let keys = st
+        .query_map([format!("{name}:")], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(keys)
 }
 
 /// The compaction horizon this scope last reconciled against.
@@ -378,6 +445,7 @@ pub fn pending_sources(
     sessions: bool,
     tickets: bool,
 ) -> Result<Vec<Pending>> {
+    let former = former_names(conn, host)?;
     let mut out = Vec::new();
     let prefix = format!("{host}:");
     let mut current = std::collections::HashSet::new();
@@ -415,12 +483,14 @@ pub fn pending_sources(
             });
         }
     }
-    let mut st = conn.prepare(
-        "SELECT key FROM sync_state WHERE kind='source' AND substr(key, 1, length(?1)) = ?1",
-    )?;
-    for key in st.query_map([&prefix], |r| r.get::<_, String>(0))? {
-        let key = key?;
-        if !current.contains(&key) {
+    // What this host pushed and no longer holds (or holds under its new
+    // name) is withdrawn; a teammate's source pulled here never is.
+    let names = std::iter::once(host).chain(former.iter().map(String::as_str));
+    for name in names {
+        for key in own_source_keys(conn, name)? {
+            if current.contains(&key) {
+                continue;
+            }
             out.push(Pending {
                 kind: Kind::Source,
                 key,

@@ -83,6 +83,16 @@ pub fn sync_scope(
     let t0 = std::time::Instant::now();
     push::push(client, url, conn, target, me, &mut report)?;
     report.push_ms = t0.elapsed().as_millis() as u64;
+    // A name this home was renamed from, with nothing left under it, is
+    // no host any more: its progress row would hold back the tombstones.
+    for gone in local::drop_spent_names(conn, me.host)? {
+        client
+            .execute(
+                "DELETE FROM recall_hosts WHERE project=$1 AND host=$2",
+                &[&target.project, &gone],
+            )
+            .map_err(|e| describe(&e, url))?;
+    }
     // A sync that moved nothing and read nothing new has nothing to note:
     // the no-op sync (the common case of --watch and the hooks) then costs
     // the server no write.
@@ -128,12 +138,13 @@ pub struct RemoteStatus {
     pub behind: i64,
 }
 
-/// Ask the server about `project`, as seen from a host at `cursor`.
+/// Ask the server about `project`, as seen from a host at `cursor` whose
+/// names are `mine` (see [`local::former_names`]).
 pub fn remote_status(
     client: &mut Client,
     url: &RemoteUrl,
     project: &str,
-    host: &str,
+    mine: &[String],
     cursor: i64,
     never_synced: bool,
 ) -> Result<RemoteStatus> {
@@ -142,8 +153,8 @@ pub fn remote_status(
             "SELECT (SELECT count(*) FROM recall_hosts WHERE project=$1),
                     (SELECT count(*) FROM recall_entries WHERE project=$1 AND NOT deleted),
                     (SELECT count(*) FROM recall_entries WHERE project=$1 AND id > $2
-                        AND (host <> $3 OR ($4 AND kind = 'record')))",
-            &[&project, &cursor, &host, &never_synced],
+                        AND (host <> ALL($3) OR ($4 AND kind = 'record')))",
+            &[&project, &cursor, &mine, &never_synced],
         )
         .map_err(|e| describe(&e, url))?;
     Ok(RemoteStatus {

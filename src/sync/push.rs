@@ -36,6 +36,7 @@ pub fn push(
     me: &Me,
     report: &mut ScopeReport,
 ) -> Result<()> {
+    local::note_name(conn, me.host)?;
     let mut pending = local::pending_records(conn)?;
     pending.extend(local::pending_sources(
         conn, me.host, t.sessions, t.tickets,

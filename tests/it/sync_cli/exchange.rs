@@ -702,23 +702,13 @@ fn r_one_scope_that_fails_does_not_stop_the_others() {
 fn r_a_reinstalled_home_under_its_old_name_gets_its_records() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
-    let name = |h: &Host, host: &str| {
-        let cfg = h.home.join("config.toml");
-        let text = std::fs::read_to_string(&cfg).unwrap_or_default();
-        let text = match text.contains("[sync]\n") {
-            true => text.replace("[sync]\n", &format!("[sync]\nhost = \"{host}\"\n")),
-            false => format!("{text}\n[sync]\nhost = \"{host}\"\n"),
-        };
-        std::fs::create_dir_all(&h.home).unwrap();
-        std::fs::write(&cfg, text).unwrap();
-    };
     let [old] = joined(&env, &pg, ["old"]);
-    name(&old, "laptop");
+    old.set_name("laptop");
     old.add("o-1", "Releases are cut from the main branch");
     old.add("o-2", "The staging cluster runs in eu-west-1");
     old.sync();
     let new = Host::new(&env, "new");
-    name(&new, "laptop");
+    new.set_name("laptop");
     new.init(&pg);
     assert!(
         new.body("o-1").is_some() && new.body("o-2").is_some(),
@@ -733,15 +723,8 @@ fn r_two_homes_of_one_host_name_are_told() {
     let Some(pg) = Pg::start() else { return };
     let env = Env::new();
     let [a, b, c] = joined(&env, &pg, ["a", "b", "c"]);
-    let name = |h: &Host, host: &str| {
-        let cfg = h.home.join("config.toml");
-        let text = std::fs::read_to_string(&cfg).unwrap();
-        assert!(text.contains("[sync]\n"), "{text}");
-        let text = text.replace("[sync]\n", &format!("[sync]\nhost = \"{host}\"\n"));
-        std::fs::write(&cfg, text).unwrap();
-    };
-    name(&a, "dev");
-    name(&b, "dev");
+    a.set_name("dev");
+    b.set_name("dev");
     a.add("a-1", "Releases are cut from the main branch");
     a.sync();
     a.add("a-2", "The staging cluster runs in eu-west-1");
@@ -783,11 +766,7 @@ fn r_two_homes_of_one_host_name_are_told() {
     );
     assert!(c.body("a-3").is_some() && c.body("b-1").is_some());
     // Renamed, A syncs cleanly: the warning was about the old name.
-    let cfg = a.home.join("config.toml");
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("host = \"dev\"", "host = \"dev-a\"");
-    std::fs::write(&cfg, text).unwrap();
+    a.set_name("dev-a");
     a.add("a-4", "Logs are kept for 30 days");
     let out = a.out(&["sync"]);
     assert!(
@@ -797,4 +776,85 @@ fn r_two_homes_of_one_host_name_are_told() {
     );
     let status = a.run(&["sync", "--status"]);
     assert!(!status.contains("warning:"), "{status}");
+}
+
+/// Regression (review, stop 62): a home renamed (`[sync] host`) pushed
+/// every session again under its new name and left the old name's copies
+/// on the server, so every teammate held each session twice, the renamed
+/// home pulled its own sessions back as a teammate's, and the old name's
+/// progress row held back every tombstone for good.
+#[test]
+fn r_a_renamed_host_moves_its_sessions_to_its_new_name() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.set_name("laptop");
+    a.run(&["index", demo("sessions").to_str().unwrap()]);
+    a.sync();
+    b.sync();
+    let pulled = |h: &Host, host: &str| {
+        h.source_paths()
+            .into_iter()
+            .filter(|p| p.starts_with(&format!("sync://{host}:")))
+            .count()
+    };
+    let sessions = pulled(&b, "laptop");
+    assert!(sessions > 0);
+    a.set_name("laptop-2026");
+    a.run(&["index", demo("sessions").to_str().unwrap()]);
+    a.sync();
+    b.sync();
+    assert_eq!(pulled(&b, "laptop"), 0, "{:?}", b.source_paths());
+    assert_eq!(pulled(&b, "laptop-2026"), sessions);
+    assert!(
+        a.source_paths().iter().all(|p| !p.starts_with("sync://")),
+        "{:?}",
+        a.source_paths()
+    );
+    let live = pg.sql(
+        "team",
+        "SELECT count(*) FROM recall_entries WHERE kind='source' AND NOT deleted AND host <> 'laptop-2026'",
+    );
+    assert_eq!(live.trim(), "0");
+    let hosts = pg.sql(
+        "team",
+        "SELECT string_agg(host, ',' ORDER BY host) FROM recall_hosts",
+    );
+    assert!(!hosts.split(',').any(|h| h == "laptop"), "{hosts}");
+    // Nothing is left to push or pull.
+    assert!(a.sync().contains("pulled 0, pushed 0"));
+}
+
+/// Regression (review, stop 62): a home given a teammate's host name (a
+/// config shared through dotfiles) withdrew from the server every session
+/// it had pulled from that teammate, taking them from every host.
+#[test]
+fn r_a_home_given_a_teammates_name_never_withdraws_the_teammates_sessions() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b, c] = joined(&env, &pg, ["a", "b", "c"]);
+    a.set_name("laptop");
+    b.set_name("bobbox");
+    c.set_name("desk");
+    a.run(&["index", demo("sessions").to_str().unwrap()]);
+    a.sync();
+    b.sync();
+    c.sync();
+    let from_laptop = |h: &Host| {
+        h.source_paths()
+            .into_iter()
+            .filter(|p| p.starts_with("sync://laptop:"))
+            .count()
+    };
+    let sessions = from_laptop(&b);
+    assert!(sessions > 0 && from_laptop(&c) == sessions);
+    c.set_name("laptop");
+    c.out(&["sync"]);
+    b.sync();
+    assert_eq!(from_laptop(&b), sessions, "{:?}", b.source_paths());
+    let withdrawn = pg.sql(
+        "team",
+        "SELECT count(*) FROM recall_entries WHERE kind='source' AND deleted",
+    );
+    assert_eq!(withdrawn.trim(), "0");
 }

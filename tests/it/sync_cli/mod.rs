@@ -114,6 +114,37 @@ impl<'a> Host<'a> {
         ]);
     }
 
+    /// Give this home the host name `host` (`[sync] host`).
+    fn set_name(&self, host: &str) {
+        let cfg = self.home.join("config.toml");
+        let text = std::fs::read_to_string(&cfg).unwrap_or_default();
+        let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("host = ")).collect();
+        let text = kept.join("\n") + "\n";
+        let text = match text.contains("[sync]\n") {
+            true => text.replace("[sync]\n", &format!("[sync]\nhost = \"{host}\"\n")),
+            false => format!("{text}\n[sync]\nhost = \"{host}\"\n"),
+        };
+        std::fs::create_dir_all(&self.home).unwrap();
+        std::fs::write(&cfg, text).unwrap();
+    }
+
+    /// The paths of the project's indexed sources, sorted: this host's
+    /// own, and `sync://<host>:<path>` for those pulled from a teammate.
+    fn source_paths(&self) -> Vec<String> {
+        let show: Value = serde_json::from_str(&self.run(&["project", "show", "--json"])).unwrap();
+        let db = Path::new(show["dir"].as_str().unwrap()).join("index.db");
+        let conn = rusqlite::Connection::open(db).unwrap();
+        let mut st = conn
+            .prepare("SELECT path FROM sources ORDER BY path")
+            .unwrap();
+        let paths = st
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        paths
+    }
+
     /// The body of the record with `key`, if any.
     fn body(&self, key: &str) -> Option<String> {
         let out = self.out(&["record", "get", key, "--format", "json"]);
