@@ -213,7 +213,8 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
     if g.cwd.is_none() {
         g.cwd = p.cwd.clone();
     }
-    let ctx = super::context::open(&g)?;
+    let mut ctx = super::context::open(&g)?;
+    let session = p.session_id.as_deref().filter(|s| !s.is_empty());
     tracing::debug!(
         session = p.session_id.as_deref().unwrap_or("?"),
         source = p.source.as_deref().unwrap_or("-"),
@@ -223,7 +224,13 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
     let context = match p.hook_event_name.as_str() {
         "SessionStart" => {
             start_background_sync(&ctx);
-            let context = ctx.session_start()?;
+            if let Some(s) = session {
+                // A compacted or cleared session starts over: what it was
+                // given is no longer in front of the agent.
+                let fresh = matches!(p.source.as_deref(), Some("compact" | "clear"));
+                ctx.note_session(s, fresh);
+            }
+            let context = ctx.session_start(session)?;
             if context.is_empty() {
                 return Ok(no_memory_notice(&ctx, launcher)
                     .map(|m| json!({"systemMessage": m}).to_string()));
@@ -245,6 +252,16 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
             // stored: this session is extracted (whatever its idle time).
             // At the end of a session only when the config asks for it.
             let compacting = matches!(p.hook_event_name.as_str(), "PreCompact" | "PreCompress");
+            if let Some(s) = session {
+                // The folder may be gone (a worktree removed before the
+                // session ended): its project was noted while it was not.
+                if let Some(noted) = ctx.for_session(s) {
+                    ctx = noted;
+                }
+                if compacting {
+                    ctx.note_session(s, true);
+                }
+            }
             let extract = compacting
                 || (p.hook_event_name == "SessionEnd" && ctx.config.extract.on_session_end);
             let session = p.session_id.as_deref().filter(|_| extract);

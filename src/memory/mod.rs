@@ -10,6 +10,7 @@
 //! through pooled connections with [`Memory::with_read_pools`].
 
 mod doctor;
+mod hook_session;
 mod jobs;
 mod prompt;
 mod record_writes;

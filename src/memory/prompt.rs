@@ -4,18 +4,11 @@
 //!
 //! A long session asks about one task prompt after prompt, and the same
 //! hits come back each time. Every session keeps the references of the
-//! hits injected into it (`<home>/hook-sessions/<hash of the session
-//! id>.json`, private, removed once two days quiet) and each later prompt
-//! leaves
-//! them out, unless it asks for them again ("remind me", "once more"). What is
-//! left is rendered as before; when nothing is left, nothing is injected.
+//! hits injected into it since it started or last compacted (see
+//! `hook_session`) and each later prompt leaves them out, unless it asks
+//! for them again ("remind me", "once more"). What is left is rendered as
+//! before; when nothing is left, nothing is injected.
 //! `recall.hook_repeats = true` turns this off.
-
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
-
-use serde::{Deserialize, Serialize};
 
 use super::{Memory, RecallOptions};
 use crate::error::Result;
@@ -32,15 +25,6 @@ use crate::text::estimate_tokens;
 /// the few sessions that worked on that code hold several of them.
 const OVERWHELMING: f64 = 1e-8;
 
-/// Session files older than this are removed (see [`prune`]).
-const KEEP: Duration = Duration::from_secs(2 * 24 * 3600);
-
-/// How often the session files are scanned for those past [`KEEP`].
-const PRUNE_EVERY: Duration = Duration::from_secs(3600);
-
-/// The file whose time is the last scan's.
-const PRUNED: &str = ".pruned";
-
 /// What one prompt gets.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PromptContext {
@@ -56,13 +40,6 @@ pub struct PromptContext {
     pub below_bar: usize,
     /// Tokens injected into this session so far, this prompt included.
     pub session_tokens: usize,
-}
-
-/// What a session was given so far.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Given {
-    shown: BTreeSet<String>,
-    tokens: usize,
 }
 
 /// Words by which a prompt asks for what it was shown before ("again"
@@ -98,10 +75,10 @@ impl Memory {
         req.cover_bar = self.config.recall.hook_min_coverage;
         let mut resp = self.recall_for_hook(&req)?;
         tracing::debug!(timings = ?resp.timings_ms, "prompt hook: recall");
-        let path = session
-            .filter(|_| !self.config.recall.hook_repeats)
-            .map(|s| self.session_file(s));
-        let mut given = path.as_deref().map(read_given).unwrap_or_default();
+        let mut given = session.map(|s| self.read_session(s)).unwrap_or_default();
+        if self.config.recall.hook_repeats {
+            given.shown.clear();
+        }
         let all = resp.hits.len();
         let named = Named::of(&resp.query);
         self.relevance_bar(&mut resp, &named, None);
@@ -142,8 +119,9 @@ impl Memory {
                 .filter(|h| shown.contains(&hit_reference(h)))
                 .map(|h| given_key(h, &named)),
         );
-        if let Some(p) = &path {
-            self.write_given(p, &given);
+        if let Some(s) = session {
+            self.note_project(&mut given);
+            self.write_session(s, &given);
         }
         Ok(PromptContext {
             text,
@@ -279,27 +257,6 @@ impl Memory {
             }
         }
     }
-
-    fn session_file(&self, session: &str) -> PathBuf {
-        let hash = blake3::hash(session.as_bytes()).to_hex();
-        self.home
-            .root()
-            .join("hook-sessions")
-            .join(format!("{}.json", &hash[..24]))
-    }
-
-    /// Best effort: a hook never fails because its state was not saved.
-    fn write_given(&self, path: &Path, given: &Given) {
-        let Some(dir) = path.parent() else { return };
-        let written = serde_json::to_vec(given)
-            .map_err(crate::Error::from)
-            .and_then(|bytes| crate::store::replace_cache_file(path, &bytes));
-        if let Err(e) = written {
-            tracing::debug!("hook session state not saved: {e}");
-            return;
-        }
-        prune(dir);
-    }
 }
 
 /// What a session was given: the hit and its text as the prompt showed it
@@ -312,48 +269,14 @@ fn given_key(h: &crate::recall::Hit, named: &Named) -> String {
     format!("{} {}", hit_reference(h), &text[..12])
 }
 
-fn read_given(path: &Path) -> Given {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
-}
-
-/// Remove session files nobody wrote for [`KEEP`], at most once per
-/// [`PRUNE_EVERY`]: the marker file `.pruned` holds the time of the last
-/// scan, so a prompt costs one `stat` however many files there are.
-fn prune(dir: &Path) {
-    let marker = dir.join(PRUNED);
-    let now = SystemTime::now();
-    let age = |m: std::io::Result<std::fs::Metadata>| {
-        m.and_then(|m| m.modified())
-            .map(|t| now.duration_since(t).unwrap_or_default())
-    };
-    if age(std::fs::metadata(&marker)).is_ok_and(|a| a < PRUNE_EVERY) {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        if e.file_name() != PRUNED && age(e.metadata()).is_ok_and(|a| a > KEEP) {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-    // Its time set, not left to whether truncating an empty file sets it.
-    if let Err(e) = std::fs::File::create(&marker).and_then(|f| f.set_modified(now)) {
-        tracing::debug!("hook session files: cannot mark the scan: {e}");
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::memory::test_memory;
     use crate::memory::NewRecord;
     use crate::store::Scope;
 
-    fn setup() -> (tempfile::TempDir, Memory) {
+    pub(in crate::memory) fn setup() -> (tempfile::TempDir, Memory) {
         let tmp = tempfile::tempdir().unwrap();
         let mem = test_memory(tmp.path());
         let dir = mem.ensure_scope(Scope::Project).unwrap();
@@ -558,74 +481,6 @@ mod tests {
         mem.upsert(&dir, fix)?;
         let again = mem.prompt_context("where is the walrus cache?", Some("s1"))?;
         assert!(again.text.contains("port 6391"), "{again:?}");
-        Ok(())
-    }
-
-    #[test]
-    fn a_new_session_removes_the_files_of_sessions_gone_quiet() -> Result<()> {
-        let (_t, mem) = setup();
-        mem.prompt_context("walrus cache", Some("old"))?;
-        mem.prompt_context("walrus cache", Some("current"))?;
-        let dir = mem.home.root().join("hook-sessions");
-        let marker = dir.join(PRUNED);
-        assert!(marker.exists(), "the first session's start scanned");
-        let set_age = |p: &Path, age: Duration| {
-            let f = std::fs::File::options().write(true).open(p).unwrap();
-            f.set_modified(SystemTime::now() - age).unwrap();
-        };
-        let quiet = KEEP + Duration::from_secs(60);
-        let old = mem.session_file("old");
-        set_age(&old, quiet);
-        // Whatever the directory holds goes at that age, a stray file too.
-        let stray = dir.join("stray.tmp");
-        std::fs::write(&stray, b"").unwrap();
-        set_age(&stray, quiet);
-        // Within the hour of the last scan, no prompt scans: not one of a
-        // session under way,
-        mem.prompt_context("walrus again", Some("current"))?;
-        assert!(old.exists() && stray.exists());
-        // nor a new session's.
-        mem.prompt_context("walrus cache", Some("new"))?;
-        assert!(old.exists() && stray.exists());
-        // A prompt after the hour removes both, keeps the rest, and marks
-        // its scan.
-        set_age(&marker, PRUNE_EVERY + Duration::from_secs(60));
-        mem.prompt_context("walrus cache", Some("newer"))?;
-        assert!(!old.exists() && !stray.exists());
-        for s in ["current", "new", "newer"] {
-            assert!(mem.session_file(s).exists(), "{s}");
-        }
-        let scanned = std::fs::metadata(&marker).unwrap().modified().unwrap();
-        assert!(
-            SystemTime::now()
-                .duration_since(scanned)
-                .unwrap_or_default()
-                < PRUNE_EVERY
-        );
-        Ok(())
-    }
-
-    #[test]
-    fn the_session_file_holds_no_session_id_and_is_private() -> Result<()> {
-        let (_t, mem) = setup();
-        mem.prompt_context("walrus cache", Some("secret-session-id"))?;
-        let dir = mem.home.root().join("hook-sessions");
-        let names: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n != PRUNED)
-            .collect();
-        assert_eq!(names.len(), 1);
-        assert!(!names[0].contains("secret"));
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.join(&names[0]))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
         Ok(())
     }
 }

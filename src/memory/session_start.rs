@@ -35,8 +35,10 @@ impl Memory {
 
     /// The Markdown a session starts with (empty when there is nothing to
     /// say): the project's records and sessions, then the user's records.
+    /// The session starting (`session`, a launcher's id: one resumed or
+    /// compacted is already indexed) is not listed among its own past.
     /// Indexes are read as they are: an old one is not upgraded here.
-    pub fn session_start(&self) -> Result<String> {
+    pub fn session_start(&self, session: Option<&str>) -> Result<String> {
         self.require_home()?;
         let mut opened = Vec::new();
         for dir in [self.project()?.dir, self.home.user()] {
@@ -46,7 +48,7 @@ impl Memory {
         }
         let mut scopes = Vec::new();
         for (scope, db) in &opened {
-            scopes.push(db.with_conn(|c| scope_start(c, *scope, RECORDS, SESSIONS))?);
+            scopes.push(db.with_conn(|c| scope_start(c, *scope, RECORDS, SESSIONS, session))?);
         }
         Ok(render_session_start(&scopes))
     }
@@ -63,7 +65,7 @@ mod tests {
     #[test]
     fn a_missing_home_says_so() {
         let tmp = tempfile::tempdir().unwrap();
-        let err = test_memory(tmp.path()).session_start().unwrap_err();
+        let err = test_memory(tmp.path()).session_start(None).unwrap_err();
         assert!(matches!(err, Error::NotFound(_)), "{err}");
         assert!(err.to_string().starts_with("no recall home at "), "{err}");
     }
@@ -82,7 +84,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mem = test_memory(tmp.path());
         mem.ensure_scope(Scope::Project)?;
-        assert_eq!(mem.session_start()?, "");
+        assert_eq!(mem.session_start(None)?, "");
         Ok(())
     }
 
@@ -95,7 +97,7 @@ mod tests {
             NewRecord::decision("tabs", "I indent with tabs."),
         )?;
         mem.upsert_in(Scope::Project, NewRecord::decision("pnpm", "We use pnpm."))?;
-        let text = mem.session_start()?;
+        let text = mem.session_start(None)?;
         assert!(text.starts_with(SESSION_START_HEADER), "{text}");
         let project = text.find("### Project memory\n- **pnpm**").expect(&text);
         let user = text.find("### Your preferences\n- **tabs**").expect(&text);

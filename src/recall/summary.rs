@@ -24,9 +24,10 @@ pub fn scope_start(
     scope: Scope,
     records: usize,
     sessions: usize,
+    except: Option<&str>,
 ) -> Result<ScopeStart> {
     let sessions = match scope {
-        Scope::Project => recent_sessions(c, sessions)?,
+        Scope::Project => recent_sessions(c, sessions, except)?,
         Scope::User => Vec::new(),
     };
     Ok(ScopeStart {
@@ -79,7 +80,11 @@ pub fn top_records(c: &Connection, limit: usize) -> Result<Vec<TopRecord>> {
 /// by what it did, its commits' subjects, when it made any (see
 /// `candidates::shown_title`), else by its own title; an index older
 /// than `sessions.did`, read as it is, by its own title.
-pub fn recent_sessions(c: &Connection, limit: usize) -> Result<Vec<RecentSession>> {
+pub fn recent_sessions(
+    c: &Connection,
+    limit: usize,
+    except: Option<&str>,
+) -> Result<Vec<RecentSession>> {
     let current = crate::store::schema_version(c)? >= crate::store::SESSION_DID_SCHEMA;
     let title = if current {
         "coalesce(replace(did, char(10), '; '), title)"
@@ -92,10 +97,10 @@ pub fn recent_sessions(c: &Connection, limit: usize) -> Result<Vec<RecentSession
                     row_number() OVER (PARTITION BY session_id
                                        ORDER BY coalesce(last_ts, first_ts, 0) DESC) AS n,
                     coalesce(last_ts, first_ts, 0) AS t
-             FROM sessions WHERE parent_id IS NULL)
+             FROM sessions WHERE parent_id IS NULL AND session_id IS NOT ?2)
          WHERE n = 1 ORDER BY t DESC LIMIT ?1"
     ))?;
-    let rows = st.query_map([limit as i64], |r| {
+    let rows = st.query_map(rusqlite::params![limit as i64, except], |r| {
         Ok(RecentSession {
             id: r.get(0)?,
             title: r.get(1)?,
@@ -129,12 +134,17 @@ mod tests {
             )
             .unwrap();
         }
-        let got = recent_sessions(&c, 5).unwrap();
+        let got = recent_sessions(&c, 5, None).unwrap();
         let ids: Vec<&str> = got.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["s-1", "s-2"], "{got:?}");
         assert_eq!(got[0].title, "resumed");
         assert_eq!(got[0].last_ts, Some(200));
-        assert_eq!(recent_sessions(&c, 1).unwrap().len(), 1);
+        assert_eq!(recent_sessions(&c, 1, None).unwrap().len(), 1);
+        // Regression (review, stop 62): the session starting (compacted
+        // or resumed, so already indexed) is not among its own past.
+        let got = recent_sessions(&c, 5, Some("s-1")).unwrap();
+        let ids: Vec<&str> = got.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["s-2"], "{got:?}");
     }
 
     /// Issue 39: a session that committed is listed under its commits'
@@ -150,6 +160,9 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(recent_sessions(&c, 5).unwrap()[0].title, "feat: a; fix: b");
+        assert_eq!(
+            recent_sessions(&c, 5, None).unwrap()[0].title,
+            "feat: a; fix: b"
+        );
     }
 }

@@ -348,11 +348,12 @@ fn install_gemini_offers_to_index_the_projects_earlier_chats() {
         query_sessions(&env, &proj, "fjord importer"),
         ["3f2a9c1e-7d41-4b8e-9c0a-5e6f7a8b9c0d"]
     );
+    // A new session (its own id) starts with the earlier one.
     let p = gemini_payload(
         "SessionStart",
         &proj,
         &proj.join("c.jsonl"),
-        json!({"source": "startup"}),
+        json!({"source": "startup", "session_id": "9b0c1d2e-0000-4000-8000-000000000001"}),
     );
     let ctx = hook(&env, "gemini", &p).context("SessionStart");
     assert!(ctx.contains("Fix the fjord importer timeout"), "{ctx}");

@@ -153,6 +153,29 @@ fn a_session_is_not_given_the_same_context_twice() {
         !log.contains("one-long-session"),
         "the session id is hashed"
     );
+    // Regression (review, stop 62): after a compaction the summary stands
+    // in for what was injected, and what was given before was never given
+    // again. PreCompact (or SessionStart after one) starts the session over.
+    for (event, extra) in [
+        (
+            "PreCompact",
+            json!({"trigger": "auto", "transcript_path": "/nonexistent"}),
+        ),
+        ("SessionStart", json!({"source": "compact"})),
+    ] {
+        let mut extra = extra;
+        extra["session_id"] = json!("one-long-session");
+        hook(&env, "claude-code", &payload(event, &proj, extra));
+        let after = ask("is the checkout redis pool exhausted?");
+        assert!(
+            after
+                .context("UserPromptSubmit")
+                .contains("Redis pool was exhausted"),
+            "{event}: {after:?}"
+        );
+        let repeated = ask("is the checkout redis pool exhausted?");
+        assert_eq!(repeated.out, "", "{event}");
+    }
 }
 
 /// One session per bead, each opened with the team's prompt template and

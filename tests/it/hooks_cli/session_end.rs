@@ -391,3 +391,68 @@ fn r_session_end_indexes_one_file_whatever_the_payload_and_folder() {
     );
     assert!(!query_sessions(&env, &proj, "quince").is_empty());
 }
+
+/// Regression (review, stop 62): a session run in a git worktree removed
+/// before it ended (merge, `git worktree remove`, exit: the usual end of a
+/// parallel agent's run) was never indexed: SessionEnd could not resolve
+/// the folder, and no later backfill finds a worktree that is gone. Its
+/// project is noted at SessionStart, while the folder exists.
+#[test]
+fn r_a_session_in_a_worktree_removed_before_its_end_is_indexed() {
+    let env = Env::new();
+    let main = env.tmp.path().join("work/app");
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&main, &["worktree", "add", "-q", "../wt", "-b", "feature"]);
+    let wt = std::fs::canonicalize(env.tmp.path().join("work/wt")).unwrap();
+    // Hooks installed: the home is there.
+    std::fs::create_dir_all(env.home()).unwrap();
+    let session = json!({"session_id": "cc-sess-1"});
+    let started = hook(&env, "claude-code", &payload("SessionStart", &wt, session));
+    assert_eq!(started.code, 0, "{started:?}");
+    let t = env.tmp.path().join("cc-sess-1.jsonl");
+    std::fs::write(
+        &t,
+        cc_line(
+            "u1",
+            None,
+            "user",
+            "Why does the quince importer skip rows?",
+            &wt,
+            "2020-10-01T10:00:00Z",
+        ) + &cc_line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            "The quince importer treats a blank SKU as the end of the file.",
+            &wt,
+            "2020-10-01T10:00:05Z",
+        ),
+    )
+    .unwrap();
+    git(&main, &["worktree", "remove", "../wt"]);
+    assert!(!wt.exists());
+    let p = payload(
+        "SessionEnd",
+        &wt,
+        json!({"session_id": "cc-sess-1", "transcript_path": t, "reason": "exit"}),
+    );
+    let r = hook(&env, "claude-code", &p);
+    assert_eq!(
+        (r.code, r.out.as_str(), r.err.as_str()),
+        (0, "", ""),
+        "{r:?}"
+    );
+    let main = std::fs::canonicalize(&main).unwrap();
+    assert_eq!(query_sessions(&env, &main, "quince"), ["cc-sess-1"]);
+}

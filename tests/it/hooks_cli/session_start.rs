@@ -68,6 +68,16 @@ fn session_start_gives_pinned_records_and_recent_sessions() {
             contexts[0]
         );
     }
+    // Regression (review, stop 62): a session resumed or compacted is
+    // indexed already, and was listed to itself among "Recent sessions".
+    let p = payload(
+        "SessionStart",
+        &proj,
+        json!({"source": "compact", "session_id": "sess-redis-hang"}),
+    );
+    let own = hook(&env, "claude-code", &p).context("SessionStart");
+    assert!(!own.contains("session sess-redis-hang"), "{own}");
+    assert!(own.contains("release job cannot push the image"), "{own}");
 }
 
 /// A record file with fixed fields and a long body.
