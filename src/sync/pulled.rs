@@ -283,23 +283,29 @@ pub(super) fn apply_one(
 /// validated as a local write's is. A change made here and not yet pushed
 /// stays, unless it is an agent's and a person's version arrives (the
 /// server would keep the person's anyway); a person's record stays
-/// against an agent's version.
+/// against an agent's version. A deletion made here and not yet pushed is
+/// such a change: the tombstone goes next, after the pulled version.
 fn step(conn: &Connection, dir: &ScopeDir, me: &Me, row: &Row, first: bool) -> Result<Step> {
     let here = local::record_by_key(conn, &row.key)?;
     let known = local::state(conn, Kind::Record, &row.key)?;
-    let changed_here = here
-        .as_ref()
-        .is_some_and(|h| known.as_deref() != Some(h.hash.as_str()) && !(first && known.is_none()));
+    let changed_here = match &here {
+        Some(h) => known.as_deref() != Some(h.hash.as_str()) && !(first && known.is_none()),
+        None => known.is_some(),
+    };
     let Some(body) = row.body.as_deref().filter(|_| !row.deleted) else {
         return Ok(match (&here, changed_here) {
-            (_, true) => Step::Keep,
+            (Some(_), true) => Step::Keep,
             (Some(h), false) => Step::Delete {
                 id: h.id.clone(),
                 path: dir.root.join(&h.path),
             },
-            (None, false) => Step::Forget,
+            // Deleted here too, or never here: nothing is left to push.
+            (None, _) => Step::Forget,
         });
     };
+    if here.is_none() && changed_here {
+        return Ok(Step::Keep);
+    }
     let where_ = Path::new("sync").join(&row.host).join(&row.key);
     let skip = |e: Error| {
         Step::Skip(format!(

@@ -147,3 +147,38 @@ fn r_a_record_file_that_does_not_parse_is_not_deleted_everywhere() {
         Some("Payments retry five times with backoff")
     );
 }
+
+/// Regression (review, stop 62): a record deleted here and not yet pushed
+/// came back when a teammate's edit of it was pulled first, and the
+/// deletion was never sent, though a change made here and not yet pushed
+/// is never overwritten by a pull. Now it stays deleted, its tombstone
+/// goes after the edit, and the last change to reach the server wins
+/// everywhere; both hosts deleting it leaves nothing to push.
+#[test]
+fn r_a_delete_not_yet_pushed_outlives_a_pulled_edit() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.add("outage", "Outage: disk full on db-3, customer data exposed");
+    a.sync();
+    b.sync();
+    a.run(&["record", "delete", "outage"]);
+    b.add("outage", "Outage: disk full on db-3");
+    b.sync();
+    let said = a.sync();
+    assert_eq!(a.body("outage"), None, "{said}");
+    assert!(said.contains("pushed 1"), "{said}");
+    b.sync();
+    assert_eq!(b.body("outage"), None);
+    // Deleted on both before either synced: nothing comes back.
+    a.add("flag", "The flag lives in narwhal-umber-6620");
+    a.sync();
+    b.sync();
+    a.run(&["record", "delete", "flag"]);
+    b.run(&["record", "delete", "flag"]);
+    a.sync();
+    b.sync();
+    a.sync();
+    assert_eq!((a.body("flag"), b.body("flag")), (None, None));
+    assert!(b.sync().contains("pulled 0, pushed 0"));
+}
