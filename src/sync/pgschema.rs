@@ -29,6 +29,10 @@ pub const PG_MIGRATIONS: &[(&str, &str)] = &[
         "0005_people",
         include_str!("../../schema/pg/0005_people.sql"),
     ),
+    (
+        "0006_signed_rows",
+        include_str!("../../schema/pg/0006_signed_rows.sql"),
+    ),
 ];
 
 /// The schema version this build reads and writes.

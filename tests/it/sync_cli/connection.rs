@@ -377,7 +377,7 @@ fn an_older_server_schema_is_upgraded_by_init_and_keeps_its_rows() {
     b.init(&pg);
     assert_eq!(
         pg.sql("team", "SELECT max(version) FROM recall_schema"),
-        "5"
+        "6"
     );
     b.sync();
     assert_eq!(
@@ -463,6 +463,10 @@ fn down_to(pg: &Pg, version: u32) {
              ALTER TABLE recall_entries DISABLE ROW LEVEL SECURITY;
              ALTER TABLE recall_hosts DISABLE ROW LEVEL SECURITY;
              DROP FUNCTION recall_person(); DROP TABLE recall_people",
+        ),
+        (
+            6,
+            "DROP TRIGGER recall_sign ON recall_entries; DROP FUNCTION recall_sign()",
         ),
     ];
     let now: u32 = pg

@@ -126,6 +126,25 @@ fn r36_each_persons_scope_is_bound_to_their_login() {
     let origin = desk_sees("forged");
     assert_eq!(origin["author"], "bob", "{origin}");
     assert_ne!(origin["host"], "alice-laptop", "{origin}");
+    // Regression (review, stop 62): nor by writing the row by hand with
+    // his own login: the push named the author, the server did not.
+    let by_hand = pg.sql_as(
+        "team",
+        "bob",
+        "INSERT INTO recall_entries(project, kind, key, id, host, author, hash, body, source)
+         SELECT project, 'record', 'by-hand', nextval('recall_order'), 'bob-laptop', 'alice', 'h',
+                replace(body, 'Written by bob', 'Written by hand'), 'manual'
+         FROM recall_entries WHERE key = 'signed';
+         UPDATE recall_entries SET author = 'alice' WHERE key = 'signed'",
+    );
+    assert_eq!(by_hand, Ok(String::new()));
+    assert_eq!(
+        pg.sql(
+            "team",
+            "SELECT string_agg(author, ',') FROM recall_entries WHERE key IN ('signed', 'by-hand')"
+        ),
+        "bob,bob"
+    );
 }
 
 /// A login no person is mapped to (a shared one): the user scope is not
