@@ -128,15 +128,21 @@ pub fn migrate(client: &mut Client, url: &RemoteUrl) -> Result<(i32, i32)> {
         return Err(too_new(current, url));
     }
     // An upgrade a member cannot make (only the tables' owner may alter
-    // them) says who can, not that the role is read-only.
+    // them) says who can, not that the role is read-only; so does a
+    // database with no recall tables a member may not create (the owner
+    // has not run `--init` yet, or the URL names another database).
     let err = |e: postgres::Error| {
         let denied = e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
-        match current > 0 && denied {
-            true => Error::Sync(format!(
+        match (current, denied) {
+            (0, true) => Error::Sync(format!(
+                "the database at {} has no recall tables, and this login may not create them: the team's owner role runs `recall sync --init` there first (docs/team-memory.md, \"Roles for a team\"), or the URL names the wrong database",
+                url.masked()
+            )),
+            (_, true) => Error::Sync(format!(
                 "the sync server {} has recall schema {current}, older than this recall ({PG_SCHEMA_VERSION}), and this login may not upgrade it: the role that owns the recall tables (the one that first ran `recall sync --init` there) must run `recall sync --init` once",
                 url.masked()
             )),
-            false => describe(&e, url),
+            (_, false) => describe(&e, url),
         }
     };
     let mut tx = client.transaction().map_err(err)?;

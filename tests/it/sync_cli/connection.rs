@@ -2,7 +2,7 @@
 //! from `~/.pgpass` or the environment (never shown), TLS, a read-only role,
 //! and PostgreSQL stopping mid-sync.
 
-use super::{joined, reader_url, Host, TEAM};
+use super::{joined, member_url, reader_url, Host, TEAM};
 use crate::common::pg::{Pg, PASSWORD};
 use crate::common::{assert_success, Env};
 
@@ -451,6 +451,27 @@ fn r36_an_upgraded_server_keeps_its_members_and_readers_syncing() {
 
 /// Take the server back to the schema `version` an older recall made,
 /// undoing each later migration, keeping the rows.
+/// Regression (review, stop 62): a member's `--init` on a database with
+/// no recall tables (the owner has not run it yet, or the URL names
+/// another database) said a read-only role may pull but not push.
+#[test]
+fn r_a_members_init_before_the_owners_says_who_must_run_it() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    Host::new(&env, "owner").init(&pg);
+    let url = member_url(&pg, "carol", Some("carol")).replace("/team", "/elsewhere");
+    pg.sql("team", "CREATE DATABASE elsewhere");
+    let out = Host::new(&env, "carol").out(&["sync", "--init", &url, "--team", TEAM]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("has no recall tables, and this login may not create them")
+            && err.contains("owner role runs `recall sync --init` there first")
+            && !err.contains("read-only"),
+        "{err}"
+    );
+}
+
 fn down_to(pg: &Pg, version: u32) {
     let undo = [
         (2, "ALTER TABLE recall_hosts DROP COLUMN push_token"),
