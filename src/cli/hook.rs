@@ -215,6 +215,11 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
     }
     let mut ctx = super::context::open(&g)?;
     let session = p.session_id.as_deref().filter(|s| !s.is_empty());
+    // Only Claude Code's transcript begins with the session it resumed.
+    let transcript = p
+        .transcript_path
+        .as_deref()
+        .filter(|_| launcher == "claude-code");
     tracing::debug!(
         session = p.session_id.as_deref().unwrap_or("?"),
         source = p.source.as_deref().unwrap_or("-"),
@@ -228,16 +233,22 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
                 // A compacted or cleared session starts over: what it was
                 // given is no longer in front of the agent.
                 let fresh = matches!(p.source.as_deref(), Some("compact" | "clear"));
-                ctx.note_session(s, fresh);
+                ctx.note_session(s, fresh, transcript);
             }
-            let context = ctx.session_start(session)?;
+            let own = session.map(|s| ctx.indexed_as(s));
+            let context = ctx.session_start(own.as_deref())?;
             if context.is_empty() {
                 return Ok(no_memory_notice(&ctx, launcher)
                     .map(|m| json!({"systemMessage": m}).to_string()));
             }
             context
         }
-        "UserPromptSubmit" | "BeforeAgent" => prompt(&ctx, &p)?,
+        "UserPromptSubmit" | "BeforeAgent" => {
+            if let Some(s) = session {
+                ctx.note_session(s, false, transcript);
+            }
+            prompt(&ctx, &p)?
+        }
         "PreCompress" if p.trigger.as_deref() != Some("manual") => {
             // Gemini CLI (0.61) fires PreCompress before every model call,
             // whether it then compresses or not, and the payload cannot
@@ -259,12 +270,18 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
                     ctx = noted;
                 }
                 if compacting {
-                    ctx.note_session(s, true);
+                    ctx.note_session(s, true, transcript);
                 }
             }
             let extract = compacting
                 || (p.hook_event_name == "SessionEnd" && ctx.config.extract.on_session_end);
-            let session = p.session_id.as_deref().filter(|_| extract);
+            // Extracted by the id its transcript is indexed under.
+            let indexed = session.map(|s| match transcript {
+                Some(t) => crate::ingest::claude_code::indexed_session_id(t)
+                    .unwrap_or_else(|| s.to_string()),
+                None => s.to_string(),
+            });
+            let session = indexed.as_deref().filter(|_| extract);
             // Three quarters of the deadline, so the answer beats it.
             index_transcript(&ctx, &p, session, launcher, deadline * 3 / 4)?;
             return Ok(None);

@@ -36,6 +36,12 @@ pub(super) struct SessionState {
     /// its main checkout's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<PathBuf>,
+    /// The session id its transcript is indexed under, when read from it:
+    /// another one for a resumed Claude Code session, whose file begins
+    /// with the session it resumed (see
+    /// [`indexed_session_id`](crate::ingest::claude_code::indexed_session_id)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexed_as: Option<String>,
 }
 
 impl Memory {
@@ -77,24 +83,45 @@ impl Memory {
         }
     }
 
-    /// For the SessionStart and PreCompact hooks: note the project
-    /// `session` runs in, and with `compacted` forget the hits it was
+    /// For the hooks: note the project `session` runs in and, from its
+    /// Claude Code `transcript`, the id that is indexed under (read once,
+    /// when the file has one); with `compacted`, forget the hits it was
     /// given, since its context was replaced by a summary (or cleared) and
     /// they are no longer in front of the agent. Best effort, and only in
     /// a home that exists.
-    pub fn note_session(&self, session: &str, compacted: bool) {
+    pub fn note_session(&self, session: &str, compacted: bool, transcript: Option<&Path>) {
         if !self.home.root().is_dir() {
             return;
         }
         let mut state = self.read_session(session);
-        let had = (state.project.is_some(), state.shown.is_empty());
+        let had = (
+            state.project.is_some(),
+            state.shown.is_empty(),
+            state.indexed_as.is_some(),
+        );
         self.note_project(&mut state);
         if compacted {
             state.shown.clear();
         }
-        if had != (state.project.is_some(), state.shown.is_empty()) {
+        if state.indexed_as.is_none() {
+            state.indexed_as = transcript.and_then(crate::ingest::claude_code::indexed_session_id);
+        }
+        let now = (
+            state.project.is_some(),
+            state.shown.is_empty(),
+            state.indexed_as.is_some(),
+        );
+        if had != now {
             self.write_session(session, &state);
         }
+    }
+
+    /// The id `session`'s passages are indexed under, as noted by
+    /// [`Memory::note_session`]: its own, unless it resumed another.
+    pub fn indexed_as(&self, session: &str) -> String {
+        self.read_session(session)
+            .indexed_as
+            .unwrap_or_else(|| session.to_string())
     }
 
     /// This memory in the project `session` was noted in, when the folder

@@ -69,13 +69,18 @@ impl Memory {
             prompt: true,
             ..RecallOptions::default()
         };
+        let mut given = session.map(|s| self.read_session(s)).unwrap_or_default();
         let mut req = self.request(prompt, opts)?;
-        req.exclude_session = session.map(str::to_string);
+        // A resumed session's transcript is indexed under the session it
+        // resumed, whose turns are in front of the agent already.
+        req.exclude_session = given
+            .indexed_as
+            .clone()
+            .or_else(|| session.map(str::to_string));
         req.evidence = true;
         req.cover_bar = self.config.recall.hook_min_coverage;
         let mut resp = self.recall_for_hook(&req)?;
         tracing::debug!(timings = ?resp.timings_ms, "prompt hook: recall");
-        let mut given = session.map(|s| self.read_session(s)).unwrap_or_default();
         if self.config.recall.hook_repeats {
             given.shown.clear();
         }

@@ -257,6 +257,38 @@ pub fn response_of(line: &[u8]) -> Option<Response> {
     }))
 }
 
+/// How far into a transcript [`indexed_session_id`] looks.
+const SESSION_HEAD_BYTES: u64 = 8 << 20;
+
+/// The session id a Claude Code transcript is indexed under: the first
+/// `sessionId` in it, as the parser takes it. A resumed session's file
+/// begins with the lines of the session it resumed (`claude --resume`
+/// gives the continuation a new id, which its hooks get), so for one the
+/// two differ. `None` when the file cannot be read or holds no id in its
+/// first [`SESSION_HEAD_BYTES`].
+pub fn indexed_session_id(path: &std::path::Path) -> Option<String> {
+    use std::io::{BufRead as _, Read as _};
+    #[derive(Deserialize)]
+    struct Sid<'a> {
+        #[serde(rename = "sessionId", borrow, default)]
+        session_id: LStr<'a>,
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = std::io::BufReader::new(file.take(SESSION_HEAD_BYTES));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if head.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        if let Ok(l) = serde_json::from_slice::<Sid>(&line) {
+            if let Some(id) = l.session_id.non_blank() {
+                return Some(id.to_owned());
+            }
+        }
+    }
+}
+
 /// Cheap content sniff on the first few KB: does this look like Claude Code
 /// JSONL? Decides on the first non-blank line: a known Claude Code line type
 /// with a `sessionId`/`uuid`/`leafUuid`/`messageId` and no Codex `payload`.

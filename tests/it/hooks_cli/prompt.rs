@@ -285,6 +285,35 @@ fn the_asking_session_is_not_its_own_evidence() {
     assert!(!r.out.contains("batches of 500"), "{r:?}");
     let ctx = ask("another-session").context("UserPromptSubmit");
     assert!(ctx.contains("batches of 500"), "{ctx}");
+    // Regression (review, stop 62): `claude --resume` gives the session a
+    // new id, and its transcript begins with the resumed session's lines
+    // (which it is indexed under): those turns, in front of the agent
+    // already, were injected back into it.
+    let resumed = env.tmp.path().join("resumed.jsonl");
+    let cc = |sid: &str, uuid: &str, text: &str| {
+        json!({"type": "user", "uuid": uuid, "sessionId": sid, "cwd": proj,
+               "timestamp": "2020-10-01T10:00:00Z",
+               "message": {"role": "user", "content": text}})
+        .to_string()
+    };
+    std::fs::write(
+        &resumed,
+        [
+            cc("sess-asking", "u1", "Plan the walrus ledger migration."),
+            cc("sess-resumed", "u2", "Go on with it."),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let p = payload(
+        "UserPromptSubmit",
+        &proj,
+        json!({"prompt": "how does the walrus ledger migration to narwhal batch rows?",
+               "session_id": "sess-resumed", "transcript_path": resumed}),
+    );
+    let r = hook(&env, "claude-code", &p);
+    assert!(!r.out.contains("batches of 500"), "{r:?}");
 }
 
 /// Issue 39: a long ticket names many rare things (functions, fields, the

@@ -282,10 +282,14 @@ fn pre_compact_indexes_and_extracts_this_session() {
         );
     }
     std::fs::write(&t, text).unwrap();
+    // Regression (review, stop 62): a resumed session (`claude --resume`)
+    // has a new id, and its transcript begins with the lines, and so is
+    // indexed under the id, of the session it resumed; extracting it by
+    // the payload's id failed ("no indexed session").
     let p = payload(
         "PreCompact",
         &proj,
-        json!({"session_id": "cc-compact", "transcript_path": t, "trigger": "auto", "custom_instructions": ""}),
+        json!({"session_id": "cc-resumed", "transcript_path": t, "trigger": "auto", "custom_instructions": ""}),
     );
     let r = run_hook(
         recall(&env),
