@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::recall::summary::ScopeStart;
 use crate::store::Scope;
-use crate::text::truncate_chars;
+use crate::text::shorten_at_word;
 
 /// Opens the SessionStart context.
 pub const SESSION_START_HEADER: &str = "## Recalled context\n\
@@ -34,7 +34,9 @@ fn scope_section(s: &ScopeStart, out: &mut String) {
     if !s.records.is_empty() {
         let _ = writeln!(out, "\n### {title}");
         for r in &s.records {
-            let body = truncate_chars(r.body.trim(), 400).replace('\n', " ");
+            // Cut at a word, with `…` saying it was: a fact cut
+            // mid-word reads as whole and wrong.
+            let body = shorten_at_word(r.body.trim(), 400).replace('\n', " ");
             let _ = writeln!(out, "- **{}** ({}): {body}", r.key, r.category);
         }
     }
@@ -48,9 +50,9 @@ fn scope_section(s: &ScopeStart, out: &mut String) {
             .map(|t| t.strftime("%Y-%m-%d").to_string())
             .unwrap_or_default();
         let title = if session.title.is_empty() {
-            "(untitled)"
+            "(untitled)".into()
         } else {
-            truncate_chars(&session.title, 120)
+            shorten_at_word(&session.title, 120)
         };
         let _ = writeln!(
             out,
@@ -96,5 +98,30 @@ mod tests {
              \n### Recent sessions\n- 2023-11-14 (untitled) _(codex session s-1)_\n"
         );
         assert_eq!(render_session_start(&[project]), want);
+    }
+
+    /// Regression (review, stop 62): a long fact or title was cut
+    /// mid-word with nothing saying so.
+    #[test]
+    fn r_a_long_fact_or_title_is_cut_at_a_word_and_says_so() {
+        let long = "word ".repeat(100);
+        let project = ScopeStart {
+            scope: Scope::Project,
+            records: vec![TopRecord {
+                key: "k".into(),
+                category: "decisions".into(),
+                body: long.clone(),
+            }],
+            sessions: vec![RecentSession {
+                id: "s-1".into(),
+                title: long,
+                launcher: "codex".into(),
+                last_ts: None,
+            }],
+        };
+        let text = render_session_start(&[project]);
+        assert!(text.contains("word word…\n"), "{text}");
+        assert!(text.contains("word word… _(codex"), "{text}");
+        assert!(!text.contains("wor…") && !text.contains("wo…"), "{text}");
     }
 }
