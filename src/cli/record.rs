@@ -9,7 +9,7 @@ use super::context::{parse_scope, Ctx};
 use crate::index::{ListFilter, Listed, SecretPolicy};
 use crate::memory::{Fact, ListOrder, NewRecord, Patch};
 use crate::records::{parse_record, render_record, Category, Source, Status};
-use crate::store::ScopeDir;
+use crate::store::{Scope, ScopeDir};
 
 /// Run a record subcommand.
 pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
@@ -36,6 +36,21 @@ pub fn run(ctx: &Ctx, cmd: RecordCmd) -> Result<u8> {
                 to.as_str(),
                 moved.path.display()
             );
+            // A shared project's records are the team's: say what the next
+            // sync does with this one, before it does it.
+            if let Some(team) = ctx.project().ok().and_then(|p| p.info.sync) {
+                let key = &moved.record.meta.key;
+                match to {
+                    Scope::User => say!(
+                        "note: {} is shared: the next sync takes '{key}' out of every teammate's memory (it stays yours); `recall record move {key} --to project` before then keeps it the team's",
+                        team.team
+                    ),
+                    Scope::Project => say!(
+                        "note: {} is shared: the next sync gives '{key}' to every teammate",
+                        team.team
+                    ),
+                }
+            }
             Ok(0)
         }
         RecordCmd::Archive { id_or_key, scope } => {

@@ -858,3 +858,33 @@ fn r_a_home_given_a_teammates_name_never_withdraws_the_teammates_sessions() {
     );
     assert_eq!(withdrawn.trim(), "0");
 }
+
+/// Regression (review, stop 62): `record move --to user` of a shared
+/// project's record took it out of every teammate's memory at the next
+/// sync, and nothing said so. The move now says what the sync will do.
+#[test]
+fn r_moving_a_shared_record_to_the_user_scope_says_it_leaves_the_team() {
+    let Some(pg) = Pg::start() else { return };
+    let env = Env::new();
+    let [a, b] = joined(&env, &pg, ["a", "b"]);
+    a.add("editor", "Use helix for quick edits");
+    a.sync();
+    b.sync();
+    assert!(b.body("editor").is_some());
+    let out = a.out(&["record", "move", "editor", "--to", "user"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("is shared: the next sync takes 'editor' out of every teammate's memory"),
+        "{err}"
+    );
+    a.sync();
+    b.sync();
+    assert_eq!(b.body("editor"), None);
+    let out = a.out(&["record", "move", "editor", "--to", "project"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the next sync gives 'editor' to every teammate"),
+        "{err}"
+    );
+}
