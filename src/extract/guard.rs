@@ -11,7 +11,7 @@
 //!   with a secret, that look like chain-of-thought or a transcript dump, that
 //!   are empty or too long, or near-duplicates (word-set Jaccard above
 //!   [`MAX_JACCARD`]) of an existing record or of a candidate already kept are
-//!   dropped, each with a reason; at most [`MAX_FACTS_PER_SESSION`] are kept,
+//!   dropped, each with a reason; at most [`MAX_FACTS_PER_SESSION`] are written,
 //!   most confident first.
 //! * **Keys** ([`auto_key`]): `auto:` plus the slug of the title.
 
@@ -276,8 +276,10 @@ fn negated(text: &str) -> bool {
 /// Order: candidates are sorted by confidence (highest first, stable); each
 /// is then checked for confidence, emptiness, length, secrets and
 /// dump/chain-of-thought shape, then for near-duplicates of an existing
-/// record, then of an already kept candidate, and finally against the
-/// [`MAX_FACTS_PER_SESSION`] cap.
+/// record, then of an already kept candidate. The
+/// [`MAX_FACTS_PER_SESSION`] cap is the writer's ([`over_the_limit`]):
+/// it counts the facts written, not those a person's record of the same
+/// key then keeps out.
 pub fn apply(mut cands: Vec<Candidate>, existing: &[String]) -> Verdict {
     cands.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
     let existing: Vec<(WordSet, &str)> = existing
@@ -309,10 +311,6 @@ pub fn apply(mut cands: Vec<Candidate>, existing: &[String]) -> Verdict {
             .or_else(|| {
                 near_duplicate(&words, kept_words.iter().map(|(w, k)| (w, k.as_str())))
                     .map(|(j, k)| format!("duplicate of kept candidate '{k}' (jaccard {j:.2})"))
-            })
-            .or_else(|| {
-                (verdict.kept.len() >= MAX_FACTS_PER_SESSION)
-                    .then(|| format!("over the limit of {MAX_FACTS_PER_SESSION} facts per session"))
             });
         match reason {
             Some(r) => verdict.dropped.push((c, r)),
@@ -323,6 +321,12 @@ pub fn apply(mut cands: Vec<Candidate>, existing: &[String]) -> Verdict {
         }
     }
     verdict
+}
+
+/// Why a kept candidate past the first [`MAX_FACTS_PER_SESSION`] written
+/// is not.
+pub fn over_the_limit() -> String {
+    format!("over the limit of {MAX_FACTS_PER_SESSION} facts per session")
 }
 
 #[cfg(test)]
@@ -415,7 +419,7 @@ mod tests {
     }
 
     #[test]
-    fn keeps_at_most_five_facts_highest_confidence_first() {
+    fn keeps_facts_highest_confidence_first() {
         let topics = [
             "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
         ];
@@ -430,12 +434,14 @@ mod tests {
                 )
             })
             .collect();
+        // Highest confidence first; the writer keeps the first five it
+        // writes (`over_the_limit`).
         let v = apply(cands, &[]);
-        assert_eq!(v.kept.len(), MAX_FACTS_PER_SESSION);
+        assert_eq!(v.kept.len(), topics.len());
         assert_eq!(v.kept[0].key, "golf");
-        assert_eq!(v.dropped.len(), 2);
-        assert!(v.dropped.iter().all(|(_, r)| r.contains("limit of 5")));
-        assert!(v.dropped.iter().any(|(c, _)| c.key == "alpha"));
+        assert_eq!(v.kept.last().unwrap().key, "alpha");
+        assert!(v.dropped.is_empty());
+        assert!(over_the_limit().contains("limit of 5"));
     }
 
     #[test]

@@ -503,7 +503,15 @@ fn process(
             .iter()
             .map(|(c, why)| guard::dropped_line(c, why)),
     );
+    // The cap counts the facts written: one a person's record of its key
+    // keeps out leaves its place to the next.
+    let mut written = 0;
     for c in verdict.kept {
+        if written >= MAX_FACTS_PER_SESSION {
+            out.dropped
+                .push(guard::dropped_line(&c, &guard::over_the_limit()));
+            continue;
+        }
         let line = format!(
             "[{}] {} {}: {}",
             c.scope,
@@ -513,6 +521,7 @@ fn process(
         );
         match write(scopes, d, &c, o)? {
             Written::Yes(replaced) => {
+                written += 1;
                 if o.dry_run {
                     would_write.push(c.text.clone());
                 }

@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use super::{
-    auto_keys, env, extract_with, extractor, fact, get, indexed_session, outcome, record_snapshot,
-    status, Fake,
+    auto_keys, env, extract_with, extractor, fact, get, indexed_session, list, outcome,
+    record_snapshot, status, Fake,
 };
 use crate::common::{contains_bytes, record_files, snapshot, Env};
 use serde_json::json;
@@ -174,6 +174,68 @@ fn r_one_bad_fact_is_dropped_and_the_others_are_kept() {
         "{dropped}"
     );
     assert!(dropped.contains("fact 3 (No text)"), "{dropped}");
+}
+
+/// Regression (review, stop 62): the five-facts cap counted facts a
+/// person's record of the same key then kept out, so good facts were
+/// dropped "over the limit" and the session was marked done without them.
+#[test]
+fn r_facts_a_persons_record_keeps_out_leave_their_place_to_others() {
+    let env = env();
+    indexed_session(&env, "s1");
+    for (key, text) in [
+        ("auto:tests", "Run the tests with `mix test --cover`."),
+        ("auto:build", "Build with `mix compile --force`."),
+    ] {
+        env.run(&[
+            "record",
+            "add",
+            "--category",
+            "procedures",
+            "--key",
+            key,
+            text,
+        ]);
+    }
+    let fake = Fake::new(&env);
+    let topics = ["ruff", "pnpm", "helix", "sqlite", "tokio"];
+    let mut facts = vec![
+        fact("procedures", "Tests", "Run the tests with mix test.", 0.95),
+        fact(
+            "procedures",
+            "Build",
+            "Build the project with mix compile.",
+            0.95,
+        ),
+    ];
+    facts.extend(topics.iter().map(|t| {
+        fact(
+            "decisions",
+            t,
+            &format!("The project uses {t} for its {t} work."),
+            0.8,
+        )
+    }));
+    fake.answer(facts);
+    let r = fake.extract(&env, &[]);
+    assert_eq!(outcome(&r, "s1")["state"], "done", "{r}");
+    let mut want: Vec<String> = topics.iter().map(|t| format!("auto:{t}")).collect();
+    want.extend(["auto:build".to_string(), "auto:tests".to_string()]);
+    want.sort();
+    let mut keys: Vec<String> = auto_keys(&env);
+    keys.extend(
+        list(&env, "manual")
+            .iter()
+            .map(|r| r["key"].as_str().unwrap().to_string()),
+    );
+    keys.sort();
+    assert_eq!(keys, want, "{r}");
+    let dropped = outcome(&r, "s1")["dropped"].to_string();
+    assert!(
+        dropped.contains("a manual record has this key"),
+        "{dropped}"
+    );
+    assert!(!dropped.contains("over the limit"), "{dropped}");
 }
 
 /// Stdout and stderr of `recall ARGS` with extra environment (any exit).
