@@ -17,7 +17,9 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-use super::values::{has_mixed_case, is_identifier, listed, value_looks_secret};
+use super::values::{
+    has_mixed_case, is_identifier, is_passphrase, listed, literal_looks_secret, value_looks_secret,
+};
 use super::*;
 
 /// Literal words a secret-naming key contains; they anchor the regex search.
@@ -87,10 +89,42 @@ fn classify(text: &str, key: &str, start: usize, end: usize, sep_end: usize) -> 
         AWS_SECRET_KEY
     } else if value_looks_secret(value) && key_names_secret(key) {
         PASSWORD_ASSIGNMENT
+    } else if key_names_password(key) && words_password(text, key, start, sep_end, value) {
+        PASSWORD_ASSIGNMENT
     } else {
         return None;
     };
     Some(Span { start, end, kind })
+}
+
+/// A password made only of letters, which [`value_looks_secret`] leaves
+/// for want of a digit or symbol: a hyphenated passphrase anywhere, or any
+/// long word written as a literal, quoted (`password = "correcthorse"`)
+/// or in a shell or `.env` assignment (`PGPASSWORD=silverfoxjumps`). A
+/// bare `password: word` stays code (`password: string`, a type).
+fn words_password(text: &str, key: &str, start: usize, sep_end: usize, value: &str) -> bool {
+    let bytes = text.as_bytes();
+    let quoted = start > 0 && matches!(bytes[start - 1], b'"' | b'\'');
+    let env = bytes[sep_end - 1] == b'='
+        && start == sep_end
+        && !key.bytes().any(|b| b.is_ascii_lowercase());
+    is_passphrase(value) || ((quoted || env) && literal_looks_secret(value))
+}
+
+/// Does this key name a password (`DB_PASSWORD`, `pwd`, `passphrase`),
+/// whose values people make of words, rather than a token or key, which
+/// are random?
+fn key_names_password(key: &str) -> bool {
+    let words = key_words(key);
+    let Some(last) = words.last() else {
+        return false;
+    };
+    !listed(METADATA_WORDS, last)
+        && words.iter().any(|w| {
+            listed("password passwd passphrase pass pwd", w)
+                || w.ends_with("password")
+                || w.ends_with("passwd")
+        })
 }
 
 /// Does a sentence go on after the value ending at `end`? A YAML-style
@@ -334,6 +368,43 @@ mod tests {
         assert_single(&env, AWS_SECRET_KEY, &secret);
         let json = format!("{{\"SecretAccessKey\": \"{secret}\"}}");
         assert_single(&json, AWS_SECRET_KEY, &secret);
+    }
+
+    /// Regression (review, stop 62): passwords made of words were stored
+    /// by `remember`, extraction and the index.
+    #[test]
+    fn r_passwords_made_of_words_are_secrets() {
+        for (text, value) in [
+            (
+                "DB_PASSWORD=maple-river-stone-cloud",
+                "maple-river-stone-cloud",
+            ),
+            ("PGPASSWORD=silverfoxjumps", "silverfoxjumps"),
+            (
+                "password=\"correct-horse-battery-staple\"",
+                "correct-horse-battery-staple",
+            ),
+            ("db_password: 'silverfoxjumps'", "silverfoxjumps"),
+            (
+                "password: maple-river-stone-cloud",
+                "maple-river-stone-cloud",
+            ),
+        ] {
+            assert_single(text, PASSWORD_ASSIGNMENT, value);
+        }
+        // A word after a bare `password:` is a type or a name, and a
+        // template or a variable is no value.
+        for text in [
+            "password: string",
+            "password: Password",
+            "PASSWORD=changeme",
+            "PASSWORD=$DB_PASSWORD",
+            "password = \"{{ vault_password }}\"",
+            "PASSWORD_FILE=/run/secrets/db",
+            "TOKEN=abcdefghijk",
+        ] {
+            assert_clean(text);
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::values::{has_digit, has_mixed_case, value_looks_secret};
+use super::values::{has_digit, has_mixed_case, is_passphrase, value_looks_secret};
 use super::{Span, AWS_SECRET_KEY, PASSWORD_IN_TEXT, TOKEN_IN_TEXT};
 
 /// The word a stated password follows; its literals anchor the search.
@@ -66,7 +66,7 @@ pub(super) fn detect_prose_passwords(text: &str, out: &mut Vec<Span>) {
         let value = value.trim_end_matches(['.', ',', ';', ':', ')', '?']);
         // Brackets are code (`password = hash_v2(pw)`), not a password.
         let code = value.contains(['(', ')', '[', ']', '{', '}']);
-        if !code && value_looks_secret(value) && made_up(value) {
+        if !code && ((value_looks_secret(value) && made_up(value)) || is_passphrase(value)) {
             out.push(Span {
                 start,
                 end: start + value.len(),
@@ -265,6 +265,18 @@ mod tests {
     /// Regression (review, stop 59): an AWS secret key given in a sentence
     /// (`AWS secret key: …`, or after its access key id) was stored and
     /// shown as it was; only assignments were found.
+    /// Regression (review, stop 62): a passphrase stated in a sentence.
+    #[test]
+    fn r_a_passphrase_stated_in_a_sentence_is_a_secret() {
+        let text = "The staging root password is orange-tractor-velvet-lamp.";
+        crate::secrets::test_support::assert_single(
+            text,
+            PASSWORD_IN_TEXT,
+            "orange-tractor-velvet-lamp",
+        );
+        crate::secrets::test_support::assert_clean("The password is read-only for guests.");
+    }
+
     #[test]
     fn r_an_aws_secret_key_stated_in_a_sentence_is_found() {
         let key = "Kq7vTz2mW9xYpL3nR8sB4dF6gH1jK0lQ5wE2rT7b";

@@ -124,6 +124,39 @@ pub(super) fn value_looks_secret(v: &str) -> bool {
         && !is_code_identifier(v)
 }
 
+/// A password made of words, which [`value_looks_secret`] passes over
+/// for want of a digit or a symbol: a passphrase of three or more words
+/// joined by hyphens (`maple-river-stone-cloud`, diceware's form), which
+/// neither code nor prose writes after a password's name.
+pub(super) fn is_passphrase(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('-').collect();
+    parts.len() >= 3
+        && parts
+            .iter()
+            .all(|p| p.len() >= 3 && p.bytes().all(|b| b.is_ascii_alphabetic()))
+        && !is_placeholder(v)
+}
+
+/// A value written as a literal (quoted, or in a shell or `.env`
+/// assignment) that could be a password though it is only letters: long
+/// enough, one word, not a placeholder, a path, a URL, a template, a
+/// number or a dotted name (`PGPASSWORD=silverfoxjumps`,
+/// `password = "correcthorse"`).
+pub(super) fn literal_looks_secret(v: &str) -> bool {
+    v.chars().count() >= MIN_WORD_PASSWORD_CHARS
+        && !v.contains(char::is_whitespace)
+        && !v.starts_with(['/', '~', '.', '$', '%'])
+        && !v.contains("://")
+        && distinct_chars(v) >= 4
+        && !is_placeholder(v)
+        && !is_number(v)
+        && !(v.contains('.') && v.split('.').all(is_identifier))
+}
+
+/// The shortest literal password made of letters only that
+/// [`literal_looks_secret`] takes: shorter words are names and values.
+const MIN_WORD_PASSWORD_CHARS: usize = 8;
+
 /// Code rather than a literal: `config.token`, `crate::auth::KEY`,
 /// `token_v2`, `DB_PASS_2`, `quote!`, `0x8004400a`, `2048u32`.
 fn is_code_identifier(v: &str) -> bool {
@@ -198,6 +231,36 @@ fn distinct_chars(v: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (review, stop 62): passwords made of words were stored.
+    #[test]
+    fn r_passwords_made_of_words() {
+        for v in ["maple-river-stone-cloud", "orange-tractor-velvet-lamp"] {
+            assert!(is_passphrase(v), "{v}");
+        }
+        for v in ["read-only", "x-y-z", "your-password-here", "a-b"] {
+            assert!(!is_passphrase(v), "{v}");
+        }
+        for v in [
+            "silverfoxjumps",
+            "correct-horse-battery-staple",
+            "maplerivercloud",
+        ] {
+            assert!(literal_looks_secret(v), "{v}");
+        }
+        for v in [
+            "changeme",
+            "password",
+            "$DB_PASSWORD",
+            "config.db.password",
+            "12345678",
+            "short",
+            "<secret>",
+            "/run/secrets/pw",
+        ] {
+            assert!(!literal_looks_secret(v), "{v}");
+        }
+    }
 
     /// Regression (issue #37: any value containing `xxx`, `test`, `token`,
     /// `pass` or `sample` was a placeholder). A placeholder is made of
