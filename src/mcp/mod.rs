@@ -238,7 +238,7 @@ impl RecallMcp {
 
     fn record_text(&self, id: &str) -> Result<String> {
         let mem = self.memory();
-        let loc = mem.get(&mem.record_dirs(None)?, id)?;
+        let loc = mem.get_redacted(&mem.record_dirs(None)?, id)?;
         render_record(&loc.record)
     }
 

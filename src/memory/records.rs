@@ -176,6 +176,16 @@ impl Memory {
         Err(self.not_found(dirs, id_or_key))
     }
 
+    /// [`get`](Self::get) as an agent or the API is shown a record: a
+    /// secret in a file written by hand redacted, as the index and every
+    /// list and query hold it (a person reads the file itself with
+    /// `recall record get`).
+    pub fn get_redacted(&self, dirs: &[ScopeDir], id_or_key: &str) -> Result<Located> {
+        let mut loc = self.get(dirs, id_or_key)?;
+        screen_secrets(&mut loc.record, SecretPolicy::Redact)?;
+        Ok(loc)
+    }
+
     /// Create a record in `dir`, or update the one with its key. Input is
     /// validated before anything touches disk. Returns the record and
     /// whether it was created.

@@ -382,7 +382,7 @@ async fn update(state: Shared, place: Place, id: String, u: Update) -> Reply {
 
 async fn one(state: Shared, place: Place, id: String) -> Reply {
     let loc = blocking(&state, place, false, move |mem, dir| {
-        mem.get(std::slice::from_ref(dir), &id)
+        mem.get_redacted(std::slice::from_ref(dir), &id)
     })
     .await?;
     Ok(Data::new(view(&loc)))

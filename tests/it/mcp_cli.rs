@@ -355,6 +355,28 @@ fn r26_remember_refuses_a_key_holding_a_secret() {
     assert!(crate::common::record_files(&env.home()).is_empty());
 }
 
+/// Regression (review, stop 62): a secret in a record file written by
+/// hand is redacted in the index, lists and queries, but `get` and the
+/// record's resource gave it to the agent in clear.
+#[test]
+fn r_get_and_the_resource_redact_a_hand_written_secret() {
+    let env = env_with_three_procedures();
+    let token = crate::common::hand_written_secret(&env);
+    let mut c = Client::start(&env);
+    let (err, text) = c.call("get", json!({"id": "handsecret"}));
+    assert!(!err, "{text}");
+    assert!(
+        !text.contains(&token) && text.contains("[REDACTED"),
+        "{text}"
+    );
+    let rec = c.request(
+        "resources/read",
+        json!({"uri": "memory://records/handsecret"}),
+    );
+    assert!(!rec.to_string().contains(&token), "{rec}");
+    assert!(rec.to_string().contains("[REDACTED"), "{rec}");
+}
+
 /// Three procedures that all answer "before pushing".
 fn env_with_three_procedures() -> Env {
     let env = Env::new();

@@ -670,6 +670,20 @@ fn r26_a_key_or_value_holding_a_secret_is_refused_over_rest() {
     assert_eq!(keys(&v), ["use-pnpm"]);
 }
 
+/// Regression (review, stop 62): the list redacted a secret in a record
+/// file written by hand, and `GET …/memories/:id` served it in clear.
+#[test]
+fn r_one_record_is_served_with_a_hand_written_secret_redacted() {
+    let (env, s) = setup();
+    let token = crate::common::hand_written_secret(&env);
+    for path in [format!("{MEM}/handsecret"), MEM.to_string()] {
+        let (code, v) = s.call("GET", &path, None);
+        assert_eq!(code, 200, "{v}");
+        assert!(!v.to_string().contains(&token), "{path}: {v}");
+        assert!(v.to_string().contains("[REDACTED"), "{path}: {v}");
+    }
+}
+
 /// Regression (issue 26 item 11): a REST write that timed out answered
 /// 503 "abandoned; try again" and then committed once the index was free,
 /// so a client that retried got two writes and a lie. A write that times

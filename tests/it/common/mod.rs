@@ -289,3 +289,16 @@ pub fn shared_data(sub: &str) -> Option<PathBuf> {
 pub mod pg;
 pub mod server;
 pub mod wait;
+
+/// A record file written by hand that holds a GitHub token; the token.
+pub fn hand_written_secret(env: &Env) -> String {
+    let token = format!("ghp_{}", "Ab1cDefGhijKlmnOpqrStuvWxyz0123456789");
+    let dir = env.project_dir().join("records/decisions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("handsecret-abc123.md"),
+        format!("---\nid: handsecret-abc123\nkey: handsecret\ncategory: decisions\nscope: project\nsource: manual\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\n\nDeploy with token {token} on CI.\n"),
+    )
+    .unwrap();
+    token
+}
