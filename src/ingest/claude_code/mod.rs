@@ -265,7 +265,7 @@ const SESSION_HEAD_BYTES: u64 = 8 << 20;
 /// begins with the lines of the session it resumed (`claude --resume`
 /// gives the continuation a new id, which its hooks get), so for one the
 /// two differ. `None` when the file cannot be read or holds no id in its
-/// first [`SESSION_HEAD_BYTES`].
+/// first 8 MiB.
 pub fn indexed_session_id(path: &std::path::Path) -> Option<String> {
     use std::io::{BufRead as _, Read as _};
     #[derive(Deserialize)]
