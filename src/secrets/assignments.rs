@@ -87,9 +87,9 @@ fn classify(text: &str, key: &str, start: usize, end: usize, sep_end: usize) -> 
         return None; // `secret: PKCS-12 bag with ...` is a sentence
     } else if is_aws_secret(key, value) {
         AWS_SECRET_KEY
-    } else if value_looks_secret(value) && key_names_secret(key) {
-        PASSWORD_ASSIGNMENT
-    } else if key_names_password(key) && words_password(text, key, start, sep_end, value) {
+    } else if (value_looks_secret(value) && key_names_secret(key))
+        || (key_names_password(key) && words_password(text, key, start, sep_end, value))
+    {
         PASSWORD_ASSIGNMENT
     } else {
         return None;
