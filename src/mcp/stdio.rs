@@ -92,6 +92,11 @@ async fn screen(
         if n == 0 {
             return Ok(());
         }
+        // A string cut inside an emoji is sent as a lone `\ud83d`, which
+        // JSON's grammar allows and serde (rmcp's too) refuses: mended to
+        // U+FFFD, the request is answered instead of failing without its
+        // id, which leaves the client waiting.
+        let line = crate::ingest::surrogate::mend(&line);
         let verdict = if n as u64 == limit && !line.ends_with(b"\n") {
             skip_line(&mut input).await?;
             Err(Refused::NotJson(format!(
@@ -334,6 +339,21 @@ mod tests {
             panic!("not refused")
         };
         assert!(why.starts_with("the line is not JSON"), "{why}");
+        assert!(rx.recv().await.is_none());
+    }
+
+    /// Regression (review, stop 62): a request whose string held a lone
+    /// UTF-16 surrogate (an emoji cut in half) got a parse error without
+    /// its id, so the client waited for an answer that never came.
+    #[tokio::test]
+    async fn r_a_lone_surrogate_is_mended_and_the_request_passes() {
+        let input: &[u8] =
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"q\":\"tabs \\ud83d\"}}\n";
+        let mut out = Vec::new();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        screen(input, &mut out, tx).await.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["params"]["q"], "tabs \u{fffd}");
         assert!(rx.recv().await.is_none());
     }
 }

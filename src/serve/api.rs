@@ -180,6 +180,10 @@ async fn json_body<T: DeserializeOwned>(
     // Every body this API takes is one JSON object: an array or a string
     // would reach serde as "a sequence" of the handler's struct, whose
     // message names the struct (`expected struct Create with 7 elements`).
+    // A lone UTF-16 surrogate (a string cut inside an emoji) is valid
+    // JSON that serde refuses: it is read as U+FFFD, as the hook and MCP
+    // read it.
+    let bytes = crate::ingest::surrogate::mend(&bytes);
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| Fail::bad(format!("invalid JSON body: {e}")))?;
     if !value.is_object() {

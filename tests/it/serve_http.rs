@@ -684,6 +684,23 @@ fn r_one_record_is_served_with_a_hand_written_secret_redacted() {
     }
 }
 
+/// Regression (review, stop 62): a body whose string held a lone UTF-16
+/// surrogate (an emoji cut in half, as `JSON.stringify` sends it) was
+/// refused as "invalid JSON"; it is read as U+FFFD.
+#[test]
+fn r_a_lone_surrogate_in_a_body_is_mended() {
+    let (_env, s) = setup();
+    let (code, v) = s.raw(
+        "POST",
+        MEM,
+        Some(r#"{"key": "emoji", "value": "Ship it \ud83d"}"#.into()),
+        "application/json",
+    );
+    assert!(code == 200 || code == 201, "{code} {v}");
+    let (_, v) = s.call("GET", &format!("{MEM}/emoji"), None);
+    assert!(v.to_string().contains("Ship it \u{fffd}"), "{v}");
+}
+
 /// Regression (issue 26 item 11): a REST write that timed out answered
 /// 503 "abandoned; try again" and then committed once the index was free,
 /// so a client that retried got two writes and a lie. A write that times
