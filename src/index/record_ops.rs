@@ -305,20 +305,40 @@ pub fn find_record(
     limits: &Limits,
     id_or_key: &str,
 ) -> Result<Option<Located>> {
-    let rel: Option<String> = conn
-        .query_row(
-            "SELECT path FROM records WHERE id=?1 UNION ALL SELECT path FROM records WHERE key=?1 LIMIT 1",
-            [id_or_key],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let Some(rel) = rel else { return Ok(None) };
-    // A hand-written file whose name holds a secret is stored redacted.
-    let path = crate::secrets::find_path(&dir.root, &rel).unwrap_or_else(|| dir.root.join(rel));
-    let text = fs::read_to_string(&path).map_err(|e| Error::io("cannot read", &path, e))?;
-    let record = parse_record_file(&text, &path, dir.scope, limits)?;
-    Ok(Some(Located { record, path }))
+    // A write that moves the record (a new category is a new folder)
+    // writes the new file, removes the old one, then commits the row: a
+    // read in between finds the row's file gone. It is read again once
+    // the row moved, for up to MOVED_WAIT.
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        let rel: Option<String> = conn
+            .query_row(
+                "SELECT path FROM records WHERE id=?1 UNION ALL SELECT path FROM records WHERE key=?1 LIMIT 1",
+                [id_or_key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(rel) = rel else { return Ok(None) };
+        // A hand-written file whose name holds a secret is stored redacted.
+        let path = crate::secrets::find_path(&dir.root, &rel).unwrap_or_else(|| dir.root.join(rel));
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && waited < MOVED_WAIT => {
+                std::thread::sleep(MOVED_STEP);
+                waited += MOVED_STEP;
+                continue;
+            }
+            Err(e) => return Err(Error::io("cannot read", &path, e)),
+        };
+        let record = parse_record_file(&text, &path, dir.scope, limits)?;
+        return Ok(Some(Located { record, path }));
+    }
 }
+
+/// How long [`find_record`] waits for a write that moved a record to
+/// commit its row, and how often it looks.
+const MOVED_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+const MOVED_STEP: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Refuse or redact secrets in the key, body, keywords and aliases. The id
 /// and the origin's session and message ids are derived, never typed, so

@@ -562,3 +562,42 @@ fn r39_a_record_moves_to_the_other_scope() -> Result<()> {
     );
     Ok(())
 }
+
+/// Regression (review, stop 62): a write that moves a record (a new
+/// category is a new folder) writes the new file, removes the old one,
+/// then commits the row; a read in between (a `get`, or `remember`
+/// looking for the scope that holds its key) failed with "cannot read"
+/// the old file. It reads again once the row has moved.
+#[test]
+fn r_a_read_during_a_move_finds_the_record_where_it_went() -> Result<()> {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mem, file) = crate::memory::test_memory_with_record(tmp.path());
+    let dir = mem.scope_dir(Scope::Project)?;
+    // Mid-move: the new file written, the old one gone, the row not yet
+    // committed.
+    let moved = dir
+        .records_dir()
+        .join("procedures")
+        .join(file.file_name().unwrap());
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&file, &moved).unwrap();
+    let rel = moved
+        .strip_prefix(&dir.root)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let index = dir.index_path();
+    let commit = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let c = rusqlite::Connection::open(index).unwrap();
+        c.execute("UPDATE records SET path = ?1 WHERE key = 'use-pnpm'", [rel])
+            .unwrap();
+    });
+    // Read as `get` reads, with no scan of the folders first (which
+    // would find the file anew).
+    let reader = rusqlite::Connection::open(dir.index_path()).unwrap();
+    let found = crate::index::find_record(&reader, &dir, &mem.limits(), "use-pnpm");
+    commit.join().unwrap();
+    assert_eq!(found?.map(|l| l.path), Some(moved));
+    Ok(())
+}
