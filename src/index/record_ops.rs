@@ -305,6 +305,9 @@ pub fn find_record(
     limits: &Limits,
     id_or_key: &str,
 ) -> Result<Option<Located>> {
+    // Keys are stored trimmed (`record add --key " db "` is `db`), so they
+    // are looked up so.
+    let id_or_key = id_or_key.trim();
     // A write that moves the record (a new category is a new folder)
     // writes the new file, removes the old one, then commits the row: a
     // read in between finds the row's file gone. It is read again once

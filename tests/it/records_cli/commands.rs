@@ -44,6 +44,18 @@ fn add_get_update_list_delete_round_trip() {
         "{err}"
     );
 
+    // Regression (review, stop 62): a key is stored trimmed, and was not
+    // found when looked up as it was given.
+    let spaced = env.add("decisions", " spaced key ", "A key typed with blanks.");
+    let j: serde_json::Value =
+        serde_json::from_str(&env.run(&["record", "get", " spaced key ", "--format", "json"]))
+            .unwrap();
+    assert_eq!(
+        (j["id"].as_str(), j["key"].as_str()),
+        (Some(&*spaced), Some("spaced key"))
+    );
+    env.run(&["record", "delete", " spaced key "]);
+
     env.run(&["record", "delete", &id]);
     env.cmd()
         .args(["record", "get", &id])
