@@ -277,15 +277,18 @@ impl RecallMcp {
         let dirs = mem.record_dirs(None)?;
         let (saved, changed) = mem.set_status(&dirs, id, Status::Archived)?;
         let m = &saved.record.meta;
+        // What brings it back: the remember tool with its key, or the
+        // person, who has the command line.
+        let back = format!(
+            "remember with the key '{}' states it anew; a person brings it back with `recall record unarchive {}`",
+            m.key, m.id
+        );
         Ok(if changed {
-            format!(
-                "Forgot {} (archived; `recall record unarchive {}` brings it back)",
-                m.key, m.id
-            )
+            format!("Forgot {} (archived: {back})", m.key)
         } else {
             format!(
-                "{} was already archived (forgotten); nothing changed. `recall record unarchive {}` brings it back",
-                m.key, m.id
+                "{} was already archived (forgotten); nothing changed. {back}",
+                m.key
             )
         })
     }
@@ -377,8 +380,9 @@ impl ServerHandler for RecallMcp {
                     None,
                 )
             })?;
-            self.record_text(&id)
-                .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {}", e.chain()), None))?
+            self.record_text(&id).map_err(|e| {
+                ErrorData::resource_not_found(format!("{uri}: {}", explain(&e)), None)
+            })?
         } else {
             return Err(ErrorData::resource_not_found(
                 format!("unknown resource {uri}: use {SUMMARY_URI} or {RECORD_URI}<id>"),

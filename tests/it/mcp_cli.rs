@@ -214,6 +214,9 @@ fn tools_store_and_find_memory_through_a_real_client() {
         json!({"id": "agent:we-deploy-only-from-the-release-branch-never-from-main"}),
     );
     assert!(!err && text.starts_with("Forgot"), "{text}");
+    // Regression (review, stop 62): what brings it back named only the
+    // command line, which an agent on MCP alone cannot run.
+    assert!(text.contains("remember with the key"), "{text}");
     let (_, text) = c.call(
         "recall",
         json!({"query": "which branch do we deploy from?"}),
@@ -318,6 +321,17 @@ fn errors_are_tool_errors_or_json_rpc_errors_never_a_crash() {
     assert!(
         text.contains("the list tool") && !text.contains("recall record"),
         "{text}"
+    );
+    // Regression (review, stop 62): the record resource's error named the
+    // command line where the get tool names the list tool.
+    let v = c.request(
+        "resources/read",
+        json!({"uri": "memory://records/no-such-record"}),
+    );
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("the list tool") && !msg.contains("recall record"),
+        "{v}"
     );
     let v = c.request("resources/read", json!({"uri": "memory://nope"}));
     assert!(
