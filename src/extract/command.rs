@@ -14,7 +14,8 @@
 //! The transcript, the title and the folder are redacted as the index is
 //! (`[REDACTED:<kind>]`): the request leaves the process.
 //!
-//! Response: `{"facts": [{"category": "decisions", "scope": "project|user",
+//! Response (`scope` is checked, and the fact filed by recall's own test;
+//! see [`fact`]): `{"facts": [{"category": "decisions", "scope": "project|user",
 //! "key": "short title", "text": "the fact", "confidence": 0.8,
 //! "evidence": ["message id", ...]}]}`.
 //!
@@ -273,13 +274,23 @@ pub fn parse_response(stdout: &[u8]) -> Result<Facts> {
     Ok(out)
 }
 
+/// One fact of the response. Its scope is recall's to decide, by the test
+/// the builtin rules and `remember` use: a preference about the person is
+/// the user's, every other fact the project's. The extractor's `scope` is
+/// checked but not trusted, so a model that files a codebase rule as the
+/// user's does not put it in every project (nor a person's taste in the
+/// team's).
 fn fact(v: serde_json::Value) -> Result<Candidate> {
     let f: Fact = serde_json::from_value(v).map_err(|e| Error::invalid(e.to_string()))?;
+    if let Some(s) = f.scope.as_deref() {
+        s.parse::<Scope>()?;
+    }
+    let category = f.category.parse::<Category>()?;
     Ok(Candidate {
-        category: f.category.parse::<Category>()?,
-        scope: match f.scope.as_deref() {
-            None => Scope::Project,
-            Some(s) => s.parse()?,
+        category,
+        scope: match category {
+            Category::Preferences => crate::memory::scope_of(&f.text),
+            _ => Scope::Project,
         },
         key: f.key,
         text: f.text,

@@ -238,6 +238,41 @@ fn r_facts_a_persons_record_keeps_out_leave_their_place_to_others() {
     assert!(!dropped.contains("over the limit"), "{dropped}");
 }
 
+/// Regression (review, stop 62): a command extractor's `scope` was taken
+/// as given, so a codebase rule it filed as the user's showed in every
+/// project, and a person's taste it filed as the project's went to the
+/// team. recall files each fact by the test `remember` uses.
+#[test]
+fn r_an_extractors_scope_is_checked_by_recalls_own_test() {
+    let env = env();
+    indexed_session(&env, "s1");
+    let fake = Fake::new(&env);
+    let mut rule = fact(
+        "decisions",
+        "pnpm",
+        "We use pnpm, not npm, in this repo.",
+        0.9,
+    );
+    rule["scope"] = json!("user");
+    let mut taste = fact(
+        "preferences",
+        "pref",
+        "I prefer short answers without emojis.",
+        0.9,
+    );
+    taste["scope"] = json!("project");
+    fake.answer(vec![rule, taste]);
+    let r = fake.extract(&env, &[]);
+    assert_eq!(
+        outcome(&r, "s1")["kept"],
+        json!([
+            "[project] decisions auto:pnpm: We use pnpm, not npm, in this repo.",
+            "[user] preferences auto:pref: I prefer short answers without emojis."
+        ]),
+        "{r}"
+    );
+}
+
 /// Stdout and stderr of `recall ARGS` with extra environment (any exit).
 fn output_with(env: &Env, args: &[&str], vars: &[(String, String)]) -> String {
     let mut c = env.cmd();

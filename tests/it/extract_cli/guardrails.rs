@@ -388,7 +388,7 @@ fn manual_records_are_never_overwritten_or_deleted() {
     let mut tabs = fact(
         "preferences",
         "Prefer tabs",
-        "Indent code with tabs, always.",
+        "I prefer tabs over spaces in every project.",
         0.9,
     );
     tabs["scope"] = json!("user");
