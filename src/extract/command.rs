@@ -15,7 +15,7 @@
 //! (`[REDACTED:<kind>]`): the request leaves the process.
 //!
 //! Response (`scope` is checked, and the fact filed by recall's own test;
-//! see [`fact`]): `{"facts": [{"category": "decisions", "scope": "project|user",
+//! see `fact`): `{"facts": [{"category": "decisions", "scope": "project|user",
 //! "key": "short title", "text": "the fact", "confidence": 0.8,
 //! "evidence": ["message id", ...]}]}`.
 //!
