@@ -163,6 +163,12 @@ static PROCEDURE: LazyLock<Regex> = LazyLock::new(|| {
 /// Store `fact` in `store` (upsert by key). Returns where it lives and
 /// whether it was created.
 pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<(Located, bool)> {
+    if only_asks(fact.text) {
+        return Err(Error::invalid(format!(
+            "'{}' is a question, not a fact: remember its answer once it is known (\"We use pnpm for the workspace.\")",
+            crate::text::truncate_chars(fact.text.trim(), 80)
+        )));
+    }
     let mut key = match fact.key {
         Some(k) => screen_key(k, fact.secrets)?.into_owned(),
         None => agent_key(fact.text),
@@ -206,9 +212,29 @@ pub fn remember(store: &mut RecordStore, fact: &Fact, now: Timestamp) -> Result<
     )
 }
 
+/// Whether `text` only asks: one sentence, ending in a question mark
+/// ("Should we use pnpm?"). A question with its answer ("Why pin 1.2?
+/// Later versions break the build.") states something.
+fn only_asks(text: &str) -> bool {
+    let text = text.trim();
+    text.strip_suffix('?')
+        .is_some_and(|rest| !rest.contains(['.', '!', '?', '\n']))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (review, stop 62): `remember "Should we use pnpm?"`
+    /// stored the question as a principle.
+    #[test]
+    fn r_a_question_alone_is_not_a_fact() {
+        assert!(only_asks("Should we use pnpm?"));
+        assert!(only_asks("  which node version do we pin?  "));
+        assert!(!only_asks("Why pin 1.2? Later versions break the build."));
+        assert!(!only_asks("We use pnpm."));
+        assert!(!only_asks("Is it cached?\nYes: in Redis, port 6390."));
+    }
 
     /// Floors for the first held-out set: what it measured (scope 0.963,
     /// category 0.850 since the rules learnt from its misses), less a
