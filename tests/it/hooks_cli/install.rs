@@ -997,21 +997,7 @@ fn r_hand_written_recall_hooks_are_kept_and_found() {
 #[test]
 fn r_install_in_a_worktree_writes_the_worktrees_settings() {
     let env = Env::new();
-    let main = env.tmp.path().join("work/app");
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert_success(&out);
-    };
-    std::fs::create_dir_all(&main).unwrap();
-    git(&main, &["init", "-q"]);
-    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
-    git(&main, &["worktree", "add", "-q", "../wt", "-b", "feature"]);
-    let wt = env.tmp.path().join("work/wt");
+    let (main, wt) = super::with_worktree(&env);
     ok(in_project(&env, &wt).args([
         "hook",
         "install",

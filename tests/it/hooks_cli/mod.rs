@@ -161,6 +161,28 @@ fn make_project(env: &Env, name: &str) -> PathBuf {
     std::fs::canonicalize(root).unwrap()
 }
 
+/// `git` in `dir` with a fixed author; it must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    crate::common::assert_success(&out);
+}
+
+/// A git checkout at `<tmp>/work/app` with one commit and a linked
+/// worktree at `<tmp>/work/wt` (branch `feature`): (main, worktree).
+fn with_worktree(env: &Env) -> (PathBuf, PathBuf) {
+    let main = env.tmp.path().join("work/app");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&main, &["worktree", "add", "-q", "../wt", "-b", "feature"]);
+    (main, env.tmp.path().join("work/wt"))
+}
+
 /// The project's store folder.
 fn store_dir(env: &Env, proj: &Path) -> PathBuf {
     let v: Value = serde_json::from_str(&ok(

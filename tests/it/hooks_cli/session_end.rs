@@ -404,21 +404,8 @@ fn r_session_end_indexes_one_file_whatever_the_payload_and_folder() {
 #[test]
 fn r_a_session_in_a_worktree_removed_before_its_end_is_indexed() {
     let env = Env::new();
-    let main = env.tmp.path().join("work/app");
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    };
-    std::fs::create_dir_all(&main).unwrap();
-    git(&main, &["init", "-q"]);
-    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
-    git(&main, &["worktree", "add", "-q", "../wt", "-b", "feature"]);
-    let wt = std::fs::canonicalize(env.tmp.path().join("work/wt")).unwrap();
+    let (main, wt) = super::with_worktree(&env);
+    let wt = std::fs::canonicalize(wt).unwrap();
     // Hooks installed: the home is there.
     std::fs::create_dir_all(env.home()).unwrap();
     let session = json!({"session_id": "cc-sess-1"});
@@ -444,7 +431,7 @@ fn r_a_session_in_a_worktree_removed_before_its_end_is_indexed() {
         ),
     )
     .unwrap();
-    git(&main, &["worktree", "remove", "../wt"]);
+    super::git(&main, &["worktree", "remove", "../wt"]);
     assert!(!wt.exists());
     let p = payload(
         "SessionEnd",
