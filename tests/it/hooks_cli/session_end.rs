@@ -34,31 +34,37 @@ fn cc_line(
         + "\n"
 }
 
+/// A Claude Code transcript at `path` (session `cc-sess-1`, in `cwd`): one
+/// question about `thing` and its answer.
+fn importer_transcript(path: &Path, thing: &str, cwd: &Path) {
+    std::fs::write(
+        path,
+        cc_line(
+            "u1",
+            None,
+            "user",
+            &format!("Why does the {thing} importer skip rows?"),
+            cwd,
+            "2020-10-01T10:00:00Z",
+        ) + &cc_line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            &format!("The {thing} importer treats a blank SKU as the end of the file."),
+            cwd,
+            "2020-10-01T10:00:05Z",
+        ),
+    )
+    .unwrap();
+}
+
 #[test]
 fn session_end_and_stop_index_the_transcript_silently() {
     let env = Env::new();
     let proj = populated(&env);
     // Claude Code: SessionEnd indexes the transcript.
     let t = env.tmp.path().join("cc-sess-1.jsonl");
-    std::fs::write(
-        &t,
-        cc_line(
-            "u1",
-            None,
-            "user",
-            "Why does the pomegranate importer skip rows?",
-            &proj,
-            "2020-10-01T10:00:00Z",
-        ) + &cc_line(
-            "a1",
-            Some("u1"),
-            "assistant",
-            "The pomegranate importer treats a blank SKU as the end of the file.",
-            &proj,
-            "2020-10-01T10:00:05Z",
-        ),
-    )
-    .unwrap();
+    importer_transcript(&t, "pomegranate", &proj);
     assert!(query_sessions(&env, &proj, "pomegranate").is_empty());
     let p = payload(
         "SessionEnd",
@@ -412,25 +418,7 @@ fn r_a_session_in_a_worktree_removed_before_its_end_is_indexed() {
     let started = hook(&env, "claude-code", &payload("SessionStart", &wt, session));
     assert_eq!(started.code, 0, "{started:?}");
     let t = env.tmp.path().join("cc-sess-1.jsonl");
-    std::fs::write(
-        &t,
-        cc_line(
-            "u1",
-            None,
-            "user",
-            "Why does the quince importer skip rows?",
-            &wt,
-            "2020-10-01T10:00:00Z",
-        ) + &cc_line(
-            "a1",
-            Some("u1"),
-            "assistant",
-            "The quince importer treats a blank SKU as the end of the file.",
-            &wt,
-            "2020-10-01T10:00:05Z",
-        ),
-    )
-    .unwrap();
+    importer_transcript(&t, "quince", &wt);
     super::git(&main, &["worktree", "remove", "../wt"]);
     assert!(!wt.exists());
     let p = payload(
