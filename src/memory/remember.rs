@@ -101,10 +101,19 @@ pub(crate) fn scope_of(text: &str) -> Scope {
 fn about_the_person(text: &str) -> bool {
     ANY_REPO.is_match(text)
         || (!THIS_REPO.is_match(text)
-            && (FIRST_PERSON.is_match(text)
+            && ((FIRST_PERSON.is_match(text) && !DOING_NOW.is_match(text))
                 || TO_THE_PERSON.is_match(text)
                 || THE_USER.is_match(text)))
 }
+
+/// What the person is doing now ("I'm working on the login bug right
+/// now"): the current work, which is the project's, not a trait of the
+/// person that every project should read.
+static DOING_NOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:i'm|i am)\s+(?:\w+\s+)?\w+ing\b.*\b(?:right now|currently|at the moment|today|this (?:week|sprint|morning|afternoon))\b|\b(?:currently|right now|at the moment)\b.*\b(?:i'm|i am)\s+\w+ing\b",
+    )
+});
 
 /// The first person singular.
 static FIRST_PERSON: LazyLock<Regex> =
@@ -224,6 +233,24 @@ fn only_asks(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (review, stop 62): what the person is doing right now
+    /// was filed as their preference, read in every project.
+    #[test]
+    fn r_what_the_person_is_doing_now_is_the_projects() {
+        for text in [
+            "I'm working on the login bug right now.",
+            "Currently I am migrating the billing tables.",
+        ] {
+            assert_eq!(scope_of(text), Scope::Project, "{text}");
+        }
+        for text in [
+            "I prefer short answers without emojis.",
+            "I'm learning Rust, so explain the borrow checker.",
+        ] {
+            assert_eq!(scope_of(text), Scope::User, "{text}");
+        }
+    }
 
     /// Regression (review, stop 62): `remember "Should we use pnpm?"`
     /// stored the question as a principle.
