@@ -28,7 +28,7 @@
 //! stdout is empty.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -243,12 +243,7 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
             }
             context
         }
-        "UserPromptSubmit" | "BeforeAgent" => {
-            if let Some(s) = session {
-                ctx.note_session(s, false, transcript);
-            }
-            prompt(&ctx, &p)?
-        }
+        "UserPromptSubmit" | "BeforeAgent" => prompt(&ctx, &p, transcript)?,
         "PreCompress" if p.trigger.as_deref() != Some("manual") => {
             // Gemini CLI (0.61) fires PreCompress before every model call,
             // whether it then compresses or not, and the payload cannot
@@ -275,13 +270,14 @@ fn handle(global: &GlobalArgs, launcher: &str, deadline: Duration) -> Result<Opt
             }
             let extract = compacting
                 || (p.hook_event_name == "SessionEnd" && ctx.config.extract.on_session_end);
-            // Extracted by the id its transcript is indexed under.
-            let indexed = session.map(|s| match transcript {
-                Some(t) => crate::ingest::claude_code::indexed_session_id(t)
-                    .unwrap_or_else(|| s.to_string()),
-                None => s.to_string(),
+            // Extracted by the id its transcript is indexed under (read
+            // only when there is something to extract).
+            let indexed = session.filter(|_| extract).map(|s| {
+                transcript
+                    .and_then(crate::ingest::claude_code::indexed_session_id)
+                    .unwrap_or_else(|| s.to_string())
             });
-            let session = indexed.as_deref().filter(|_| extract);
+            let session = indexed.as_deref();
             // Three quarters of the deadline, so the answer beats it.
             index_transcript(&ctx, &p, session, launcher, deadline * 3 / 4)?;
             return Ok(None);
@@ -312,7 +308,7 @@ fn cap_chars(s: &str, max: usize) -> String {
 
 /// The prompt's context, without what this session was already given;
 /// the tokens injected go to `<home>/logs/hooks.log`.
-fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
+fn prompt(ctx: &Ctx, p: &Payload, transcript: Option<&Path>) -> Result<String> {
     let text = p.prompt.as_deref().unwrap_or_default();
     // Gemini CLI's prompt carries the context hooks already gave it (as
     // `<hook_context>`): recall what the person typed, not what it said.
@@ -323,7 +319,7 @@ fn prompt(ctx: &Ctx, p: &Payload) -> Result<String> {
     }
     ctx.require_home()?;
     let session = p.session_id.as_deref();
-    let got = ctx.prompt_context(text, session)?;
+    let got = ctx.prompt_context_in(text, session, transcript)?;
     if let Some(s) = session {
         log_tokens(ctx, s, &got);
     }

@@ -10,6 +10,8 @@
 //! before; when nothing is left, nothing is injected.
 //! `recall.hook_repeats = true` turns this off.
 
+use std::path::Path;
+
 use super::{Memory, RecallOptions};
 use crate::error::Result;
 use crate::render::{
@@ -62,6 +64,18 @@ impl Memory {
     /// Reads only, like [`Memory::recall_for_hook`]; the one write is the
     /// session's small state file, in a home that already exists.
     pub fn prompt_context(&self, prompt: &str, session: Option<&str>) -> Result<PromptContext> {
+        self.prompt_context_in(prompt, session, None)
+    }
+
+    /// [`prompt_context`](Self::prompt_context) for a session whose Claude
+    /// Code `transcript` tells the id it is indexed under (see
+    /// [`Memory::note_session`]), read once per session.
+    pub fn prompt_context_in(
+        &self,
+        prompt: &str,
+        session: Option<&str>,
+        transcript: Option<&Path>,
+    ) -> Result<PromptContext> {
         if prompt.trim().is_empty() {
             return Ok(PromptContext::default());
         }
@@ -70,6 +84,9 @@ impl Memory {
             ..RecallOptions::default()
         };
         let mut given = session.map(|s| self.read_session(s)).unwrap_or_default();
+        if given.indexed_as.is_none() {
+            given.indexed_as = transcript.and_then(crate::ingest::claude_code::indexed_session_id);
+        }
         let mut req = self.request(prompt, opts)?;
         // A resumed session's transcript is indexed under the session it
         // resumed, whose turns are in front of the agent already.
